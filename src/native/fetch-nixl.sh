@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fetches NIXL's native libraries from PyPI's nixl-cu12 wheel into a cache directory outside the
+# repository and prints the directory that holds libnixl_capi.so.
+#
+#   src/native/fetch-nixl.sh            # install (idempotent; a no-op when already there)
+#   NIXL4J_CACHE=/some/dir src/native/fetch-nixl.sh
+#
+# Layout of the cache (RPATHs inside the wheel are $ORIGIN-relative, so the two folders stay
+# siblings):
+#   $NIXL4J_CACHE/nixl-cu12-<version>/lib/             libnixl*.so, libnixl_capi.so, plugins/
+#   $NIXL4J_CACHE/nixl-cu12-<version>/nixl_cu12.libs/  bundled UCX, gRPC, etcd client, ...
+#   $NIXL4J_CACHE/current -> nixl-cu12-<version>       what the Java locator looks at
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+version=$(grep -v '^#' "$here/nixl.version" | tr -d '[:space:]')
+cache=${NIXL4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nixl4j}
+dest="$cache/nixl-cu12-$version"
+
+if [[ -f "$dest/.complete" && -f "$dest/lib/libnixl_capi.so" && -f "$dest/lib/NIXL_VERSION" ]]; then
+  ln -sfn "nixl-cu12-$version" "$cache/current"
+  echo "$dest/lib"
+  exit 0
+fi
+
+python=${PYTHON:-$(command -v python3 || command -v python || true)}
+if [[ -z "$python" ]] || ! "$python" -m pip --version >/dev/null 2>&1; then
+  echo "fetch-nixl: needs python3 with pip to download the nixl-cu12 wheel from PyPI" >&2
+  echo "            (Debian: apt-get install -y python3-pip)" >&2
+  exit 1
+fi
+
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/.fetch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+echo "fetch-nixl: downloading nixl-cu12==$version from PyPI" >&2
+# The native libraries inside do not depend on the Python version; pin one so that any
+# interpreter can fetch the same file.
+"$python" -m pip download --quiet --no-deps --only-binary=:all: \
+  --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
+  -d "$work" "nixl-cu12==$version" >&2
+wheel=$(ls "$work"/nixl_cu12-*.whl)
+
+"$python" - "$wheel" "$work/out" <<'PY'
+import os, stat, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+keep = {".nixl_cu12.mesonpy.libs/": "lib/", "nixl_cu12.libs/": "nixl_cu12.libs/"}
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        for prefix, target in keep.items():
+            if info.filename.startswith(prefix) and not info.is_dir():
+                path = os.path.join(out, target + info.filename[len(prefix):])
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with z.open(info) as src, open(path, "wb") as dst:
+                    dst.write(src.read())
+                os.chmod(path, 0o755)
+PY
+
+test -f "$work/out/lib/libnixl_capi.so" || { echo "fetch-nixl: the wheel has no libnixl_capi.so" >&2; exit 1; }
+echo "$version" > "$work/out/lib/NIXL_VERSION"
+touch "$work/out/.complete"
+rm -rf "$dest"
+mv "$work/out" "$dest"
+ln -sfn "nixl-cu12-$version" "$cache/current"
+echo "fetch-nixl: installed NIXL $version native libraries" >&2
+echo "$dest/lib"
