@@ -1,0 +1,287 @@
+package dev.nixl4j;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything needed to create a {@link NixlAgent}. Build one with {@link #builder(String)}.
+ *
+ * @param name the agent's name; peers address it by this name
+ * @param engine which engine backs the agent
+ * @param backends backends created at start, in order
+ * @param threadSync NIXL's locking mode (default {@link ThreadSync#STRICT})
+ * @param nativeProgressThread whether NIXL runs its own progress thread; backends that emulate
+ * one-sided transfers (UCX over TCP) only make progress for the target while it is on
+ * @param nativeProgressDelay delay between passes of NIXL's progress thread
+ * @param listener whether NIXL's peer-to-peer metadata listener runs; it is unauthenticated and
+ * binds every interface, so it is off unless asked for
+ * @param listenerPort the listener's port
+ * @param telemetry whether NIXL captures per-transfer telemetry
+ * @param stallTimeout how long a transfer may stay in progress before it is reported stalled and
+ * cancelled
+ * @param mailboxCapacity how many unclaimed notifications are held before draining pauses
+ * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
+ * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
+ * {@code NIXL_PLUGIN_DIR}) set before the native library loads
+ */
+public record AgentConfig(String name, Engine engine, List<BackendConfig> backends, ThreadSync threadSync,
+		boolean nativeProgressThread, Duration nativeProgressDelay, boolean listener, int listenerPort,
+		boolean telemetry, Duration stallTimeout, int mailboxCapacity, @Nullable Path nativeLibraryDirectory,
+		Map<String, String> nativeEnvironment) {
+
+	/**
+	 * Validates and copies the configuration.
+	 * @param name agent name
+	 * @param engine engine
+	 * @param backends backends
+	 * @param threadSync locking mode
+	 * @param nativeProgressThread NIXL progress thread on or off
+	 * @param nativeProgressDelay delay of NIXL's progress thread
+	 * @param listener listener on or off
+	 * @param listenerPort listener port
+	 * @param telemetry telemetry on or off
+	 * @param stallTimeout stall limit
+	 * @param mailboxCapacity mailbox capacity
+	 * @param nativeLibraryDirectory library directory or {@code null}
+	 * @param nativeEnvironment native environment
+	 */
+	public AgentConfig {
+		Objects.requireNonNull(name, "name");
+		if (name.isBlank()) {
+			throw new IllegalArgumentException("agent name must not be blank");
+		}
+		if (name.indexOf('\0') >= 0) {
+			throw new IllegalArgumentException("agent name must not contain NUL characters");
+		}
+		Objects.requireNonNull(engine, "engine");
+		Objects.requireNonNull(threadSync, "threadSync");
+		backends = List.copyOf(backends);
+		requirePositive(nativeProgressDelay, "nativeProgressDelay", true);
+		requirePositive(stallTimeout, "stallTimeout", false);
+		if (listenerPort < 0 || listenerPort > 65535) {
+			throw new IllegalArgumentException("listenerPort must be within 0..65535, was " + listenerPort);
+		}
+		if (mailboxCapacity < 1) {
+			throw new IllegalArgumentException("mailboxCapacity must be at least 1, was " + mailboxCapacity);
+		}
+		nativeEnvironment = Map.copyOf(nativeEnvironment);
+	}
+
+	private static void requirePositive(Duration duration, String what, boolean zeroAllowed) {
+		Objects.requireNonNull(duration, what);
+		if (duration.isNegative() || (!zeroAllowed && duration.isZero())) {
+			throw new IllegalArgumentException(what + " must be " + (zeroAllowed ? "zero or more" : "positive")
+					+ ", was " + duration);
+		}
+	}
+
+	/**
+	 * Starts a configuration with nixl4j's defaults: engine {@link Engine#AUTO}, one UCX backend,
+	 * {@link ThreadSync#STRICT}, NIXL's progress thread on, listener off, telemetry off, a 30 s
+	 * stall limit and a mailbox of 4096 notifications.
+	 * @param name the agent's name
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/**
+	 * Returns a builder that starts from this configuration.
+	 * @return a builder
+	 */
+	public Builder toBuilder() {
+		Builder builder = new Builder(this.name).engine(this.engine)
+			.threadSync(this.threadSync)
+			.nativeProgressThread(this.nativeProgressThread)
+			.nativeProgressDelay(this.nativeProgressDelay)
+			.listener(this.listener, this.listenerPort)
+			.telemetry(this.telemetry)
+			.stallTimeout(this.stallTimeout)
+			.mailboxCapacity(this.mailboxCapacity)
+			.nativeLibraryDirectory(this.nativeLibraryDirectory);
+		builder.backends.clear();
+		builder.backends.addAll(this.backends);
+		builder.nativeEnvironment.putAll(this.nativeEnvironment);
+		return builder;
+	}
+
+	/**
+	 * Builds an {@link AgentConfig}.
+	 */
+	public static final class Builder {
+
+		private String name;
+
+		private Engine engine = Engine.AUTO;
+
+		private final List<BackendConfig> backends = new ArrayList<>(List.of(BackendConfig.of("UCX")));
+
+		private ThreadSync threadSync = ThreadSync.STRICT;
+
+		private boolean nativeProgressThread = true;
+
+		private Duration nativeProgressDelay = Duration.ZERO;
+
+		private boolean listener;
+
+		private int listenerPort = 8888;
+
+		private boolean telemetry;
+
+		private Duration stallTimeout = Duration.ofSeconds(30);
+
+		private int mailboxCapacity = 4096;
+
+		private @Nullable Path nativeLibraryDirectory;
+
+		private final Map<String, String> nativeEnvironment = new LinkedHashMap<>();
+
+		private Builder(String name) {
+			this.name = name;
+		}
+
+		/**
+		 * Sets the agent name.
+		 * @param name the name
+		 * @return this builder
+		 */
+		public Builder name(String name) {
+			this.name = name;
+			return this;
+		}
+
+		/**
+		 * Sets the engine.
+		 * @param engine the engine
+		 * @return this builder
+		 */
+		public Builder engine(Engine engine) {
+			this.engine = engine;
+			return this;
+		}
+
+		/**
+		 * Replaces the backends created at start.
+		 * @param backends the backends (none to create them later)
+		 * @return this builder
+		 */
+		public Builder backends(BackendConfig... backends) {
+			this.backends.clear();
+			this.backends.addAll(List.of(backends));
+			return this;
+		}
+
+		/**
+		 * Sets NIXL's thread synchronisation mode.
+		 * @param threadSync the mode
+		 * @return this builder
+		 */
+		public Builder threadSync(ThreadSync threadSync) {
+			this.threadSync = threadSync;
+			return this;
+		}
+
+		/**
+		 * Turns NIXL's own progress thread on or off.
+		 * @param enabled whether it runs
+		 * @return this builder
+		 */
+		public Builder nativeProgressThread(boolean enabled) {
+			this.nativeProgressThread = enabled;
+			return this;
+		}
+
+		/**
+		 * Sets the delay between passes of NIXL's progress thread.
+		 * @param delay the delay (microsecond resolution)
+		 * @return this builder
+		 */
+		public Builder nativeProgressDelay(Duration delay) {
+			this.nativeProgressDelay = delay;
+			return this;
+		}
+
+		/**
+		 * Turns NIXL's peer-to-peer metadata listener on or off.
+		 * @param enabled whether it runs
+		 * @param port its port
+		 * @return this builder
+		 */
+		public Builder listener(boolean enabled, int port) {
+			this.listener = enabled;
+			this.listenerPort = port;
+			return this;
+		}
+
+		/**
+		 * Turns per-transfer telemetry on or off.
+		 * @param enabled whether NIXL captures it
+		 * @return this builder
+		 */
+		public Builder telemetry(boolean enabled) {
+			this.telemetry = enabled;
+			return this;
+		}
+
+		/**
+		 * Sets how long a transfer may stay in progress before it is reported stalled.
+		 * @param stallTimeout the limit
+		 * @return this builder
+		 */
+		public Builder stallTimeout(Duration stallTimeout) {
+			this.stallTimeout = stallTimeout;
+			return this;
+		}
+
+		/**
+		 * Sets how many unclaimed notifications are held.
+		 * @param capacity the capacity
+		 * @return this builder
+		 */
+		public Builder mailboxCapacity(int capacity) {
+			this.mailboxCapacity = capacity;
+			return this;
+		}
+
+		/**
+		 * Sets a directory holding {@code libnixl_capi.so}, tried before the standard places.
+		 * @param directory the directory, or {@code null}
+		 * @return this builder
+		 */
+		public Builder nativeLibraryDirectory(@Nullable Path directory) {
+			this.nativeLibraryDirectory = directory;
+			return this;
+		}
+
+		/**
+		 * Sets an environment variable for NIXL or UCX before the native library loads.
+		 * @param name the variable, for example {@code UCX_TLS}
+		 * @param value its value
+		 * @return this builder
+		 */
+		public Builder nativeEnvironment(String name, String value) {
+			this.nativeEnvironment.put(name, value);
+			return this;
+		}
+
+		/**
+		 * Builds the configuration.
+		 * @return the configuration
+		 */
+		public AgentConfig build() {
+			return new AgentConfig(this.name, this.engine, this.backends, this.threadSync, this.nativeProgressThread,
+					this.nativeProgressDelay, this.listener, this.listenerPort, this.telemetry, this.stallTimeout,
+					this.mailboxCapacity, this.nativeLibraryDirectory, this.nativeEnvironment);
+		}
+
+	}
+
+}

@@ -1,0 +1,251 @@
+package dev.nixl4j;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import dev.nixl4j.engine.Agents;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A NIXL agent: owns backends and registered memory, exchanges metadata with peers, and moves
+ * data between its memory and theirs with one-sided READ and WRITE transfers.
+ *
+ * <p>The usual flow: {@link #register(MemorySegment...) register} memory, send
+ * {@link #localMetadata()} to the peer, which {@link #loadRemoteMetadata(AgentMetadata) loads}
+ * it, then create and post {@link Transfer}s between {@link DescriptorList}s. Each agent runs one
+ * progress loop that polls transfers and drains notifications, so callers never poll.
+ *
+ * <p>An agent is thread-safe. Closing it cancels transfers in flight, releases prepared lists,
+ * deregisters memory and destroys the native agent; every later call throws
+ * {@link NixlStatus#CLOSED}.
+ */
+public interface NixlAgent extends AutoCloseable {
+
+	/**
+	 * Creates an agent.
+	 * @param config the configuration
+	 * @return the agent
+	 * @throws NixlException when no engine can serve the configuration, or a backend fails
+	 */
+	static NixlAgent create(AgentConfig config) {
+		return Agents.create(config);
+	}
+
+	/**
+	 * Returns the agent's name.
+	 * @return the name
+	 */
+	String name();
+
+	/**
+	 * Returns the engine that backs this agent (never {@link Engine#AUTO}).
+	 * @return the engine
+	 */
+	Engine engine();
+
+	/**
+	 * Returns the configuration the agent was created with.
+	 * @return the configuration
+	 */
+	AgentConfig config();
+
+	/**
+	 * Lists the plugins the engine can create backends from.
+	 * @return plugin names
+	 */
+	List<String> availablePlugins();
+
+	/**
+	 * Describes a plugin: default parameters and supported memory types.
+	 * @param plugin the plugin name
+	 * @return its description
+	 */
+	PluginInfo pluginInfo(String plugin);
+
+	/**
+	 * Creates a backend.
+	 * @param plugin the plugin name
+	 * @param parameters parameters (empty for defaults)
+	 * @return the backend
+	 */
+	Backend createBackend(String plugin, Map<String, String> parameters);
+
+	/**
+	 * Returns the backends created so far.
+	 * @return the backends
+	 */
+	List<Backend> backends();
+
+	/**
+	 * Registers host memory.
+	 * @param segments native segments
+	 * @return the registration
+	 */
+	Registration register(MemorySegment... segments);
+
+	/**
+	 * Registers memory given by address (for VRAM and other memory Java cannot see). The caller
+	 * vouches for the addresses.
+	 * @param regions the regions
+	 * @return the registration
+	 */
+	Registration register(DescriptorList regions);
+
+	/**
+	 * Returns the agent's full metadata for peers.
+	 * @return the metadata
+	 */
+	AgentMetadata localMetadata();
+
+	/**
+	 * Returns metadata that describes only some registrations, of one memory type, without
+	 * connection information: a peer that loaded the full metadata once loads it to learn of
+	 * memory registered since.
+	 * @param registrations the registrations to describe
+	 * @return the metadata
+	 */
+	AgentMetadata localMetadata(Registration... registrations);
+
+	/**
+	 * Loads a peer's metadata so that transfers to it can be created. The bytes are checked for
+	 * NIXL's framing before they reach native code.
+	 * @param metadata the peer's metadata
+	 * @return the peer's agent name
+	 */
+	String loadRemoteMetadata(AgentMetadata metadata);
+
+	/**
+	 * Whether metadata of a peer is loaded.
+	 * @param remoteAgent the peer
+	 * @return {@code true} if transfers to it can be created
+	 */
+	boolean hasRemoteMetadata(String remoteAgent);
+
+	/**
+	 * Forgets a peer's metadata; transfers to it fail from then on. Needed before loading the
+	 * metadata of a restarted peer with the same name.
+	 * @param remoteAgent the peer
+	 */
+	void invalidateRemoteMetadata(String remoteAgent);
+
+	/**
+	 * Lists the peers whose metadata is loaded.
+	 * @return the peer names
+	 */
+	List<String> remoteAgents();
+
+	/**
+	 * Creates a transfer without posting it.
+	 * @param op READ or WRITE
+	 * @param local local descriptors, inside registered memory
+	 * @param remote remote descriptors, inside the peer's registered memory
+	 * @param remoteAgent the peer
+	 * @param notification message the peer receives once the data landed, or {@code null}
+	 * @return the transfer
+	 */
+	Transfer createTransfer(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent,
+			byte @Nullable [] notification);
+
+	/**
+	 * Creates and posts a transfer.
+	 * @param op READ or WRITE
+	 * @param local local descriptors
+	 * @param remote remote descriptors
+	 * @param remoteAgent the peer
+	 * @param notification message for the peer, or {@code null}
+	 * @return the posted transfer; its {@link Transfer#completion()} tells when it is done
+	 */
+	default Transfer transfer(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent,
+			byte @Nullable [] notification) {
+		Transfer transfer = createTransfer(op, local, remote, remoteAgent, notification);
+		try {
+			transfer.post();
+			return transfer;
+		}
+		catch (RuntimeException ex) {
+			transfer.close();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Prepares local descriptors for repeated transfers.
+	 * @param descriptors descriptors inside registered memory
+	 * @return the prepared list
+	 */
+	PreparedList prepareLocal(DescriptorList descriptors);
+
+	/**
+	 * Prepares a peer's descriptors for repeated transfers.
+	 * @param remoteAgent the peer, whose metadata is loaded
+	 * @param descriptors descriptors inside the peer's registered memory
+	 * @return the prepared list
+	 */
+	PreparedList prepareRemote(String remoteAgent, DescriptorList descriptors);
+
+	/**
+	 * Creates a transfer from prepared lists, selecting descriptors by index: local
+	 * {@code localIndices[i]} pairs with remote {@code remoteIndices[i]}.
+	 * @param op READ or WRITE
+	 * @param local the prepared local list
+	 * @param localIndices indices into it
+	 * @param remote the prepared remote list
+	 * @param remoteIndices indices into it
+	 * @param notification message for the peer, or {@code null}
+	 * @return the transfer, not posted
+	 */
+	Transfer createTransfer(XferOp op, PreparedList local, int[] localIndices, PreparedList remote, int[] remoteIndices,
+			byte @Nullable [] notification);
+
+	/**
+	 * Sends a notification on its own (no data).
+	 * @param remoteAgent the peer, whose metadata is loaded
+	 * @param message the message
+	 */
+	void sendNotification(String remoteAgent, byte[] message);
+
+	/**
+	 * Waits asynchronously for a notification. Each received notification is delivered once:
+	 * to the oldest waiter that matches it, or else kept in the mailbox for a later waiter.
+	 * @param matcher which notification
+	 * @param timeout deadline; the future then fails with {@link NixlStatus#TIMEOUT}
+	 * @return a future of the notification
+	 */
+	CompletableFuture<Notification> expectNotification(NotificationMatcher matcher, Duration timeout);
+
+	/**
+	 * Takes one unclaimed notification from the mailbox.
+	 * @param matcher which notification
+	 * @return the notification, or empty if none waits
+	 */
+	Optional<Notification> pollNotification(NotificationMatcher matcher);
+
+	/**
+	 * Returns the transfers in flight now.
+	 * @return a snapshot
+	 */
+	List<Transfer> inFlightTransfers();
+
+	/**
+	 * Returns live registrations.
+	 * @return a snapshot
+	 */
+	List<Registration> registrations();
+
+	/**
+	 * Whether the agent is open.
+	 * @return {@code false} once closed
+	 */
+	boolean isOpen();
+
+	/**
+	 * Closes the agent and every native resource it owns. Closing twice is harmless.
+	 */
+	@Override
+	void close();
+
+}

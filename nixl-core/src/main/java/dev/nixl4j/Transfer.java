@@ -1,0 +1,93 @@
+package dev.nixl4j;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A transfer request: READ or WRITE between local descriptors and a remote agent's descriptors,
+ * with an optional notification that the remote agent receives once the data has landed.
+ *
+ * <p>A transfer is posted with {@link #post()}; the agent's progress loop polls it and completes
+ * the returned future. A completed transfer may be posted again (the notification may change).
+ * Closing releases the native request; closing one in progress cancels it.
+ */
+public interface Transfer extends AutoCloseable {
+
+	/**
+	 * Returns the direction.
+	 * @return READ or WRITE
+	 */
+	XferOp op();
+
+	/**
+	 * Returns the remote agent.
+	 * @return the remote agent's name
+	 */
+	String remoteAgent();
+
+	/**
+	 * Returns the bytes moved by one post.
+	 * @return the byte count
+	 */
+	long byteSize();
+
+	/**
+	 * Returns the current state.
+	 * @return the state
+	 */
+	TransferState state();
+
+	/**
+	 * Posts the transfer with the notification it was created with.
+	 * @return a future completed when the data has landed, or completed exceptionally with a
+	 * {@link NixlException} when it fails, stalls or is cancelled
+	 * @throws NixlException when it cannot be posted (already in progress, closed, memory gone)
+	 */
+	CompletableFuture<Transfer> post();
+
+	/**
+	 * Posts the transfer with a different notification message.
+	 * @param notification the message the remote agent receives, or {@code null} for none
+	 * @return a future as for {@link #post()}
+	 */
+	CompletableFuture<Transfer> post(byte @Nullable [] notification);
+
+	/**
+	 * Returns the future of the latest post.
+	 * @return the completion
+	 * @throws NixlException if it was never posted
+	 */
+	CompletableFuture<Transfer> completion();
+
+	/**
+	 * Waits for the latest post to finish.
+	 * @param timeout how long to wait
+	 * @return this transfer
+	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the transfer keeps
+	 * running), or the failure of the transfer
+	 */
+	Transfer await(Duration timeout);
+
+	/**
+	 * Returns NIXL's telemetry of the latest post.
+	 * @return the telemetry
+	 * @throws NixlException {@link NixlStatus#ERROR_NO_TELEMETRY} when telemetry is off
+	 */
+	TransferTelemetry telemetry();
+
+	/**
+	 * Cancels the transfer if it is in progress. Its future completes with
+	 * {@link NixlStatus#CANCELLED}.
+	 */
+	void cancel();
+
+	/**
+	 * Releases the native request, cancelling it first if it is in progress. Closing twice is
+	 * harmless.
+	 */
+	@Override
+	void close();
+
+}
