@@ -1,0 +1,179 @@
+package dev.nixl4j.engine;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.Notification;
+import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Delivers each received notification exactly once: to the oldest waiter whose matcher accepts
+ * it, or else into a mailbox where a later waiter or poll finds it. A waiter that times out at
+ * the same moment a message is handed to it gives the message back to the mailbox, so none is
+ * lost.
+ */
+final class NotificationDispatcher {
+
+	private final String agentName;
+
+	private final int capacity;
+
+	private final Object lock = new Object();
+
+	private final ArrayDeque<Notification> mailbox = new ArrayDeque<>();
+
+	private final List<Waiter> waiters = new ArrayList<>();
+
+	private volatile int mailboxSize;
+
+	private volatile int waiterCount;
+
+	private long received;
+
+	NotificationDispatcher(String agentName, int capacity) {
+		this.agentName = agentName;
+		this.capacity = capacity;
+	}
+
+	/**
+	 * Whether the progress loop may drain more notifications from the engine. While the mailbox
+	 * is full, messages wait inside the engine instead of being dropped.
+	 */
+	boolean hasRoom() {
+		return this.mailboxSize < this.capacity;
+	}
+
+	boolean hasWaiters() {
+		return this.waiterCount > 0;
+	}
+
+	void deliver(String remoteAgent, byte[] message) {
+		Notification notification = new Notification(remoteAgent, message);
+		Waiter claimed = null;
+		synchronized (this.lock) {
+			this.received++;
+			for (Iterator<Waiter> it = this.waiters.iterator(); it.hasNext();) {
+				Waiter waiter = it.next();
+				if (waiter.matcher.matches(remoteAgent, message)) {
+					it.remove();
+					claimed = waiter;
+					break;
+				}
+			}
+			if (claimed == null) {
+				this.mailbox.addLast(notification);
+			}
+			updateCounts();
+		}
+		if (claimed != null && !claimed.future.complete(notification)) {
+			// The waiter timed out or was cancelled in between: the message goes back.
+			synchronized (this.lock) {
+				this.mailbox.addFirst(notification);
+				updateCounts();
+			}
+		}
+	}
+
+	CompletableFuture<Notification> expect(NotificationMatcher matcher, Duration timeout) {
+		Waiter waiter;
+		synchronized (this.lock) {
+			Notification waiting = take(matcher);
+			if (waiting != null) {
+				return CompletableFuture.completedFuture(waiting);
+			}
+			waiter = new Waiter(matcher);
+			this.waiters.add(waiter);
+			updateCounts();
+		}
+		CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+			if (remove(waiter)) {
+				waiter.future.completeExceptionally(new NixlException(NixlStatus.TIMEOUT, "get_notifs", this.agentName,
+						null, "no notification matching " + matcher + " within " + timeout));
+			}
+		});
+		waiter.future.whenComplete((notification, failure) -> {
+			if (waiter.future.isCancelled()) {
+				remove(waiter);
+			}
+		});
+		return waiter.future;
+	}
+
+	Optional<Notification> poll(NotificationMatcher matcher) {
+		synchronized (this.lock) {
+			Notification notification = take(matcher);
+			updateCounts();
+			return Optional.ofNullable(notification);
+		}
+	}
+
+	long received() {
+		synchronized (this.lock) {
+			return this.received;
+		}
+	}
+
+	int mailboxSize() {
+		return this.mailboxSize;
+	}
+
+	void close() {
+		List<Waiter> pending;
+		synchronized (this.lock) {
+			pending = new ArrayList<>(this.waiters);
+			this.waiters.clear();
+			this.mailbox.clear();
+			updateCounts();
+		}
+		for (Waiter waiter : pending) {
+			waiter.future.completeExceptionally(
+					new NixlException(NixlStatus.CLOSED, "get_notifs", this.agentName, null, "the agent was closed"));
+		}
+	}
+
+	private @Nullable Notification take(NotificationMatcher matcher) {
+		for (Iterator<Notification> it = this.mailbox.iterator(); it.hasNext();) {
+			Notification notification = it.next();
+			if (matcher.matches(notification.remoteAgent(), notification.message())) {
+				it.remove();
+				return notification;
+			}
+		}
+		return null;
+	}
+
+	private boolean remove(Waiter waiter) {
+		synchronized (this.lock) {
+			boolean removed = this.waiters.remove(waiter);
+			updateCounts();
+			return removed;
+		}
+	}
+
+	private void updateCounts() {
+		this.mailboxSize = this.mailbox.size();
+		this.waiterCount = this.waiters.size();
+	}
+
+	private static final class Waiter {
+
+		final NotificationMatcher matcher;
+
+		final CompletableFuture<Notification> future = new CompletableFuture<>();
+
+		Waiter(NotificationMatcher matcher) {
+			this.matcher = matcher;
+		}
+
+	}
+
+}

@@ -1,0 +1,273 @@
+package dev.nixl4j.ffm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Finds and loads {@code libnixl_capi.so} once per JVM.
+ *
+ * <p>Places tried, in order: a directory from the agent configuration, system property
+ * {@value #DIR_PROPERTY}, environment {@code NIXL_LIB_DIR}, {@code $NIXL_PREFIX/lib/x86_64-linux-gnu}
+ * and {@code $NIXL_PREFIX/lib}, NIXL's default install prefix {@code /opt/nvidia/nvda_nixl}, and
+ * the cache that {@code src/native/fetch-nixl.sh} fills from NIXL's published wheel. When nothing
+ * loads, the error lists every place tried and what happened there.
+ */
+public final class NativeLibrary {
+
+	/** System property naming a directory that holds {@code libnixl_capi.so}. */
+	public static final String DIR_PROPERTY = "nixl.native.dir";
+
+	/** File name of NIXL's C API library. */
+	public static final String LIBRARY_FILE = "libnixl_capi.so";
+
+	/** How to install the native libraries, quoted in errors. */
+	public static final String INSTALL_HINT = "run src/native/fetch-nixl.sh (fetches NIXL's nixl-cu12 wheel from PyPI "
+			+ "into ~/.cache/nixl4j), or point -D" + DIR_PROPERTY + " / NIXL_LIB_DIR at the directory holding "
+			+ LIBRARY_FILE;
+
+	private static @Nullable NativeLibrary loaded;
+
+	private static @Nullable NixlException failure;
+
+	private static Map<String, String> appliedEnvironment = Map.of();
+
+	private final Path path;
+
+	private final String version;
+
+	private final SymbolLookup lookup;
+
+	private NativeLibrary(Path path, String version, SymbolLookup lookup) {
+		this.path = path;
+		this.version = version;
+		this.lookup = lookup;
+	}
+
+	/**
+	 * Returns the library's path.
+	 * @return the path of {@code libnixl_capi.so}
+	 */
+	public Path path() {
+		return this.path;
+	}
+
+	/**
+	 * Returns the NIXL version, as recorded beside the library, or {@code "unknown"}.
+	 * @return the version
+	 */
+	public String version() {
+		return this.version;
+	}
+
+	SymbolLookup lookup() {
+		return this.lookup;
+	}
+
+	/**
+	 * Returns the loaded library, if {@link #load} succeeded.
+	 * @return the library or {@code null}
+	 */
+	public static synchronized @Nullable NativeLibrary loadedLibrary() {
+		return loaded;
+	}
+
+	/**
+	 * Loads the library, or returns the one loaded earlier. A failure is remembered: the same
+	 * JVM will not retry a load that failed.
+	 * @param directory a directory to try first, or {@code null}
+	 * @param environment variables to set before loading (ignored once loaded)
+	 * @return the library
+	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried
+	 */
+	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
+		if (loaded != null) {
+			if (!environment.isEmpty() && !environment.equals(appliedEnvironment)) {
+				System.getLogger(NativeLibrary.class.getName())
+					.log(System.Logger.Level.WARNING, "NIXL is already loaded; native environment " + environment.keySet()
+							+ " takes effect only before the first agent of a JVM");
+			}
+			return loaded;
+		}
+		if (failure != null) {
+			throw failure;
+		}
+		try {
+			loaded = doLoad(directory, environment);
+			return loaded;
+		}
+		catch (NixlException ex) {
+			failure = ex;
+			throw ex;
+		}
+	}
+
+	private static NativeLibrary doLoad(@Nullable Path directory, Map<String, String> environment) {
+		if (!NativeLibrary.class.getModule().isNativeAccessEnabled()) {
+			throw unavailable("native access is not enabled for nixl4j: start the JVM with "
+					+ "--enable-native-access=ALL-UNNAMED (or =dev.nixl4j.core on the module path), or run from a jar "
+					+ "whose manifest has 'Enable-Native-Access: ALL-UNNAMED'", null);
+		}
+		List<String> attempts = new ArrayList<>();
+		for (Map.Entry<String, Path> candidate : candidates(directory).entrySet()) {
+			Path file = candidate.getValue().resolve(LIBRARY_FILE);
+			if (!Files.isRegularFile(file)) {
+				attempts.add(candidate.getKey() + " " + candidate.getValue() + ": no " + LIBRARY_FILE);
+				continue;
+			}
+			applyEnvironment(environment);
+			SymbolLookup lookup;
+			try {
+				lookup = SymbolLookup.libraryLookup(file, Arena.global());
+			}
+			catch (IllegalArgumentException | IllegalCallerException ex) {
+				attempts.add(candidate.getKey() + " " + file + ": cannot be loaded (" + ex.getMessage()
+						+ "); check its dependencies with ldd");
+				continue;
+			}
+			if (lookup.find("nixl_capi_create_configured_agent").isEmpty()) {
+				attempts.add(candidate.getKey() + " " + file
+						+ ": not a compatible NIXL C API (no nixl_capi_create_configured_agent; NIXL 1.x needed)");
+				continue;
+			}
+			NativeLibrary library = new NativeLibrary(file, readVersion(candidate.getValue()), lookup);
+			if (isStub(lookup)) {
+				throw unavailable(file + " is NIXL's stub library (nixl_capi_is_stub() is true): it has no transfer "
+						+ "engine. Install the real library: " + INSTALL_HINT, null);
+			}
+			return library;
+		}
+		throw unavailable("NIXL's native library " + LIBRARY_FILE + " was not found. Tried:\n  - "
+				+ String.join("\n  - ", attempts) + "\nTo install it: " + INSTALL_HINT, null);
+	}
+
+	/**
+	 * Lists the places the locator tries, labelled with where each came from.
+	 * @param directory a configured directory, or {@code null}
+	 * @return label to directory, in order
+	 */
+	public static Map<String, Path> candidates(@Nullable Path directory) {
+		Map<String, Path> candidates = new LinkedHashMap<>();
+		if (directory != null) {
+			candidates.put("configured directory", directory);
+		}
+		String property = System.getProperty(DIR_PROPERTY);
+		if (property != null && !property.isBlank()) {
+			candidates.put("system property " + DIR_PROPERTY, Path.of(property));
+		}
+		String env = System.getenv("NIXL_LIB_DIR");
+		if (env != null && !env.isBlank()) {
+			candidates.put("NIXL_LIB_DIR", Path.of(env));
+		}
+		String prefix = System.getenv("NIXL_PREFIX");
+		if (prefix != null && !prefix.isBlank()) {
+			candidates.put("NIXL_PREFIX (multiarch)", Path.of(prefix, "lib", "x86_64-linux-gnu"));
+			candidates.put("NIXL_PREFIX", Path.of(prefix, "lib"));
+		}
+		candidates.put("default prefix (multiarch)", Path.of("/opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu"));
+		candidates.put("default prefix", Path.of("/opt/nvidia/nvda_nixl/lib"));
+		candidates.put("nixl4j cache", cacheDirectory().resolve("current").resolve("lib"));
+		return candidates;
+	}
+
+	/**
+	 * Returns the cache directory that {@code src/native/fetch-nixl.sh} fills.
+	 * @return {@code $NIXL4J_CACHE}, else {@code $XDG_CACHE_HOME/nixl4j}, else {@code ~/.cache/nixl4j}
+	 */
+	public static Path cacheDirectory() {
+		String cache = System.getenv("NIXL4J_CACHE");
+		if (cache != null && !cache.isBlank()) {
+			return Path.of(cache);
+		}
+		String xdg = System.getenv("XDG_CACHE_HOME");
+		if (xdg != null && !xdg.isBlank()) {
+			return Path.of(xdg, "nixl4j");
+		}
+		return Path.of(System.getProperty("user.home"), ".cache", "nixl4j");
+	}
+
+	private static String readVersion(Path directory) {
+		Path file = directory.resolve("NIXL_VERSION");
+		try {
+			if (Files.isRegularFile(file)) {
+				return Files.readString(file).strip();
+			}
+		}
+		catch (java.io.IOException ex) {
+			// fall through: the version is informational
+		}
+		return "unknown";
+	}
+
+	private static boolean isStub(SymbolLookup lookup) {
+		MemorySegment symbol = lookup.find("nixl_capi_is_stub").orElse(null);
+		if (symbol == null) {
+			return false;
+		}
+		MethodHandle isStub = Linker.nativeLinker().downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_BOOLEAN));
+		try {
+			return (boolean) isStub.invokeExact();
+		}
+		catch (Throwable ex) {
+			throw unavailable("nixl_capi_is_stub failed: " + ex, ex);
+		}
+	}
+
+	/**
+	 * Sets environment variables through libc before NIXL and UCX read them at load time.
+	 */
+	private static void applyEnvironment(Map<String, String> environment) {
+		if (environment.isEmpty()) {
+			return;
+		}
+		Linker linker = Linker.nativeLinker();
+		MethodHandle setenv = linker.downcallHandle(
+				linker.defaultLookup().findOrThrow("setenv"),
+				FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+		try (Arena arena = Arena.ofConfined()) {
+			for (Map.Entry<String, String> entry : environment.entrySet()) {
+				String name = Objects.requireNonNull(entry.getKey());
+				if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0
+						|| entry.getValue().indexOf('\0') >= 0) {
+					throw new IllegalArgumentException("invalid native environment variable '" + name + "'");
+				}
+				int rc = (int) setenv.invokeExact(arena.allocateFrom(name), arena.allocateFrom(entry.getValue()), 1);
+				if (rc != 0) {
+					throw unavailable("setenv(" + name + ") failed", null);
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			throw unavailable("setenv failed: " + ex, ex);
+		}
+		appliedEnvironment = Map.copyOf(environment);
+	}
+
+	private static NixlException unavailable(String detail, @Nullable Throwable cause) {
+		return new NixlException(NixlStatus.LIBRARY_UNAVAILABLE, "load_library", null, null, detail, cause);
+	}
+
+	@Override
+	public String toString() {
+		return "NIXL " + this.version + " (" + this.path + ")";
+	}
+
+}
