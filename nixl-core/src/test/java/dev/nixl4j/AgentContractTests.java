@@ -1,0 +1,537 @@
+package dev.nixl4j;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * The semantics every engine must have: one subclass per engine runs the same tests. Each test
+ * uses an initiator agent and a target agent whose metadata the initiator loaded, and checks
+ * every transferred byte.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class AgentContractTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	private static final AtomicInteger ids = new AtomicInteger();
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	/**
+	 * Creates an agent of the engine under test.
+	 * @param name the agent name
+	 * @param customizer changes to the default configuration
+	 * @return the agent
+	 */
+	protected abstract NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer);
+
+	private NixlAgent agent(String role, TestInfo info, Consumer<AgentConfig.Builder> customizer) {
+		String name = role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
+		NixlAgent agent = newAgent(name, customizer);
+		this.resources.add(agent);
+		return agent;
+	}
+
+	private NixlAgent agent(String role, TestInfo info) {
+		return agent(role, info, builder -> {
+		});
+	}
+
+	private Arena arena() {
+		Arena arena = Arena.ofShared();
+		this.resources.add(arena);
+		return arena;
+	}
+
+	@AfterEach
+	void closeResources() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+	}
+
+	/** Initiator and target with registered buffers; the initiator knows the target. */
+	private record Pair(NixlAgent initiator, NixlAgent target, MemorySegment local, MemorySegment remote,
+			Registration localRegistration, Registration remoteRegistration) {
+	}
+
+	private Pair pair(TestInfo info, long size, Consumer<AgentConfig.Builder> initiatorConfig) {
+		Arena arena = arena();
+		NixlAgent initiator = agent("init", info, initiatorConfig);
+		NixlAgent target = agent("target", info);
+		MemorySegment local = Bytes.pattern(arena, size, 1);
+		MemorySegment remote = Bytes.pattern(arena, size, 2);
+		Registration localRegistration = initiator.register(local);
+		Registration remoteRegistration = target.register(remote);
+		assertThat(initiator.loadRemoteMetadata(target.localMetadata())).isEqualTo(target.name());
+		return new Pair(initiator, target, local, remote, localRegistration, remoteRegistration);
+	}
+
+	private Pair pair(TestInfo info, long size) {
+		return pair(info, size, builder -> {
+		});
+	}
+
+	@ParameterizedTest
+	@EnumSource(XferOp.class)
+	void oneShotTransferMovesEveryByte(XferOp op, TestInfo info) {
+		Pair p = pair(info, 1 << 20);
+		try (Transfer transfer = p.initiator.transfer(op, DescriptorList.of(p.local), DescriptorList.of(p.remote),
+				p.target.name(), null)) {
+			transfer.await(WAIT);
+			assertThat(transfer.state()).isEqualTo(TransferState.COMPLETED);
+		}
+		long expected = (op == XferOp.WRITE) ? 1 : 2;
+		assertThat(Bytes.hasPattern(p.local, expected)).isTrue();
+		assertThat(Bytes.hasPattern(p.remote, expected)).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(XferOp.class)
+	void preparedListsSelectDescriptorsByIndexIncludingReordered(XferOp op, TestInfo info) {
+		int block = 64 * 1024;
+		Pair p = pair(info, 4L * block);
+		DescriptorList localBlocks = blocks(p.local, block, 4);
+		DescriptorList remoteBlocks = blocks(p.remote, block, 4);
+		try (PreparedList local = p.initiator.prepareLocal(localBlocks);
+				PreparedList remote = p.initiator.prepareRemote(p.target.name(), remoteBlocks);
+				Transfer transfer = p.initiator.createTransfer(op, local, new int[] { 0, 1 }, remote, new int[] { 1, 0 },
+						null)) {
+			transfer.post().join();
+			MemorySegment source = (op == XferOp.WRITE) ? p.local : p.remote;
+			MemorySegment destination = (op == XferOp.WRITE) ? p.remote : p.local;
+			int[] sourceOf = (op == XferOp.WRITE) ? new int[] { 1, 0 } : new int[] { 1, 0 };
+			for (int i = 0; i < 2; i++) {
+				assertThat(Bytes.same(destination.asSlice((long) i * block, block),
+						source.asSlice((long) sourceOf[i] * block, block)))
+					.as("block %d", i)
+					.isTrue();
+			}
+			MemorySegment untouched = (op == XferOp.WRITE) ? p.remote : p.local;
+			long seed = (op == XferOp.WRITE) ? 2 : 1;
+			assertThat(Bytes.same(untouched.asSlice(2L * block), Bytes.pattern(arena(), 4L * block, seed).asSlice(2L * block)))
+				.as("blocks not selected stay as they were")
+				.isTrue();
+			// a prepared transfer can be posted again once done
+			Bytes.fill(source, 77);
+			transfer.post().join();
+			assertThat(Bytes.same(destination.asSlice(0, block), source.asSlice(block, block))).isTrue();
+		}
+	}
+
+	private static DescriptorList blocks(MemorySegment segment, int block, int count) {
+		MemoryDescriptor[] descriptors = new MemoryDescriptor[count];
+		for (int i = 0; i < count; i++) {
+			descriptors[i] = MemoryDescriptor.of(segment.asSlice((long) i * block, block));
+		}
+		return DescriptorList.of(MemoryType.DRAM, descriptors);
+	}
+
+	@Test
+	void notificationArrivesOnlyAfterTheDataLanded(TestInfo info) {
+		Pair p = pair(info, 32 << 20);
+		for (int round = 0; round < 5; round++) {
+			Bytes.fill(p.local, 100 + round);
+			String tag = "landed-" + round;
+			CompletableFuture<Notification> arrival = p.target
+				.expectNotification(NotificationMatcher.exact(p.initiator.name(), tag), WAIT)
+				.thenApply(notification -> {
+					// checked on the target's side the moment the message is handed over
+					assertThat(Bytes.same(p.remote, p.local)).as("data landed before notification").isTrue();
+					return notification;
+				});
+			try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
+					DescriptorList.of(p.remote), p.target.name(), tag.getBytes(StandardCharsets.UTF_8))) {
+				assertThat(arrival.join().text()).isEqualTo(tag);
+				transfer.await(WAIT);
+			}
+		}
+	}
+
+	@Test
+	void standaloneNotificationsAreDeliveredByTagAndPrefixExactlyOnce(TestInfo info) {
+		Pair p = pair(info, 4096);
+		p.target.loadRemoteMetadata(p.initiator.localMetadata());
+		CompletableFuture<Notification> byTag = p.target
+			.expectNotification(NotificationMatcher.exact(p.initiator.name(), "req-7:done"), WAIT);
+		CompletableFuture<Notification> firstPrefix = p.target
+			.expectNotification(NotificationMatcher.prefix(null, "req-8:"), WAIT);
+		CompletableFuture<Notification> secondPrefix = p.target
+			.expectNotification(NotificationMatcher.prefix(null, "req-8:"), WAIT);
+		for (String message : List.of("req-8:a", "req-7:done", "req-8:b", "other")) {
+			p.initiator.sendNotification(p.target.name(), message.getBytes(StandardCharsets.UTF_8));
+		}
+		assertThat(byTag.join()).isEqualTo(new Notification(p.initiator.name(), bytes("req-7:done")));
+		assertThat(List.of(firstPrefix.join().text(), secondPrefix.join().text())).containsExactlyInAnyOrder("req-8:a",
+				"req-8:b");
+		Notification other = p.target.expectNotification(NotificationMatcher.prefix(null, ""), WAIT).join();
+		assertThat(other.text()).isEqualTo("other");
+		assertThat(p.target.pollNotification(NotificationMatcher.prefix(null, ""))).as("nothing delivered twice").isEmpty();
+		// the reverse direction works too
+		p.target.sendNotification(p.initiator.name(), bytes("back"));
+		assertThat(p.initiator.expectNotification(NotificationMatcher.exact(p.target.name(), "back"), WAIT).join().text())
+			.isEqualTo("back");
+	}
+
+	@Test
+	void unclaimedNotificationsWaitInTheMailbox(TestInfo info) {
+		Pair p = pair(info, 4096);
+		p.initiator.sendNotification(p.target.name(), bytes("early"));
+		Notification early = p.target.expectNotification(NotificationMatcher.exact(null, "early"), WAIT).join();
+		assertThat(early.remoteAgent()).isEqualTo(p.initiator.name());
+		p.initiator.sendNotification(p.target.name(), bytes("parked"));
+		long deadline = System.nanoTime() + WAIT.toNanos();
+		while (p.target.pollNotification(NotificationMatcher.exact(null, "parked")).isEmpty()) {
+			assertThat(System.nanoTime()).as("parked notification reached the mailbox").isLessThan(deadline);
+			Thread.onSpinWait();
+		}
+	}
+
+	@Test
+	void waitingForANotificationThatNeverComesTimesOut(TestInfo info) {
+		NixlAgent agent = agent("lonely", info);
+		CompletableFuture<Notification> never = agent.expectNotification(NotificationMatcher.exact(null, "never"),
+				Duration.ofMillis(200));
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> {
+			try {
+				never.join();
+			}
+			catch (java.util.concurrent.CompletionException ex) {
+				throw ex.getCause();
+			}
+		});
+		assertThat(failure.status()).isEqualTo(NixlStatus.TIMEOUT);
+		assertThat(failure.getMessage()).contains("never").contains(agent.name());
+	}
+
+	@Test
+	void transferToAPeerWhoseMetadataIsNotLoadedFailsClearly(TestInfo info) {
+		Arena arena = arena();
+		NixlAgent initiator = agent("init", info);
+		NixlAgent stranger = agent("stranger", info);
+		MemorySegment local = Bytes.pattern(arena, 4096, 1);
+		MemorySegment remote = Bytes.pattern(arena, 4096, 2);
+		initiator.register(local);
+		stranger.register(remote);
+		assertThat(initiator.hasRemoteMetadata(stranger.name())).isFalse();
+		assertThatThrownBy(() -> initiator.createTransfer(XferOp.WRITE, DescriptorList.of(local),
+				DescriptorList.of(remote), stranger.name(), null))
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.status()).isNotEqualTo(NixlStatus.SUCCESS);
+				assertThat(ex.remoteAgent()).isEqualTo(stranger.name());
+				assertThat(ex.getMessage()).contains("create_xfer_req").contains(stranger.name());
+			});
+		assertThat(Bytes.hasPattern(remote, 2)).isTrue();
+	}
+
+	@Test
+	void transferToAnInvalidatedPeerFailsClearlyAndReloadingRestoresIt(TestInfo info) {
+		Pair p = pair(info, 4096);
+		assertThat(p.initiator.hasRemoteMetadata(p.target.name())).isTrue();
+		p.initiator.invalidateRemoteMetadata(p.target.name());
+		assertThat(p.initiator.hasRemoteMetadata(p.target.name())).isFalse();
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null))
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.getMessage()).contains(p.target.name()));
+		assertThat(Bytes.hasPattern(p.remote, 2)).isTrue();
+		p.initiator.loadRemoteMetadata(p.target.localMetadata());
+		try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			transfer.await(WAIT);
+		}
+		assertThat(Bytes.same(p.local, p.remote)).isTrue();
+	}
+
+	@Test
+	void remoteDescriptorOutsideRegisteredMemoryIsRefused(TestInfo info) {
+		Pair p = pair(info, 64 * 1024);
+		MemorySegment beyond = MemorySegment.ofAddress(p.remote.address() + p.remote.byteSize() - 1024).reinterpret(4096);
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE,
+				DescriptorList.of(p.local.asSlice(0, 4096)), DescriptorList.of(beyond), p.target.name(), null))
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
+				assertThat(ex.getMessage()).contains("remote descriptor 0").contains("not inside");
+			});
+		assertThatThrownBy(() -> p.initiator.prepareRemote(p.target.name(), DescriptorList.of(beyond)))
+			.isInstanceOf(NixlException.class);
+		assertThat(Bytes.hasPattern(p.remote, 2)).isTrue();
+	}
+
+	@Test
+	void localDescriptorOutsideRegisteredMemoryIsRefusedBeforeAnyNativeCall(TestInfo info) {
+		Pair p = pair(info, 64 * 1024);
+		MemorySegment unregistered = arena().allocate(4096);
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.READ, DescriptorList.of(unregistered),
+				DescriptorList.of(p.remote.asSlice(0, 4096)), p.target.name(), null))
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
+				assertThat(ex.getMessage()).contains("local descriptor 0").contains("not inside");
+			});
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.READ, DescriptorList.of(p.local.asSlice(0, 4096)),
+				DescriptorList.of(p.remote.asSlice(0, 8192)), p.target.name(), null))
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.getMessage()).contains("differs in length"));
+	}
+
+	@Test
+	void preparedIndicesOutOfRangeAreRefused(TestInfo info) {
+		Pair p = pair(info, 8192);
+		try (PreparedList local = p.initiator.prepareLocal(blocks(p.local, 4096, 2));
+				PreparedList remote = p.initiator.prepareRemote(p.target.name(), blocks(p.remote, 4096, 2))) {
+			assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { 0, 2 }, remote,
+					new int[] { 0, 1 }, null))
+				.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.getMessage()).contains("index 1 is 2"));
+			assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { -1 }, remote,
+					new int[] { 0 }, null))
+				.isInstanceOf(NixlException.class);
+			assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, remote, new int[] { 0 }, local,
+					new int[] { 0 }, null))
+				.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.getMessage()).contains("expected a"));
+		}
+		assertThat(Bytes.hasPattern(p.remote, 2)).isTrue();
+	}
+
+	@Test
+	void useAfterCloseThrowsAndDoubleCloseIsHarmless(TestInfo info) {
+		Pair p = pair(info, 8192);
+		Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null);
+		transfer.close();
+		transfer.close();
+		assertThat(catchThrowableOfType(NixlException.class, transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+
+		PreparedList local = p.initiator.prepareLocal(DescriptorList.of(p.local));
+		PreparedList remote = p.initiator.prepareRemote(p.target.name(), DescriptorList.of(p.remote));
+		local.close();
+		local.close();
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { 0 }, remote,
+				new int[] { 0 }, null))
+			.isInstanceOf(NixlException.class);
+
+		Transfer prepared = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null);
+		p.localRegistration.close();
+		p.localRegistration.close();
+		assertThat(p.localRegistration.isOpen()).isFalse();
+		assertThat(catchThrowableOfType(NixlException.class, prepared::post).status()).isEqualTo(NixlStatus.CLOSED);
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null))
+			.isInstanceOf(NixlException.class);
+
+		p.initiator.close();
+		p.initiator.close();
+		assertThat(p.initiator.isOpen()).isFalse();
+		assertThat(catchThrowableOfType(NixlException.class, () -> p.initiator.register(p.local)).status())
+			.isEqualTo(NixlStatus.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, p.initiator::localMetadata).status())
+			.isEqualTo(NixlStatus.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, prepared::post).status()).isEqualTo(NixlStatus.CLOSED);
+		prepared.close();
+		assertThat(Bytes.hasPattern(p.remote, 2)).isTrue();
+	}
+
+	@Test
+	void registrationUnderAnInFlightTransferCannotBeClosed(TestInfo info) {
+		Pair p = pair(info, 256L << 20);
+		try (Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			CompletableFuture<Transfer> done = transfer.post();
+			NixlException busy = catchThrowableOfType(NixlException.class, p.localRegistration::close);
+			assertThat(busy).as("close refused while the 256 MiB transfer is in flight").isNotNull();
+			assertThat(busy.status()).isEqualTo(NixlStatus.BUSY);
+			assertThat(p.localRegistration.isOpen()).isTrue();
+			done.join();
+			assertThat(Bytes.same(p.local, p.remote)).isTrue();
+			p.localRegistration.close();
+			assertThat(p.localRegistration.isOpen()).isFalse();
+		}
+	}
+
+	@Test
+	void aLargeTransferOf256MiBArrivesIntact(TestInfo info) {
+		Pair p = pair(info, 256L << 20);
+		try (Transfer transfer = p.initiator.transfer(XferOp.READ, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			transfer.await(Duration.ofSeconds(60));
+		}
+		assertThat(Bytes.hasPattern(p.local, 2)).isTrue();
+	}
+
+	@Test
+	void eightThreadsRunTwoHundredTransfersEachConcurrently(TestInfo info) throws Exception {
+		int threads = 8;
+		int perThread = 200;
+		int block = 16 * 1024;
+		Pair p = pair(info, (long) threads * block);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<Integer>> results = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int thread = t;
+				results.add(pool.submit(() -> {
+					MemorySegment local = p.local.asSlice((long) thread * block, block);
+					MemorySegment remote = p.remote.asSlice((long) thread * block, block);
+					int verified = 0;
+					for (int i = 0; i < perThread; i++) {
+						XferOp op = (i % 2 == 0) ? XferOp.WRITE : XferOp.READ;
+						MemorySegment source = (op == XferOp.WRITE) ? local : remote;
+						Bytes.fill(source, thread * 100_000L + i);
+						try (Transfer transfer = p.initiator.transfer(op, DescriptorList.of(local),
+								DescriptorList.of(remote), p.target.name(), null)) {
+							transfer.await(WAIT);
+						}
+						if (Bytes.same(local, remote)) {
+							verified++;
+						}
+					}
+					return verified;
+				}));
+			}
+			for (Future<Integer> result : results) {
+				assertThat(result.get(2, TimeUnit.MINUTES)).isEqualTo(perThread);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(p.initiator.inFlightTransfers()).isEmpty();
+	}
+
+	@Test
+	void aTransferInProgressBeyondTheStallLimitIsReportedStalled(TestInfo info) {
+		Pair p = pair(info, 256L << 20, builder -> builder.stallTimeout(Duration.ofMillis(1)));
+		Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null);
+		NixlException stalled = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+		// await before post is a usage error; post first
+		assertThat(stalled.status()).isEqualTo(NixlStatus.ERROR_INVALID_STATE);
+		transfer.post();
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+		assertThat(failure.status()).isEqualTo(NixlStatus.STALLED);
+		assertThat(failure.getMessage()).contains("stall limit");
+		assertThat(transfer.state()).isEqualTo(TransferState.STALLED);
+		assertThat(p.initiator.inFlightTransfers()).isEmpty();
+		assertThat(p.localRegistration.inFlightTransfers()).isZero();
+		transfer.close();
+	}
+
+	@Test
+	void cancellingAnInFlightTransferCompletesItsFutureAsCancelled(TestInfo info) {
+		Pair p = pair(info, 256L << 20);
+		Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local), DescriptorList.of(p.remote),
+				p.target.name(), null);
+		transfer.cancel();
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+		if (failure != null) {
+			assertThat(failure.status()).isEqualTo(NixlStatus.CANCELLED);
+			assertThat(transfer.state()).isEqualTo(TransferState.CANCELLED);
+		}
+		else {
+			assertThat(transfer.state()).as("finished before the cancel").isEqualTo(TransferState.COMPLETED);
+		}
+		assertThat(p.localRegistration.inFlightTransfers()).isZero();
+		transfer.close();
+		// the agent keeps working after a cancellation
+		try (Transfer next = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local.asSlice(0, 4096)),
+				DescriptorList.of(p.remote.asSlice(0, 4096)), p.target.name(), null)) {
+			next.await(WAIT);
+		}
+		assertThat(Bytes.same(p.local.asSlice(0, 4096), p.remote.asSlice(0, 4096))).isTrue();
+	}
+
+	@Test
+	void closingAnAgentWithTransfersInFlightCancelsThem(TestInfo info) {
+		Pair p = pair(info, 256L << 20);
+		Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local), DescriptorList.of(p.remote),
+				p.target.name(), null);
+		p.initiator.close();
+		assertThat(transfer.completion()).isDone();
+		assertThat(transfer.state()).isIn(TransferState.CANCELLED, TransferState.COMPLETED, TransferState.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+	}
+
+	@Test
+	void corruptMetadataIsRejectedBeforeItReachesTheEngine(TestInfo info) {
+		NixlAgent agent = agent("reader", info);
+		byte[] real = agent("writer", info).localMetadata().toByteArray();
+		for (byte[] bad : List.of(new byte[0], bytes("nixlSerDes|"), java.util.Arrays.copyOf(real, real.length / 2),
+				bytes("definitely not metadata"))) {
+			assertThat(catchThrowableOfType(NixlException.class, () -> agent.loadRemoteMetadata(AgentMetadata.of(bad)))
+				.status()).isEqualTo(NixlStatus.INVALID_METADATA);
+		}
+		assertThat(agent.remoteAgents()).isEmpty();
+	}
+
+	@Test
+	void aRestartedPeerWithTheSameNameIsLoadedAfterInvalidation(TestInfo info) {
+		Arena arena = arena();
+		NixlAgent initiator = agent("init", info);
+		String peerName = "peer-restart-" + ids.incrementAndGet();
+		NixlAgent first = newAgent(peerName, builder -> {
+		});
+		MemorySegment firstMemory = Bytes.pattern(arena, 4096, 5);
+		first.register(firstMemory);
+		initiator.loadRemoteMetadata(first.localMetadata());
+		first.close();
+		try (NixlAgent second = newAgent(peerName, builder -> {
+		})) {
+			MemorySegment secondMemory = Bytes.pattern(arena, 4096, 6);
+			second.register(secondMemory);
+			initiator.invalidateRemoteMetadata(peerName);
+			assertThat(initiator.loadRemoteMetadata(second.localMetadata())).isEqualTo(peerName);
+			MemorySegment local = Bytes.pattern(arena, 4096, 7);
+			initiator.register(local);
+			try (Transfer transfer = initiator.transfer(XferOp.READ, DescriptorList.of(local),
+					DescriptorList.of(secondMemory), peerName, null)) {
+				transfer.await(WAIT);
+			}
+			assertThat(Bytes.hasPattern(local, 6)).isTrue();
+		}
+	}
+
+	@Test
+	void partialMetadataAnnouncesMemoryRegisteredLater(TestInfo info) {
+		Pair p = pair(info, 4096);
+		MemorySegment later = Bytes.pattern(arena(), 8192, 9);
+		Registration laterRegistration = p.target.register(later);
+		MemorySegment local = Bytes.pattern(arena(), 8192, 10);
+		p.initiator.register(local);
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.READ, DescriptorList.of(local),
+				DescriptorList.of(later), p.target.name(), null))
+			.isInstanceOf(NixlException.class);
+		assertThat(p.initiator.loadRemoteMetadata(p.target.localMetadata(laterRegistration))).isEqualTo(p.target.name());
+		try (Transfer transfer = p.initiator.transfer(XferOp.READ, DescriptorList.of(local), DescriptorList.of(later),
+				p.target.name(), null)) {
+			transfer.await(WAIT);
+		}
+		assertThat(Bytes.hasPattern(local, 9)).isTrue();
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+}

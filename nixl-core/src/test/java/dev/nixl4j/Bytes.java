@@ -1,0 +1,68 @@
+package dev.nixl4j;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/**
+ * Test data: deterministic patterns in off-heap memory and their comparison.
+ */
+public final class Bytes {
+
+	private Bytes() {
+	}
+
+	/**
+	 * Allocates a segment filled with a pattern derived from a seed.
+	 * @param arena the arena
+	 * @param size bytes
+	 * @param seed the pattern's seed
+	 * @return the segment
+	 */
+	public static MemorySegment pattern(Arena arena, long size, long seed) {
+		MemorySegment segment = arena.allocate(size, 64);
+		fill(segment, seed);
+		return segment;
+	}
+
+	/**
+	 * Fills a segment with a pattern derived from a seed.
+	 * @param segment the segment
+	 * @param seed the seed
+	 */
+	public static void fill(MemorySegment segment, long seed) {
+		SplittableRandom random = new SplittableRandom(seed);
+		long size = segment.byteSize();
+		long i = 0;
+		for (; i + 8 <= size; i += 8) {
+			segment.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+		}
+		for (; i < size; i++) {
+			segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+		}
+	}
+
+	/**
+	 * Whether two segments hold the same bytes.
+	 * @param a one
+	 * @param b the other
+	 * @return {@code true} if equal in size and content
+	 */
+	public static boolean same(MemorySegment a, MemorySegment b) {
+		return a.byteSize() == b.byteSize() && a.mismatch(b) == -1;
+	}
+
+	/**
+	 * Whether a segment holds the pattern of a seed.
+	 * @param segment the segment
+	 * @param seed the seed
+	 * @return {@code true} if it does
+	 */
+	public static boolean hasPattern(MemorySegment segment, long seed) {
+		try (Arena arena = Arena.ofConfined()) {
+			return same(segment, pattern(arena, segment.byteSize(), seed));
+		}
+	}
+
+}

@@ -1,0 +1,225 @@
+package dev.nixl4j;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link PeerMain} started in a child JVM: a real second process with its own NIXL agent.
+ * Metadata is exchanged over the child's stdin and stdout.
+ */
+public final class PeerProcess implements AutoCloseable {
+
+	private final Process process;
+
+	private final BufferedReader out;
+
+	private final PrintStream in;
+
+	private final String name;
+
+	private final AgentMetadata metadata;
+
+	private final long address;
+
+	private final long length;
+
+	private PeerProcess(Process process, String name) throws IOException {
+		this.process = process;
+		this.name = name;
+		this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+		this.in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
+		String[] ready = expect("READY", 60);
+		this.metadata = AgentMetadata.of(Base64.getDecoder().decode(ready[1]));
+		this.address = Long.parseLong(ready[2]);
+		this.length = Long.parseLong(ready[3]);
+	}
+
+	/**
+	 * Starts a peer.
+	 * @param name its agent name
+	 * @param size bytes it registers
+	 * @param seed the pattern it fills them with
+	 * @return the running peer
+	 * @throws IOException when it cannot start
+	 */
+	public static PeerProcess start(String name, long size, long seed) throws IOException {
+		List<String> command = new ArrayList<>();
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("--enable-native-access=ALL-UNNAMED");
+		command.add("-Xmx512m");
+		String nativeDir = System.getProperty("nixl.native.dir");
+		if (nativeDir != null) {
+			command.add("-Dnixl.native.dir=" + nativeDir);
+		}
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add(PeerMain.class.getName());
+		command.add(name);
+		command.add(Long.toString(size));
+		command.add(Long.toString(seed));
+		Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+		try {
+			return new PeerProcess(process, name);
+		}
+		catch (IOException | RuntimeException ex) {
+			process.destroyForcibly();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Returns the peer's agent name.
+	 * @return the name
+	 */
+	public String name() {
+		return this.name;
+	}
+
+	/**
+	 * Returns the peer's metadata.
+	 * @return the metadata
+	 */
+	public AgentMetadata metadata() {
+		return this.metadata;
+	}
+
+	/**
+	 * Describes the peer's registered region (in the peer's address space).
+	 * @return the region, for remote descriptor lists
+	 */
+	public DescriptorList region() {
+		return DescriptorList.of(MemoryType.DRAM, new MemoryDescriptor(this.address, this.length, 0));
+	}
+
+	/**
+	 * Describes a slice of the peer's registered region.
+	 * @param offset offset into it
+	 * @param size bytes
+	 * @return the descriptor
+	 */
+	public MemoryDescriptor slice(long offset, long size) {
+		return new MemoryDescriptor(this.address + offset, size, 0);
+	}
+
+	/**
+	 * Makes the peer load an agent's metadata (so it can send notifications back).
+	 * @param other the metadata
+	 */
+	public void load(AgentMetadata other) {
+		send("LOAD " + Base64.getEncoder().encodeToString(other.toByteArray()));
+		expect("LOADED", 30);
+	}
+
+	/**
+	 * Returns the CRC32C of the peer's region.
+	 * @return the checksum
+	 */
+	public long crc() {
+		send("CRC");
+		return Long.parseLong(expect("CRC", 60)[1]);
+	}
+
+	/**
+	 * Refills the peer's region with a pattern.
+	 * @param seed the seed
+	 */
+	public void fill(long seed) {
+		send("FILL " + seed);
+		expect("FILLED", 60);
+	}
+
+	/**
+	 * Asks the peer to wait for a notification.
+	 * @param tag the exact message
+	 * @param millis its deadline
+	 * @return the peer's answer: {@code NOTIF <tag> <crc>} or {@code NONE <reason>}
+	 */
+	public CompletableFuture<String> expectNotification(String tag, long millis) {
+		send("EXPECT " + tag + " " + millis);
+		return CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.out.readLine();
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+	}
+
+	/**
+	 * Kills the peer with SIGKILL.
+	 */
+	public void kill() {
+		this.process.destroyForcibly();
+	}
+
+	/**
+	 * Returns the peer's process id.
+	 * @return the pid
+	 */
+	public long pid() {
+		return this.process.pid();
+	}
+
+	private void send(String line) {
+		this.in.println(line);
+	}
+
+	private String[] expect(String prefix, int seconds) {
+		CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.out.readLine();
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		try {
+			String answer = line.get(seconds, TimeUnit.SECONDS);
+			if (answer == null || !answer.startsWith(prefix + " ") && !answer.equals(prefix)) {
+				throw new IllegalStateException("peer " + this.name + " answered '" + answer + "', expected " + prefix);
+			}
+			return answer.split(" ");
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("peer " + this.name + " did not answer " + prefix + " in " + seconds + " s", ex);
+		}
+	}
+
+	/**
+	 * Returns a region of the local process as a remote descriptor would see it (helper for
+	 * checksums on the initiator's side).
+	 * @param segment local memory
+	 * @return its checksum
+	 */
+	public static long crc(MemorySegment segment) {
+		return PeerMain.crc(segment);
+	}
+
+	@Override
+	public void close() {
+		if (this.process.isAlive()) {
+			send("QUIT");
+			try {
+				if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
+					this.process.destroyForcibly();
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				this.process.destroyForcibly();
+			}
+		}
+	}
+
+}
