@@ -164,6 +164,37 @@ public final class PeerProcess implements AutoCloseable {
 	}
 
 	/**
+	 * Stops the peer with SIGSTOP: its agent stops answering, so a READ from it stays in
+	 * flight until {@link #resume()}.
+	 */
+	public void pause() {
+		signal("STOP");
+	}
+
+	/**
+	 * Continues a peer stopped by {@link #pause()}.
+	 */
+	public void resume() {
+		signal("CONT");
+	}
+
+	private void signal(String name) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(this.process.pid())).inheritIO().start();
+			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+				throw new IllegalStateException("kill -" + name + " " + this.process.pid() + " failed");
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
 	 * Returns the peer's process id.
 	 * @return the pid
 	 */
@@ -209,6 +240,7 @@ public final class PeerProcess implements AutoCloseable {
 	@Override
 	public void close() {
 		if (this.process.isAlive()) {
+			resume();
 			send("QUIT");
 			try {
 				if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
