@@ -354,23 +354,6 @@ public abstract class AgentContractTests {
 	}
 
 	@Test
-	void registrationUnderAnInFlightTransferCannotBeClosed(TestInfo info) {
-		Pair p = pair(info, 256L << 20);
-		try (Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
-				DescriptorList.of(p.remote), p.target.name(), null)) {
-			CompletableFuture<Transfer> done = transfer.post();
-			NixlException busy = catchThrowableOfType(NixlException.class, p.localRegistration::close);
-			assertThat(busy).as("close refused while the 256 MiB transfer is in flight").isNotNull();
-			assertThat(busy.status()).isEqualTo(NixlStatus.BUSY);
-			assertThat(p.localRegistration.isOpen()).isTrue();
-			done.join();
-			assertThat(Bytes.same(p.local, p.remote)).isTrue();
-			p.localRegistration.close();
-			assertThat(p.localRegistration.isOpen()).isFalse();
-		}
-	}
-
-	@Test
 	void aLargeTransferOf256MiBArrivesIntact(TestInfo info) {
 		Pair p = pair(info, 256L << 20);
 		try (Transfer transfer = p.initiator.transfer(XferOp.READ, DescriptorList.of(p.local),
@@ -420,57 +403,114 @@ public abstract class AgentContractTests {
 		assertThat(p.initiator.inFlightTransfers()).isEmpty();
 	}
 
-	@Test
-	void aTransferInProgressBeyondTheStallLimitIsReportedStalled(TestInfo info) {
-		Pair p = pair(info, 256L << 20, builder -> builder.stallTimeout(Duration.ofMillis(1)));
-		Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
-				DescriptorList.of(p.remote), p.target.name(), null);
-		NixlException stalled = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
-		// await before post is a usage error; post first
-		assertThat(stalled.status()).isEqualTo(NixlStatus.ERROR_INVALID_STATE);
-		transfer.post();
-		NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
-		assertThat(failure.status()).isEqualTo(NixlStatus.STALLED);
-		assertThat(failure.getMessage()).contains("stall limit");
-		assertThat(transfer.state()).isEqualTo(TransferState.STALLED);
-		assertThat(p.initiator.inFlightTransfers()).isEmpty();
-		assertThat(p.localRegistration.inFlightTransfers()).isZero();
-		transfer.close();
+	/**
+	 * Starts a peer agent of the engine under test in its own process.
+	 * @param name its agent name
+	 * @param size bytes it registers
+	 * @param seed the pattern it holds
+	 * @return the peer
+	 * @throws java.io.IOException when it cannot start
+	 */
+	protected PeerProcess startPeer(String name, long size, long seed) throws java.io.IOException {
+		return PeerProcess.start(name, size, seed);
 	}
 
-	@Test
-	void cancellingAnInFlightTransferCompletesItsFutureAsCancelled(TestInfo info) {
-		Pair p = pair(info, 256L << 20);
-		Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local), DescriptorList.of(p.remote),
-				p.target.name(), null);
-		transfer.cancel();
-		NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
-		if (failure != null) {
-			assertThat(failure.status()).isEqualTo(NixlStatus.CANCELLED);
-			assertThat(transfer.state()).isEqualTo(TransferState.CANCELLED);
-		}
-		else {
-			assertThat(transfer.state()).as("finished before the cancel").isEqualTo(TransferState.COMPLETED);
-		}
-		assertThat(p.localRegistration.inFlightTransfers()).isZero();
-		transfer.close();
-		// the agent keeps working after a cancellation
-		try (Transfer next = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local.asSlice(0, 4096)),
-				DescriptorList.of(p.remote.asSlice(0, 4096)), p.target.name(), null)) {
+	/** A first READ posted to a paused peer process: it stays in flight until the peer resumes. */
+	private record InFlightRead(NixlAgent initiator, PeerProcess peer, MemorySegment local, Registration registration,
+			Transfer transfer) {
+	}
+
+	private InFlightRead inFlightRead(TestInfo info, Consumer<AgentConfig.Builder> initiatorConfig) throws Exception {
+		int size = 8 << 20;
+		NixlAgent initiator = agent("init", info, initiatorConfig);
+		PeerProcess peer = startPeer("peer-" + ids.incrementAndGet(), size, 42);
+		this.resources.add(peer);
+		MemorySegment local = Bytes.pattern(arena(), size, 1);
+		Registration registration = initiator.register(local);
+		initiator.loadRemoteMetadata(peer.metadata());
+		// First contact needs the peer to answer the connection handshake; once connected, native
+		// READs are one-sided and would complete even from a stopped process.
+		peer.pause();
+		Transfer transfer = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null);
+		this.resources.add(transfer);
+		assertThat(transfer.state()).as("a READ from a paused peer is in flight").isEqualTo(TransferState.IN_PROGRESS);
+		return new InFlightRead(initiator, peer, local, registration, transfer);
+	}
+
+	private void assertAgentStillWorks(InFlightRead read) {
+		read.peer.resume();
+		read.peer.fill(99);
+		try (Transfer next = read.initiator.transfer(XferOp.READ, DescriptorList.of(read.local), read.peer.region(),
+				read.peer.name(), null)) {
 			next.await(WAIT);
 		}
-		assertThat(Bytes.same(p.local.asSlice(0, 4096), p.remote.asSlice(0, 4096))).isTrue();
+		assertThat(PeerMain.crc(read.local)).isEqualTo(read.peer.crc());
 	}
 
 	@Test
-	void closingAnAgentWithTransfersInFlightCancelsThem(TestInfo info) {
-		Pair p = pair(info, 256L << 20);
-		Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local), DescriptorList.of(p.remote),
-				p.target.name(), null);
-		p.initiator.close();
-		assertThat(transfer.completion()).isDone();
-		assertThat(transfer.state()).isIn(TransferState.CANCELLED, TransferState.COMPLETED, TransferState.CLOSED);
-		assertThat(catchThrowableOfType(NixlException.class, transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+	void registrationUnderAnInFlightTransferCannotBeClosed(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> {
+		});
+		assertThat(read.initiator.inFlightTransfers()).containsExactly(read.transfer);
+		assertThat(read.registration.inFlightTransfers()).isEqualTo(1);
+		NixlException busy = catchThrowableOfType(NixlException.class, read.registration::close);
+		assertThat(busy.status()).isEqualTo(NixlStatus.BUSY);
+		assertThat(busy.getMessage()).contains("in flight");
+		assertThat(read.registration.isOpen()).isTrue();
+		read.peer.resume();
+		read.transfer.await(WAIT);
+		assertThat(PeerMain.crc(read.local)).isEqualTo(read.peer.crc());
+		read.registration.close();
+		assertThat(read.registration.isOpen()).isFalse();
+	}
+
+	@Test
+	void aTransferInProgressBeyondTheStallLimitIsReportedStalled(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> builder.stallTimeout(Duration.ofMillis(300)));
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> read.transfer.await(WAIT));
+		assertThat(failure.status()).isEqualTo(NixlStatus.STALLED);
+		assertThat(failure.getMessage()).contains("stall limit").contains(read.peer.name());
+		assertThat(read.transfer.state()).isEqualTo(TransferState.STALLED);
+		assertThat(read.initiator.inFlightTransfers()).isEmpty();
+		assertThat(read.registration.inFlightTransfers()).isZero();
+		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+		assertAgentStillWorks(read);
+	}
+
+	@Test
+	void cancellingAnInFlightTransferCompletesItsFutureAsCancelled(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> {
+		});
+		read.transfer.cancel();
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> read.transfer.await(WAIT));
+		assertThat(failure.status()).isEqualTo(NixlStatus.CANCELLED);
+		assertThat(read.transfer.state()).isEqualTo(TransferState.CANCELLED);
+		assertThat(read.registration.inFlightTransfers()).isZero();
+		assertAgentStillWorks(read);
+	}
+
+	@Test
+	void waitingOnAnInFlightTransferTimesOutWithoutCancellingIt(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> {
+		});
+		NixlException timeout = catchThrowableOfType(NixlException.class,
+				() -> read.transfer.await(Duration.ofMillis(200)));
+		assertThat(timeout.status()).isEqualTo(NixlStatus.TIMEOUT);
+		assertThat(read.transfer.state()).isEqualTo(TransferState.IN_PROGRESS);
+		read.peer.resume();
+		read.transfer.await(WAIT);
+		assertThat(PeerMain.crc(read.local)).isEqualTo(read.peer.crc());
+	}
+
+	@Test
+	void closingAnAgentWithTransfersInFlightCancelsThem(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> {
+		});
+		read.initiator.close();
+		assertThat(read.transfer.completion()).isCompletedExceptionally();
+		assertThat(read.transfer.state()).isEqualTo(TransferState.CANCELLED);
+		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+		read.peer.resume();
 	}
 
 	@Test

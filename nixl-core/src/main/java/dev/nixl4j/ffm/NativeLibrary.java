@@ -130,7 +130,7 @@ public final class NativeLibrary {
 				attempts.add(candidate.getKey() + " " + candidate.getValue() + ": no " + LIBRARY_FILE);
 				continue;
 			}
-			applyEnvironment(environment);
+			applyEnvironment(withDefaults(environment));
 			SymbolLookup lookup;
 			try {
 				lookup = SymbolLookup.libraryLookup(file, Arena.global());
@@ -225,6 +225,34 @@ public final class NativeLibrary {
 		}
 		catch (Throwable ex) {
 			throw unavailable("nixl_capi_is_stub failed: " + ex, ex);
+		}
+	}
+
+	/**
+	 * Adds nixl4j's defaults to the configured environment. On a host without RDMA devices UCX's
+	 * InfiniBand modules serve nothing, yet loading them makes the wheel's own copy of
+	 * libibverbs load the system's verbs providers, which bring a second libibverbs and libnl
+	 * into the process; libnl's destructor then crashes the JVM at exit. So unless the user chose
+	 * {@code UCX_MODULES}, they are left out there.
+	 * @param configured the configured environment
+	 * @return the environment to apply
+	 */
+	static Map<String, String> withDefaults(Map<String, String> configured) {
+		Map<String, String> environment = new LinkedHashMap<>();
+		if (System.getenv("UCX_MODULES") == null && !hasRdmaDevices()) {
+			environment.put("UCX_MODULES", "^ib");
+		}
+		environment.putAll(configured);
+		return environment;
+	}
+
+	private static boolean hasRdmaDevices() {
+		Path devices = Path.of("/sys/class/infiniband");
+		try (java.util.stream.Stream<Path> entries = Files.list(devices)) {
+			return entries.findAny().isPresent();
+		}
+		catch (java.io.IOException ex) {
+			return false;
 		}
 	}
 
