@@ -570,6 +570,52 @@ public abstract class AgentContractTests {
 		assertThat(Bytes.hasPattern(local, 9)).isTrue();
 	}
 
+	@Test
+	void telemetryReportsWhatTheTransferMoved(TestInfo info) {
+		Pair p = pair(info, 1 << 20, builder -> builder.telemetry(true));
+		try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			transfer.await(WAIT);
+			TransferTelemetry telemetry = transfer.telemetry();
+			assertThat(telemetry.totalBytes()).isEqualTo(1 << 20);
+			assertThat(telemetry.descriptorCount()).isEqualTo(1);
+			assertThat(telemetry.transferDuration()).isPositive();
+		}
+	}
+
+	@Test
+	void telemetryIsRefusedWhenItIsOff(TestInfo info) {
+		Pair p = pair(info, 4096);
+		try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			transfer.await(WAIT);
+			assertThat(catchThrowableOfType(NixlException.class, transfer::telemetry).status())
+				.isEqualTo(NixlStatus.ERROR_NO_TELEMETRY);
+		}
+	}
+
+	@Test
+	void notificationToAnUnknownAgentFailsClearly(TestInfo info) {
+		NixlAgent agent = agent("sender", info);
+		assertThatThrownBy(() -> agent.sendNotification("nobody-" + ids.incrementAndGet(), bytes("hello")))
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.operation()).isEqualTo("gen_notif");
+				assertThat(ex.remoteAgent()).startsWith("nobody-");
+			});
+	}
+
+	@Test
+	void theAgentListsItsPeersRegistrationsAndBackends(TestInfo info) {
+		Pair p = pair(info, 4096);
+		assertThat(p.initiator.remoteAgents()).containsExactly(p.target.name());
+		assertThat(p.initiator.registrations()).containsExactly(p.localRegistration);
+		assertThat(p.localRegistration.byteSize()).isEqualTo(4096);
+		assertThat(p.initiator.backends()).isNotEmpty();
+		assertThat(p.initiator.backends().get(0).memoryTypes()).contains(MemoryType.DRAM);
+		p.initiator.invalidateRemoteMetadata(p.target.name());
+		assertThat(p.initiator.remoteAgents()).isEmpty();
+	}
+
 	private static byte[] bytes(String text) {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}

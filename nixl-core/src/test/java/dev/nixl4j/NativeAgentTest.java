@@ -1,0 +1,87 @@
+package dev.nixl4j;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What only the native engine has: NIXL's plugins, their parameters and backends.
+ */
+class NativeAgentTest {
+
+	@BeforeAll
+	static void requireNative() {
+		NativeNixl.require();
+	}
+
+	private static NixlAgent agent(String name, BackendConfig... backends) {
+		return NixlAgent.create(AgentConfig.builder(name).engine(Engine.NATIVE).backends(backends).build());
+	}
+
+	@Test
+	void autoUsesNativeNixlWhenItLoads() {
+		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder("auto-agent").build())) {
+			assertThat(agent.engine()).isEqualTo(Engine.NATIVE);
+			assertThat(agent.backends()).extracting(Backend::plugin).containsExactly("UCX");
+		}
+	}
+
+	@Test
+	void listsPluginsWithTheirParametersAndMemoryTypes() {
+		try (NixlAgent agent = agent("plugin-lister")) {
+			assertThat(agent.availablePlugins()).contains("UCX", "POSIX");
+			PluginInfo ucx = agent.pluginInfo("UCX");
+			assertThat(ucx.memoryTypes()).contains(MemoryType.DRAM);
+			assertThat(ucx.parameters()).isNotEmpty();
+		}
+	}
+
+	@Test
+	void createsABackendWithParameters() {
+		try (NixlAgent agent = agent("backend-maker")) {
+			Backend ucx = agent.createBackend("UCX", Map.of("num_workers", "2"));
+			assertThat(ucx.plugin()).isEqualTo("UCX");
+			assertThat(ucx.memoryTypes()).contains(MemoryType.DRAM);
+			assertThat(agent.backends()).containsExactly(ucx);
+		}
+	}
+
+	@Test
+	void anUnknownPluginFailsWithAClearError() {
+		try (NixlAgent agent = agent("unknown-plugin")) {
+			assertThatThrownBy(() -> agent.pluginInfo("NO_SUCH_PLUGIN"))
+				.isInstanceOfSatisfying(NixlException.class,
+						ex -> assertThat(ex.getMessage()).contains("NO_SUCH_PLUGIN").contains("available: ["));
+			assertThatThrownBy(() -> agent.createBackend("NO_SUCH_PLUGIN", Map.of()))
+				.isInstanceOfSatisfying(NixlException.class, ex -> {
+					assertThat(ex.operation()).isEqualTo("create_backend");
+					assertThat(ex.getMessage()).contains("NO_SUCH_PLUGIN");
+				});
+		}
+	}
+
+	@Test
+	void anAgentWhoseConfiguredBackendFailsIsNotCreated() {
+		assertThatThrownBy(() -> agent("broken-backend", BackendConfig.of("NO_SUCH_PLUGIN")))
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.getMessage()).contains("create_backend").contains("broken-backend"));
+	}
+
+	@Test
+	void registeringMemoryNoBackendSupportsFailsClearly() {
+		try (NixlAgent agent = agent("no-backends", new BackendConfig[0]);
+				java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+			assertThatThrownBy(() -> agent.register(arena.allocate(4096)))
+				.isInstanceOfSatisfying(NixlException.class, ex -> {
+					assertThat(ex.operation()).isEqualTo("register_mem");
+					assertThat(ex.getMessage()).contains("DRAM");
+				});
+			assertThat(agent.registrations()).isEmpty();
+		}
+	}
+
+}
