@@ -34,7 +34,10 @@ import dev.nixl4j.NixlStatus;
  *               "t" memory type (0 DRAM .. 4 FILE), "n" descriptor count N (at least 1)
  *               N times: "" address, length and device id (8 bytes each) + backend key (opaque)
  * </pre>
- * Nothing may follow the last section. NIXL's own reader is laxer (it accepts any separator byte,
+ * Nothing may follow the last section. The key of a descriptor in a {@code UCX} section is a packed
+ * UCX remote key, which UCX reads without bounds: a 64-bit map of memory domains, a UCX memory type
+ * (one byte, 0 HOST .. 9 GAUDI), then per domain in the map a size byte and that many bytes; what
+ * follows is not read. NIXL's own reader is laxer (it accepts any separator byte,
  * ignores trailing bytes and does not guard its length arithmetic against wrap-around); every blob
  * NIXL writes passes this check.
  *
@@ -62,6 +65,15 @@ public final class MetadataFraming {
 
 	/** Address, length and device id of a {@code nixlBasicDesc}. */
 	private static final int BASIC_DESC_BYTES = 3 * Long.BYTES;
+
+	/** The backend whose descriptor keys are packed UCX remote keys ({@code ucp_rkey_pack}). */
+	private static final String UCX_BACKEND = "UCX";
+
+	/** The memory-domain map and the memory type that start a packed UCX remote key. */
+	private static final int UCX_KEY_HEADER_BYTES = Long.BYTES + 1;
+
+	/** The UCX memory types ({@code ucs_memory_type_t}, HOST to GAUDI) of the UCX that NIXL 1.5.1 ships. */
+	private static final int UCX_MEMORY_TYPES = 10;
 
 	private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class,
 			ByteOrder.LITTLE_ENDIAN);
@@ -369,9 +381,43 @@ public final class MetadataFraming {
 							+ BASIC_DESC_BYTES);
 				}
 				int at = this.valueOffset;
+				if (UCX_BACKEND.equals(backend)) {
+					ucxRemoteKey(at + BASIC_DESC_BYTES, this.valueLength - BASIC_DESC_BYTES);
+				}
 				regions.add(new Region(longAt(at), longAt(at + Long.BYTES), longAt(at + 2 * Long.BYTES)));
 			}
 			return new MemorySection(backend, memoryType, regions);
+		}
+
+		/**
+		 * Checks the packed UCX remote key of a descriptor. NIXL 1.5.1 passes it to
+		 * {@code ucp_ep_rkey_unpack} without its length and UCX trusts what it reads. Loading such
+		 * keys killed the process with SIGSEGV (found by MetadataFuzzTest): a memory type of 10 or
+		 * more indexes UCX's per-type tables out of bounds (in
+		 * {@code ucp_proto_init_add_buffer_copy_time} or {@code ucp_worker_iface_estimate_perf}),
+		 * and a key shorter than 9 bytes (an empty one crashed in libc) or than its domain map says
+		 * is read past its end.
+		 */
+		private void ucxRemoteKey(int offset, int length) {
+			if (length < UCX_KEY_HEADER_BYTES) {
+				throw failure(offset, "UCX remote key of " + length + " bytes, shorter than " + UCX_KEY_HEADER_BYTES);
+			}
+			int memoryType = this.data[offset + Long.BYTES] & 0xff;
+			if (memoryType >= UCX_MEMORY_TYPES) {
+				throw failure(offset + Long.BYTES, "UCX remote key of unknown UCX memory type " + memoryType);
+			}
+			int domains = Long.bitCount(longAt(offset));
+			int at = offset + UCX_KEY_HEADER_BYTES;
+			int end = offset + length;
+			for (int i = 0; i < domains; i++) {
+				// A size byte, then that many bytes of the domain's key.
+				int next = at < end ? at + 1 + (this.data[at] & 0xff) : end + 1;
+				if (next > end) {
+					throw failure(offset, "UCX remote key of " + length + " bytes ends within the key of memory domain "
+							+ (i + 1) + " of " + domains);
+				}
+				at = next;
+			}
 		}
 
 		private void header() {

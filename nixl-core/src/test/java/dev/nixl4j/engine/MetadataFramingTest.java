@@ -295,12 +295,74 @@ class MetadataFramingTest {
 		byte[] unterminated = new Blob().text("Agent", "a").bytes();
 		unterminated[unterminated.length - 1] = '#';
 		assertInvalid(unterminated).contains("not terminated by '|'");
-		// A descriptor without key bytes is what NIXL accepts too.
-		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(sections(b -> b.text("bknd", "UCX")
+		// A descriptor without key bytes is what NIXL accepts too (but not from UCX, see below).
+		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(sections(b -> b.text("bknd", "POSIX")
 			.text("nixlDList", "nixlSDList")
 			.u32("t", 4)
 			.u64("n", 1)
 			.desc(new Region(0, -1L, 9), 0))));
+	}
+
+	@Test
+	void acceptsUcxRemoteKeysAsUcxPacksThem() {
+		// What a NIXL 1.5.1 agent on this machine packs: one memory domain with an empty key, then the
+		// system device byte (unknown) that UCX does not read back.
+		assertParses(ucxSection(ucxKey(1L, 0, 0, 0xff)));
+		// Three domains with keys of 2, 0 and 3 bytes, CUDA memory, system device 1 and one distance entry.
+		assertParses(ucxSection(ucxKey(0b1011L, 1, 2, 7, 7, 0, 3, 1, 2, 3, 1, 0, 9, 9)));
+		// No domain at all, and every memory type UCX knows, HOST (0) to GAUDI (9).
+		for (int memoryType = 0; memoryType <= 9; memoryType++) {
+			assertParses(ucxSection(ucxKey(0L, memoryType)));
+		}
+		for (String sample : SAMPLES) {
+			assertParses(sample(sample));
+		}
+	}
+
+	@Test
+	void rejectsUcxRemoteKeysThatUcxWouldMisread() {
+		// UCX indexes per-memory-type tables with this byte: 10 and more crashed NIXL 1.5.1 with
+		// SIGSEGV in ucp_proto_init_add_buffer_copy_time (MetadataFuzzTest).
+		for (int memoryType : new int[] { 10, 15, 0x40, 0x7f, 0xff }) {
+			assertInvalid(ucxSection(ucxKey(1L, memoryType, 0, 0xff))).contains("unknown UCX memory type " + memoryType);
+		}
+		// UCX reads the domain map and the memory type without knowing the key's length: an empty
+		// key made it read both from the bytes after it.
+		assertInvalid(ucxSection(new byte[0])).contains("UCX remote key of 0 bytes, shorter than 9");
+		assertInvalid(ucxSection(new byte[8])).contains("UCX remote key of 8 bytes, shorter than 9");
+		// The map names two domains, the key holds one.
+		assertInvalid(ucxSection(ucxKey(0b11L, 0, 2, 7, 7))).contains("memory domain 2 of 2");
+		// The size byte of the only domain claims more than is left.
+		assertInvalid(ucxSection(ucxKey(1L, 0, 5, 7, 7))).contains("memory domain 1 of 1");
+		// The same bytes are no UCX key in a section of another backend, and are left alone there.
+		assertParses(sections(b -> b.text("bknd", "POSIX")
+			.text("nixlDList", "nixlSDList")
+			.u32("t", 0)
+			.u64("n", 1)
+			.desc(new Region(0x1000, 4096, 0), ucxKey(1L, 0xff, 5))));
+	}
+
+	private static void assertParses(byte[] blob) {
+		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(blob));
+	}
+
+	/** A blob with one UCX section of one descriptor with the given key. */
+	private static byte[] ucxSection(byte[] key) {
+		return sections(b -> b.text("bknd", "UCX")
+			.text("nixlDList", "nixlSDList")
+			.u32("t", 0)
+			.u64("n", 1)
+			.desc(new Region(0x1000, 4096, 0), key));
+	}
+
+	/** A packed UCX remote key: the domain map, the memory type and the given bytes. */
+	private static byte[] ucxKey(long domains, int memoryType, int... rest) {
+		ByteBuffer key = ByteBuffer.allocate(9 + rest.length).order(ByteOrder.LITTLE_ENDIAN);
+		key.putLong(domains).put((byte) memoryType);
+		for (int b : rest) {
+			key.put((byte) b);
+		}
+		return key.array();
 	}
 
 	@Test
@@ -500,9 +562,14 @@ class MetadataFramingTest {
 		}
 
 		Blob desc(Region region, int keyLength) {
-			ByteBuffer value = le(3 * Long.BYTES + keyLength).putLong(region.address())
+			return desc(region, new byte[keyLength]);
+		}
+
+		Blob desc(Region region, byte[] key) {
+			ByteBuffer value = le(3 * Long.BYTES + key.length).putLong(region.address())
 				.putLong(region.length())
-				.putLong(region.deviceId());
+				.putLong(region.deviceId())
+				.put(key);
 			return field("", value.array());
 		}
 
