@@ -4,14 +4,20 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * A {@link PeerMain} started in a child JVM: a real second process with its own NIXL agent.
@@ -53,6 +59,21 @@ public final class PeerProcess implements AutoCloseable {
 	 * @throws IOException when it cannot start
 	 */
 	public static PeerProcess start(String name, long size, long seed) throws IOException {
+		return start(name, size, seed, Map.of());
+	}
+
+	/**
+	 * Starts a peer with extra environment variables, for example {@code UCX_TLS} to choose the
+	 * transports its agent offers.
+	 * @param name its agent name
+	 * @param size bytes it registers
+	 * @param seed the pattern it fills them with
+	 * @param environment variables added to the child's environment
+	 * @return the running peer
+	 * @throws IOException when it cannot start
+	 */
+	public static PeerProcess start(String name, long size, long seed, Map<String, String> environment)
+			throws IOException {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("--enable-native-access=ALL-UNNAMED");
@@ -67,7 +88,9 @@ public final class PeerProcess implements AutoCloseable {
 		command.add(name);
 		command.add(Long.toString(size));
 		command.add(Long.toString(seed));
-		Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+		ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+		builder.environment().putAll(environment);
+		Process process = builder.start();
 		try {
 			return new PeerProcess(process, name);
 		}
@@ -157,18 +180,64 @@ public final class PeerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Kills the peer with SIGKILL.
+	 * Kills the peer with SIGKILL and waits until it is gone.
 	 */
 	public void kill() {
 		this.process.destroyForcibly();
+		try {
+			if (!this.process.waitFor(30, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("peer " + this.name + " still runs 30 s after SIGKILL");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	/**
-	 * Stops the peer with SIGSTOP: its agent stops answering, so a READ from it stays in
-	 * flight until {@link #resume()}.
+	 * Stops the peer with SIGSTOP: its agent stops answering, so a transfer that needs its help
+	 * stays in flight until {@link #resume()} (one that UCX emulates with messages; one done by
+	 * cross-memory attach does not need the peer). Returns once every thread of the peer stopped.
 	 */
 	public void pause() {
 		signal("STOP");
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (!allThreadsStopped()) {
+			if (System.nanoTime() - deadline > 0) {
+				throw new IllegalStateException("peer " + this.name + " did not stop within 10 s of SIGSTOP");
+			}
+			LockSupport.parkNanos(1_000_000);
+		}
+	}
+
+	/**
+	 * Whether every thread of the peer is stopped. SIGSTOP takes effect asynchronously: a thread
+	 * that was running when it was sent may run on for a moment after kill returns.
+	 */
+	private boolean allThreadsStopped() {
+		try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(this.process.pid()), "task"))) {
+			return tasks.allMatch(PeerProcess::isStopped);
+		}
+		catch (IOException | UncheckedIOException ex) {
+			throw new IllegalStateException("cannot read the threads of peer " + this.name, ex);
+		}
+	}
+
+	private static boolean isStopped(Path task) {
+		String stat;
+		try {
+			stat = Files.readString(task.resolve("stat"));
+		}
+		catch (NoSuchFileException ex) {
+			return true; // the thread exited
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		// the state follows the command name, which is in parentheses and may hold spaces
+		char state = stat.charAt(stat.lastIndexOf(')') + 2);
+		return state == 'T' || state == 't' || state == 'Z' || state == 'X';
 	}
 
 	/**
@@ -240,7 +309,16 @@ public final class PeerProcess implements AutoCloseable {
 	@Override
 	public void close() {
 		if (this.process.isAlive()) {
-			resume();
+			try {
+				resume();
+			}
+			catch (IllegalStateException ex) {
+				if (this.process.isAlive()) {
+					throw ex;
+				}
+				// it died since the check: nothing left to stop
+				return;
+			}
 			send("QUIT");
 			try {
 				if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
