@@ -466,7 +466,23 @@ public final class MetadataFraming {
 			if (this.valueLength == 0) {
 				throw failure(this.valueOffset, "empty " + tag.describe());
 			}
-			return new String(this.data, this.valueOffset, this.valueLength, StandardCharsets.UTF_8);
+			// NIXL keeps names as raw bytes: a name Java would decode differently (invalid UTF-8,
+			// or a NUL that ends it early for C) could never be addressed or invalidated again.
+			for (int i = this.valueOffset; i < this.valueOffset + this.valueLength; i++) {
+				if (this.data[i] == 0) {
+					throw failure(i, tag.describe() + " contains a NUL byte");
+				}
+			}
+			try {
+				return StandardCharsets.UTF_8.newDecoder()
+					.onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+					.onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+					.decode(java.nio.ByteBuffer.wrap(this.data, this.valueOffset, this.valueLength))
+					.toString();
+			}
+			catch (java.nio.charset.CharacterCodingException ex) {
+				throw failure(this.valueOffset, tag.describe() + " is not valid UTF-8");
+			}
 		}
 
 		private void literal(Tag tag, byte[] expected) {

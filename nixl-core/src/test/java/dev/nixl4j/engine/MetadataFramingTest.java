@@ -124,6 +124,16 @@ class MetadataFramingTest {
 	}
 
 	@Test
+	void rejectsNamesThatJavaAndNixlWouldReadDifferently() {
+		assertInvalid(standardBlob(b -> b.field("Agent", "peer\0x".getBytes(StandardCharsets.UTF_8))))
+			.contains("NUL byte");
+		assertInvalid(standardBlob(b -> b.field("Agent", new byte[] { 'p', (byte) 0xC3, (byte) 0x28 })))
+			.contains("not valid UTF-8");
+		assertInvalid(standardBlob(b -> b.text("Agent", "a").u64("Conns", 1).field("t", new byte[] { 'U', 0 })
+			.opaque("c", 4))).contains("NUL byte");
+	}
+
+	@Test
 	void parsesSeveralBackendsAndSections() {
 		byte[] blob = new Blob().text("Agent", "decode-3")
 			.u64("Conns", 2)
