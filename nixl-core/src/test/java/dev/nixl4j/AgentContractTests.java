@@ -553,6 +553,29 @@ public abstract class AgentContractTests {
 	}
 
 	@Test
+	void aRefusedLoadLeavesThePeerListInStepWithTheEngine(TestInfo info) {
+		Arena arena = arena();
+		NixlAgent initiator = agent("init", info);
+		String peerName = "peer-refused-" + ids.incrementAndGet();
+		try (NixlAgent first = newAgent(peerName, builder -> {
+		}); NixlAgent impostor = newAgent(peerName, builder -> {
+		})) {
+			first.register(Bytes.pattern(arena, 4096, 1));
+			impostor.register(Bytes.pattern(arena, 4096, 2));
+			initiator.loadRemoteMetadata(first.localMetadata());
+			// same name, other connection details: refused without an invalidation first
+			assertThatThrownBy(() -> initiator.loadRemoteMetadata(impostor.localMetadata()))
+				.isInstanceOf(NixlException.class);
+			assertThat(initiator.remoteAgents().contains(peerName)).isEqualTo(initiator.hasRemoteMetadata(peerName));
+			if (initiator.remoteAgents().contains(peerName)) {
+				initiator.invalidateRemoteMetadata(peerName);
+			}
+			assertThat(initiator.remoteAgents()).doesNotContain(peerName);
+			assertThat(initiator.loadRemoteMetadata(impostor.localMetadata())).isEqualTo(peerName);
+		}
+	}
+
+	@Test
 	void partialMetadataAnnouncesMemoryRegisteredLater(TestInfo info) {
 		Pair p = pair(info, 4096);
 		MemorySegment later = Bytes.pattern(arena(), 8192, 9);

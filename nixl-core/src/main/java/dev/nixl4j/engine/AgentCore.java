@@ -249,7 +249,17 @@ public final class AgentCore implements NixlAgent {
 		byte[] bytes = metadata.toByteArray();
 		MetadataFraming.ParsedMetadata parsed = MetadataFraming.parse(bytes);
 		return guarded("load_remote_md", () -> {
-			String remote = this.driver.loadRemoteMetadata(bytes);
+			String remote;
+			try {
+				remote = this.driver.loadRemoteMetadata(bytes);
+			}
+			catch (NixlException ex) {
+				// A refused update can make NIXL drop the peer it had: keep the Java view in step.
+				if (!this.driver.hasRemoteMetadata(parsed.agentName())) {
+					this.remotes.remove(parsed.agentName());
+				}
+				throw ex;
+			}
 			this.remotes.merge(remote, parsed, AgentCore::update);
 			return remote;
 		});
@@ -277,8 +287,17 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public void invalidateRemoteMetadata(String remoteAgent) {
 		guarded("invalidate_remote_md", () -> {
-			this.driver.invalidateRemoteMetadata(remoteAgent);
-			this.remotes.remove(remoteAgent);
+			boolean known = this.remotes.remove(remoteAgent) != null;
+			try {
+				this.driver.invalidateRemoteMetadata(remoteAgent);
+			}
+			catch (NixlException ex) {
+				// The engine may have dropped the peer on its own (a disconnect, a refused update);
+				// forgetting a peer this agent knew is then already done.
+				if (!known || ex.status() != NixlStatus.ERROR_NOT_FOUND) {
+					throw ex;
+				}
+			}
 		});
 	}
 
