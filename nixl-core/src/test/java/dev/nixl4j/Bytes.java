@@ -65,4 +65,20 @@ public final class Bytes {
 		}
 	}
 
+	/**
+	 * Replaces {@code remove} bytes at {@code at} with {@code insert}.
+	 * @param bytes the original
+	 * @param at where the change starts
+	 * @param remove how many bytes go
+	 * @param insert what comes in their place
+	 * @return a new array
+	 */
+	public static byte[] splice(byte[] bytes, int at, int remove, byte[] insert) {
+		byte[] result = new byte[bytes.length - remove + insert.length];
+		System.arraycopy(bytes, 0, result, 0, at);
+		System.arraycopy(insert, 0, result, at, insert.length);
+		System.arraycopy(bytes, at + remove, result, at + insert.length, bytes.length - at - remove);
+		return result;
+	}
+
 }

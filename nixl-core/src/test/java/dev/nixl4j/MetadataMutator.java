@@ -506,11 +506,11 @@ final class MetadataMutator {
 			}
 			case 1 -> {
 				operations.add("insert-bytes");
-				return splice(bytes, at, 0, randomBytes(1 + this.random.nextInt(4)));
+				return Bytes.splice(bytes, at, 0, randomBytes(1 + this.random.nextInt(4)));
 			}
 			case 2 -> {
 				operations.add("delete-bytes");
-				return splice(bytes, at, Math.min(bytes.length - at, 1 + this.random.nextInt(4)), new byte[0]);
+				return Bytes.splice(bytes, at, Math.min(bytes.length - at, 1 + this.random.nextInt(4)), new byte[0]);
 			}
 			case 3 -> {
 				operations.add("truncate");
@@ -520,7 +520,7 @@ final class MetadataMutator {
 				operations.add("duplicate-chunk");
 				int from = this.random.nextInt(bytes.length);
 				int length = Math.min(bytes.length - from, 1 + this.random.nextInt(128));
-				return splice(bytes, at, 0, Arrays.copyOfRange(bytes, from, from + length));
+				return Bytes.splice(bytes, at, 0, Arrays.copyOfRange(bytes, from, from + length));
 			}
 			case 5 -> {
 				operations.add("overwrite-u64");
@@ -726,14 +726,6 @@ final class MetadataMutator {
 		byte[] bytes = new byte[length];
 		this.random.nextBytes(bytes);
 		return bytes;
-	}
-
-	private static byte[] splice(byte[] bytes, int at, int remove, byte[] insert) {
-		byte[] result = new byte[bytes.length - remove + insert.length];
-		System.arraycopy(bytes, 0, result, 0, at);
-		System.arraycopy(insert, 0, result, at, insert.length);
-		System.arraycopy(bytes, at + remove, result, at + insert.length, bytes.length - at - remove);
-		return result;
 	}
 
 	static byte[] concat(byte[] first, byte[] second) {

@@ -16,11 +16,13 @@ import java.util.function.Consumer;
 
 import org.assertj.core.api.AbstractStringAssert;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import dev.nixl4j.Bytes;
 import org.junit.jupiter.api.Test;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.engine.MetadataFraming.BackendConnection;
+import dev.nixl4j.Bytes;
 import dev.nixl4j.engine.MetadataFraming.MemorySection;
 import dev.nixl4j.engine.MetadataFraming.ParsedMetadata;
 import dev.nixl4j.engine.MetadataFraming.Region;
@@ -428,8 +430,8 @@ class MetadataFramingTest {
 			int at = random.nextInt(bytes.length);
 			switch (random.nextInt(6)) {
 				case 0 -> bytes[at] ^= (byte) (1 << random.nextInt(8));
-				case 1 -> bytes = splice(bytes, at, 0, new byte[] { (byte) random.nextInt(256) });
-				case 2 -> bytes = splice(bytes, at, 1, new byte[0]);
+				case 1 -> bytes = Bytes.splice(bytes, at, 0, new byte[] { (byte) random.nextInt(256) });
+				case 2 -> bytes = Bytes.splice(bytes, at, 1, new byte[0]);
 				case 3 -> {
 					if (at + Long.BYTES <= bytes.length) {
 						long current = ByteBuffer.wrap(bytes, at, Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).getLong();
@@ -442,19 +444,11 @@ class MetadataFramingTest {
 				default -> {
 					int from = random.nextInt(bytes.length);
 					int length = Math.min(bytes.length - from, 1 + random.nextInt(64));
-					bytes = splice(bytes, at, 0, Arrays.copyOfRange(bytes, from, from + length));
+					bytes = Bytes.splice(bytes, at, 0, Arrays.copyOfRange(bytes, from, from + length));
 				}
 			}
 		}
 		return bytes;
-	}
-
-	private static byte[] splice(byte[] bytes, int at, int remove, byte[] insert) {
-		byte[] result = new byte[bytes.length - remove + insert.length];
-		System.arraycopy(bytes, 0, result, 0, at);
-		System.arraycopy(insert, 0, result, at, insert.length);
-		System.arraycopy(bytes, at + remove, result, at + insert.length, bytes.length - at - remove);
-		return result;
 	}
 
 	private static AbstractStringAssert<?> assertInvalid(byte[] bytes) {
