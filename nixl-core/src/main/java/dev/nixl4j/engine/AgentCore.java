@@ -523,7 +523,9 @@ public final class AgentCore implements NixlAgent {
 
 	/** Called by the progress loop only. */
 	boolean drainNotifications() {
-		if (!this.notifications.hasRoom()) {
+		// An agent without backends (they may be created later) cannot receive notifications, and
+		// NIXL answers every drain with an error and a log line: do not ask until one exists.
+		if (this.backends.isEmpty() || !this.notifications.hasRoom()) {
 			return false;
 		}
 		try {

@@ -1,0 +1,88 @@
+package dev.nixl4j.diag;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes the few JSON values the tool prints (objects, arrays, strings, numbers, booleans), so
+ * that the core module needs no JSON library.
+ */
+final class Json {
+
+	private Json() {
+	}
+
+	/**
+	 * Writes a value: a {@link Map} with string keys, a {@link List}, a {@link CharSequence}, a
+	 * {@link Number}, a {@link Boolean} or {@code null}.
+	 * @param value the value
+	 * @return its JSON text
+	 */
+	static String write(@Nullable Object value) {
+		StringBuilder json = new StringBuilder();
+		append(json, value);
+		return json.toString();
+	}
+
+	private static void append(StringBuilder json, @Nullable Object value) {
+		switch (value) {
+			case null -> json.append("null");
+			case Map<?, ?> map -> {
+				json.append('{');
+				boolean first = true;
+				for (Map.Entry<?, ?> entry : map.entrySet()) {
+					if (!first) {
+						json.append(',');
+					}
+					first = false;
+					string(json, String.valueOf(entry.getKey()));
+					json.append(':');
+					append(json, entry.getValue());
+				}
+				json.append('}');
+			}
+			case List<?> list -> {
+				json.append('[');
+				for (int i = 0; i < list.size(); i++) {
+					if (i > 0) {
+						json.append(',');
+					}
+					append(json, list.get(i));
+				}
+				json.append(']');
+			}
+			case Double number when number.isNaN() || number.isInfinite() -> json.append("null");
+			case Double number -> json.append(String.format(Locale.ROOT, "%.3f", number));
+			case Number number -> json.append(number);
+			case Boolean bool -> json.append(bool);
+			default -> string(json, value.toString());
+		}
+	}
+
+	private static void string(StringBuilder json, String text) {
+		json.append('"');
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			switch (c) {
+				case '"' -> json.append("\\\"");
+				case '\\' -> json.append("\\\\");
+				case '\n' -> json.append("\\n");
+				case '\r' -> json.append("\\r");
+				case '\t' -> json.append("\\t");
+				default -> {
+					if (c < 0x20) {
+						json.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						json.append(c);
+					}
+				}
+			}
+		}
+		json.append('"');
+	}
+
+}
