@@ -37,8 +37,11 @@ final class BenchRunner {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(60);
 
-	/** Untimed posts of the smallest block before a direction is measured. */
+	/** Untimed posts of the smallest block before a direction is measured, at most. */
 	private static final int JIT_WARMUP = 5000;
+
+	/** Bytes those posts may move, so that a run of large blocks does not spend minutes warming up. */
+	private static final long JIT_WARMUP_BYTES = 256L << 20;
 
 	private final BenchOptions options;
 
@@ -85,18 +88,22 @@ final class BenchRunner {
 	}
 
 	/**
-	 * Posts the smallest transfer {@value #JIT_WARMUP} times before anything is timed: until the
-	 * JIT has compiled the transfer path, the first block size would measure the interpreter.
+	 * Makes and posts the smallest transfer up to {@value #JIT_WARMUP} times before anything is
+	 * timed: until the JIT has compiled the paths that make and post a transfer, the first block
+	 * sizes would measure the interpreter. Large blocks need fewer rounds, as Java's share of their
+	 * time is small.
 	 */
 	private void warmUpJit(XferOp op) {
 		long block = this.options.minBlock();
+		long rounds = Math.min(JIT_WARMUP, Math.max(1, JIT_WARMUP_BYTES / (block * this.options.batch())));
 		try (PreparedList localList = this.initiator.prepareLocal(blocks(this.local.address(), block));
 				PreparedList remoteList = this.initiator.prepareRemote(this.target.name(),
-						blocks(this.target.region().address(), block));
-				Transfer transfer = this.initiator.createTransfer(op, localList, indices(), remoteList, indices(),
+						blocks(this.target.region().address(), block))) {
+			for (long i = 0; i < rounds; i++) {
+				try (Transfer transfer = this.initiator.createTransfer(op, localList, indices(), remoteList, indices(),
 						null)) {
-			for (int i = 0; i < JIT_WARMUP; i++) {
-				await(transfer.post());
+					await(transfer.post());
+				}
 			}
 		}
 	}
