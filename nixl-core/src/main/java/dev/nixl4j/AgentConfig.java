@@ -84,7 +84,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 
 	/**
 	 * Starts a configuration with nixl4j's defaults: engine {@link Engine#AUTO}, one UCX backend,
-	 * {@link ThreadSync#STRICT}, NIXL's progress thread on, listener off, telemetry off, a 30 s
+	 * {@link ThreadSync#STRICT}, NIXL's progress thread on with a 1 ms poll delay, listener off, telemetry off, a 30 s
 	 * stall limit and a mailbox of 4096 notifications.
 	 * @param name the agent's name
 	 * @return a builder
@@ -128,7 +128,9 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 
 		private boolean nativeProgressThread = true;
 
-		private Duration nativeProgressDelay = Duration.ZERO;
+		// NIXL's progress thread waits in poll() up to this long unless UCX signals work; with 0
+		// it spins, and two spinning agents halve bandwidth on a small host (docs/benchmarks.md).
+		private Duration nativeProgressDelay = Duration.ofMillis(1);
 
 		private boolean listener;
 

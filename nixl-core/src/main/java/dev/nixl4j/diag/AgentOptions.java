@@ -38,8 +38,8 @@ final class AgentOptions {
 			                            example ucx_error_handling_mode=none
 			  --env NAME=VALUE          environment for NIXL and UCX, set before the library loads
 			                            (repeatable), for example UCX_TLS=tcp
-			  --progress-delay-us N     delay of NIXL's progress thread (default 0: it polls without
-			                            pause; larger values let it sleep in poll() until UCX signals)
+			  --progress-delay-us N     delay of NIXL's progress thread (default 1000: it sleeps in
+			                            poll() until UCX signals; 0 makes it spin)
 			  --native-dir DIR          directory holding libnixl_capi.so, tried first
 			""";
 
