@@ -2,8 +2,8 @@ package dev.nixl4j;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.SplittableRandom;
+
+import dev.nixl4j.diag.Patterns;
 
 /**
  * Test data: deterministic patterns in off-heap memory and their comparison.
@@ -32,15 +32,7 @@ public final class Bytes {
 	 * @param seed the seed
 	 */
 	public static void fill(MemorySegment segment, long seed) {
-		SplittableRandom random = new SplittableRandom(seed);
-		long size = segment.byteSize();
-		long i = 0;
-		for (; i + 8 <= size; i += 8) {
-			segment.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-		}
-		for (; i < size; i++) {
-			segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
-		}
+		Patterns.fill(segment, seed);
 	}
 
 	/**
@@ -60,9 +52,7 @@ public final class Bytes {
 	 * @return {@code true} if it does
 	 */
 	public static boolean hasPattern(MemorySegment segment, long seed) {
-		try (Arena arena = Arena.ofConfined()) {
-			return same(segment, pattern(arena, segment.byteSize(), seed));
-		}
+		return Patterns.holds(segment, seed);
 	}
 
 	/**

@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.zip.CRC32C;
+
+import dev.nixl4j.diag.Patterns;
 
 /**
  * A peer agent in its own JVM, driven by line commands on stdin; answers on stdout. Started by
@@ -77,9 +78,7 @@ public final class PeerMain {
 	 * @return its CRC32C
 	 */
 	public static long crc(MemorySegment segment) {
-		CRC32C crc = new CRC32C();
-		crc.update(segment.asByteBuffer());
-		return crc.getValue();
+		return Patterns.crc(segment);
 	}
 
 }

@@ -9,7 +9,7 @@ import java.util.zip.CRC32C;
  * Deterministic byte patterns for verified transfers: a seed fills memory, and a checksum or a
  * comparison tells whether the bytes at the other end are the ones that were sent.
  */
-final class Patterns {
+public final class Patterns {
 
 	private Patterns() {
 	}
@@ -19,7 +19,7 @@ final class Patterns {
 	 * @param segment the memory
 	 * @param seed the seed
 	 */
-	static void fill(MemorySegment segment, long seed) {
+	public static void fill(MemorySegment segment, long seed) {
 		SplittableRandom random = new SplittableRandom(seed);
 		long size = segment.byteSize();
 		long i = 0;
@@ -37,7 +37,7 @@ final class Patterns {
 	 * @param seed the seed
 	 * @return {@code true} if every byte matches
 	 */
-	static boolean holds(MemorySegment segment, long seed) {
+	public static boolean holds(MemorySegment segment, long seed) {
 		SplittableRandom random = new SplittableRandom(seed);
 		long size = segment.byteSize();
 		long i = 0;
@@ -59,7 +59,7 @@ final class Patterns {
 	 * @param segment the memory
 	 * @return its CRC32C
 	 */
-	static long crc(MemorySegment segment) {
+	public static long crc(MemorySegment segment) {
 		CRC32C crc = new CRC32C();
 		crc.update(segment.asByteBuffer());
 		return crc.getValue();
