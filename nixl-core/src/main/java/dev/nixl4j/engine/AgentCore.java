@@ -75,6 +75,9 @@ public final class AgentCore implements NixlAgent {
 
 	private final TransferStats stats = new TransferStats();
 
+	/** Whether the last notification drain failed; read and written by the progress loop only. */
+	private boolean drainFailing;
+
 	/**
 	 * Creates the agent over a driver and creates the configured backends.
 	 * @param config the configuration
@@ -529,10 +532,16 @@ public final class AgentCore implements NixlAgent {
 			return false;
 		}
 		try {
-			return this.driver.drainNotifications(this.notifications::deliver) > 0;
+			boolean drained = this.driver.drainNotifications(this.notifications::deliver) > 0;
+			this.drainFailing = false;
+			return drained;
 		}
 		catch (NixlException ex) {
-			logger.log(Level.WARNING, ex.getMessage());
+			// The loop retries every few milliseconds: say it once per run of failures, not each time.
+			if (!this.drainFailing) {
+				this.drainFailing = true;
+				logger.log(Level.WARNING, ex.getMessage() + " (further failures are not logged until a drain succeeds)");
+			}
 			return false;
 		}
 	}
