@@ -41,6 +41,8 @@ public enum NixlStatus {
 	INVALID_METADATA(Integer.MIN_VALUE),
 	/** The native NIXL library could not be found, loaded or used. */
 	LIBRARY_UNAVAILABLE(Integer.MIN_VALUE),
+	/** A service the operation depends on (a metadata exchange, a peer's listener) could not be reached. */
+	UNAVAILABLE(Integer.MIN_VALUE),
 	/** The loaded library or engine does not offer the requested feature. */
 	NOT_SUPPORTED(Integer.MIN_VALUE),
 	/** A native status code this version of nixl4j does not know. */
