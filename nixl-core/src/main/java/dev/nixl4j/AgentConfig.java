@@ -30,11 +30,12 @@ import org.jspecify.annotations.Nullable;
  * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
  * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
  * {@code NIXL_PLUGIN_DIR}) set before the native library loads
+ * @param embedded settings of the embedded engine (its TCP listener)
  */
 public record AgentConfig(String name, Engine engine, List<BackendConfig> backends, ThreadSync threadSync,
 		boolean nativeProgressThread, Duration nativeProgressDelay, boolean listener, int listenerPort,
 		boolean telemetry, Duration stallTimeout, int mailboxCapacity, @Nullable Path nativeLibraryDirectory,
-		Map<String, String> nativeEnvironment) {
+		Map<String, String> nativeEnvironment, EmbeddedOptions embedded) {
 
 	/**
 	 * Validates and copies the configuration.
@@ -51,6 +52,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	 * @param mailboxCapacity mailbox capacity
 	 * @param nativeLibraryDirectory library directory or {@code null}
 	 * @param nativeEnvironment native environment
+	 * @param embedded embedded engine settings
 	 */
 	public AgentConfig {
 		Objects.requireNonNull(name, "name");
@@ -72,6 +74,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 			throw new IllegalArgumentException("mailboxCapacity must be at least 1, was " + mailboxCapacity);
 		}
 		nativeEnvironment = Map.copyOf(nativeEnvironment);
+		Objects.requireNonNull(embedded, "embedded");
 	}
 
 	private static void requirePositive(Duration duration, String what, boolean zeroAllowed) {
@@ -106,7 +109,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 			.telemetry(this.telemetry)
 			.stallTimeout(this.stallTimeout)
 			.mailboxCapacity(this.mailboxCapacity)
-			.nativeLibraryDirectory(this.nativeLibraryDirectory);
+			.nativeLibraryDirectory(this.nativeLibraryDirectory)
+			.embedded(this.embedded);
 		builder.backends.clear();
 		builder.backends.addAll(this.backends);
 		builder.nativeEnvironment.putAll(this.nativeEnvironment);
@@ -145,6 +149,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		private @Nullable Path nativeLibraryDirectory;
 
 		private final Map<String, String> nativeEnvironment = new LinkedHashMap<>();
+
+		private EmbeddedOptions embedded = EmbeddedOptions.defaults();
 
 		private Builder(String name) {
 			this.name = name;
@@ -275,13 +281,23 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		}
 
 		/**
+		 * Sets the embedded engine's options (listen address, in-process copies).
+		 * @param options the options
+		 * @return this builder
+		 */
+		public Builder embedded(EmbeddedOptions options) {
+			this.embedded = options;
+			return this;
+		}
+
+		/**
 		 * Builds the configuration.
 		 * @return the configuration
 		 */
 		public AgentConfig build() {
 			return new AgentConfig(this.name, this.engine, this.backends, this.threadSync, this.nativeProgressThread,
 					this.nativeProgressDelay, this.listener, this.listenerPort, this.telemetry, this.stallTimeout,
-					this.mailboxCapacity, this.nativeLibraryDirectory, this.nativeEnvironment);
+					this.mailboxCapacity, this.nativeLibraryDirectory, this.nativeEnvironment, this.embedded);
 		}
 
 	}

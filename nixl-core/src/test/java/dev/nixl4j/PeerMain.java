@@ -24,16 +24,17 @@ public final class PeerMain {
 
 	/**
 	 * Runs the peer.
-	 * @param args name, region size in bytes, pattern seed
+	 * @param args name, region size in bytes, pattern seed, and optionally the engine (default AUTO)
 	 * @throws Exception on failure
 	 */
 	public static void main(String[] args) throws Exception {
 		String name = args[0];
 		long size = Long.parseLong(args[1]);
 		long seed = Long.parseLong(args[2]);
+		Engine engine = (args.length > 3) ? Engine.valueOf(args[3]) : Engine.AUTO;
 		PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
 				StandardCharsets.UTF_8);
-		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).build())) {
+		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine).build())) {
 			MemorySegment region = Bytes.pattern(arena, size, seed);
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "

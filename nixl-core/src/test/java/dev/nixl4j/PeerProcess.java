@@ -74,6 +74,21 @@ public final class PeerProcess implements AutoCloseable {
 	 */
 	public static PeerProcess start(String name, long size, long seed, Map<String, String> environment)
 			throws IOException {
+		return start(name, size, seed, environment, Engine.AUTO);
+	}
+
+	/**
+	 * Starts a peer on a given engine.
+	 * @param name its agent name
+	 * @param size bytes it registers
+	 * @param seed the pattern it fills them with
+	 * @param environment variables added to the child's environment
+	 * @param engine the engine of its agent
+	 * @return the running peer
+	 * @throws IOException when it cannot start
+	 */
+	public static PeerProcess start(String name, long size, long seed, Map<String, String> environment, Engine engine)
+			throws IOException {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("--enable-native-access=ALL-UNNAMED");
@@ -88,6 +103,7 @@ public final class PeerProcess implements AutoCloseable {
 		command.add(name);
 		command.add(Long.toString(size));
 		command.add(Long.toString(seed));
+		command.add(engine.name());
 		ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
 		builder.environment().putAll(environment);
 		Process process = builder.start();

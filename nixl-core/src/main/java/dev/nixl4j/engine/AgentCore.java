@@ -88,6 +88,7 @@ public final class AgentCore implements NixlAgent {
 		this.driver = driver;
 		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity());
 		this.progressLoop = new ProgressLoop(this);
+		driver.progressListener(this.progressLoop::wakeUp);
 		try {
 			for (BackendConfig backend : config.backends()) {
 				this.backends.add(driver.createBackend(backend.plugin(), backend.parameters()));
@@ -201,7 +202,7 @@ public final class AgentCore implements NixlAgent {
 
 	private Registration register(DescriptorList regions, List<MemorySegment> segments) {
 		return guarded("register_mem", () -> {
-			long handle = this.driver.register(regions);
+			long handle = this.driver.register(regions, segments);
 			RegistrationImpl registration = new RegistrationImpl(this, regions, handle, segments);
 			this.registrations.add(registration);
 			return registration;

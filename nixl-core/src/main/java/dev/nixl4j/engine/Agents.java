@@ -1,7 +1,13 @@
 package dev.nixl4j.engine;
 
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.embedded.EmbeddedDriver;
 import dev.nixl4j.ffm.NativeDriver;
 
 /**
@@ -9,18 +15,44 @@ import dev.nixl4j.ffm.NativeDriver;
  */
 public final class Agents {
 
+	private static final System.Logger logger = System.getLogger(Agents.class.getName());
+
+	private static final AtomicBoolean fallbackReported = new AtomicBoolean();
+
 	private Agents() {
 	}
 
 	/**
-	 * Creates an agent. {@link dev.nixl4j.Engine#AUTO} and {@link dev.nixl4j.Engine#NATIVE} both
-	 * use native NIXL, the only engine of this build; when it cannot load, the error names every
-	 * place tried and how to install it.
+	 * Creates an agent. {@link dev.nixl4j.Engine#NATIVE} loads NIXL or fails with an error that
+	 * names every place tried and how to install it; {@link dev.nixl4j.Engine#EMBEDDED} uses the
+	 * pure-Java engine; {@link dev.nixl4j.Engine#AUTO} uses NIXL when it loads and otherwise the
+	 * embedded engine, saying so once per process.
 	 * @param config the configuration
 	 * @return the agent
 	 */
 	public static NixlAgent create(AgentConfig config) {
-		return new AgentCore(config, NativeDriver.open(config));
+		return switch (config.engine()) {
+			case NATIVE -> new AgentCore(config, NativeDriver.open(config));
+			case EMBEDDED -> new AgentCore(config, EmbeddedDriver.open(config));
+			case AUTO -> new AgentCore(config, autoDriver(config));
+		};
+	}
+
+	private static EngineDriver autoDriver(AgentConfig config) {
+		try {
+			return NativeDriver.open(config);
+		}
+		catch (NixlException ex) {
+			if (ex.status() != NixlStatus.LIBRARY_UNAVAILABLE) {
+				throw ex;
+			}
+			if (fallbackReported.compareAndSet(false, true)) {
+				logger.log(Level.WARNING, "Native NIXL is not available, so agents use the embedded engine (pure Java, "
+						+ "DRAM only, TCP between processes; no RDMA or GPU memory). To use NIXL, fix this: "
+						+ ex.getMessage());
+			}
+			return EmbeddedDriver.open(config);
+		}
 	}
 
 }

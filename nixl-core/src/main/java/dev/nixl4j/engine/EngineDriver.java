@@ -1,5 +1,6 @@
 package dev.nixl4j.engine;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
 
@@ -56,9 +57,11 @@ public interface EngineDriver extends AutoCloseable {
 	/**
 	 * Registers memory.
 	 * @param regions the regions
+	 * @param segments the segments the regions were made from, in the same order, or an empty
+	 * list when the caller gave addresses only
 	 * @return a handle for {@link #deregister(long)}
 	 */
-	long register(DescriptorList regions);
+	long register(DescriptorList regions, List<MemorySegment> segments);
 
 	/**
 	 * Deregisters memory.
@@ -149,6 +152,24 @@ public interface EngineDriver extends AutoCloseable {
 	 * @return a NIXL status code
 	 */
 	int status(long request);
+
+	/**
+	 * Explains, in words, why a request failed: what the engine knows beyond the status code.
+	 * Called after {@link #post} or {@link #status} returned an error.
+	 * @param request the handle
+	 * @return the explanation, or {@code null} when the status code says all
+	 */
+	default @Nullable String failureDetail(long request) {
+		return null;
+	}
+
+	/**
+	 * Gives the driver a way to wake the agent's progress loop, for engines that learn of
+	 * completions and notifications on their own threads. Called once, before any other call.
+	 * @param wakeUp wakes the progress loop; cheap and safe to call from any thread
+	 */
+	default void progressListener(Runnable wakeUp) {
+	}
 
 	/**
 	 * Releases a request, cancelling it if in progress, and frees its handle.

@@ -170,8 +170,9 @@ final class TransferImpl implements Transfer {
 			return end(TransferState.COMPLETED, null);
 		}
 		NixlStatus nixlStatus = NixlStatus.ofCode(status);
-		return end(TransferState.FAILED,
-				failure(nixlStatus, operation, "the backend reported " + nixlStatus + " (code " + status + ")"));
+		String detail = this.driver.failureDetail(this.handle);
+		return end(TransferState.FAILED, failure(nixlStatus, operation, "the backend reported " + nixlStatus + " (code "
+				+ status + ")" + ((detail != null) ? ": " + detail : "")));
 	}
 
 	private Finish end(TransferState newState, @Nullable NixlException failure) {

@@ -253,7 +253,7 @@ public final class NativeDriver implements EngineDriver {
 	}
 
 	@Override
-	public long register(DescriptorList regions) {
+	public long register(DescriptorList regions, List<MemorySegment> segments) {
 		MemorySegment dlist = regDlist(regions);
 		try {
 			int rc = (int) Capi.REGISTER_MEM.invokeExact(this.agent, dlist, NULL);

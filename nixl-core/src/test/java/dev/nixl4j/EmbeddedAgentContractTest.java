@@ -1,0 +1,25 @@
+package dev.nixl4j;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The contract suite against the embedded engine with agents of one JVM copying directly, and
+ * peers in other processes over TCP.
+ */
+class EmbeddedAgentContractTest extends AgentContractTests {
+
+	@Override
+	protected NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer) {
+		AgentConfig.Builder builder = AgentConfig.builder(name).engine(Engine.EMBEDDED);
+		customizer.accept(builder);
+		return NixlAgent.create(builder.build());
+	}
+
+	@Override
+	protected PeerProcess startPeer(String name, long size, long seed) throws IOException {
+		return PeerProcess.start(name, size, seed, Map.of(), Engine.EMBEDDED);
+	}
+
+}
