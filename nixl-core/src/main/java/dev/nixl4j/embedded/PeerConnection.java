@@ -209,7 +209,7 @@ final class PeerConnection {
 	private void receive() {
 		SocketChannel ch = channel();
 		ByteBuffer header = ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES);
-		ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
+		ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
 		try {
 			while (this.failure == null) {
 				header.clear();
