@@ -258,6 +258,11 @@ final class PeerConnection {
 			}
 			notification = request.notification;
 		}
+		catch (IOException ex) {
+			// no longer among the pending requests that a failing connection ends
+			finish(request, id, BACKEND_ERROR, describe(ex));
+			throw ex;
+		}
 		finally {
 			request.exitIo();
 		}
