@@ -44,8 +44,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
  * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
- * the first 404 after it saw the metadata. Watches of the same peer fire in the order they were
- * created.
+ * the first 404 after it saw the metadata (a new watch asks once right away). Watches of the same
+ * peer fire in the order they were created.
  *
  * <p>The token is never logged or shown, and neither is metadata.
  */
@@ -209,9 +209,17 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
+	/**
+	 * Watches a peer. The watch asks the server once right away, so metadata published now counts
+	 * as seen and its withdrawal is reported even if it comes before the first poll.
+	 * @param agentName the peer
+	 * @param onRemoved called with the peer's name, on the exchange's watch thread
+	 * @return the watch
+	 */
 	@Override
 	public Watch watch(String agentName, Consumer<String> onRemoved) {
-		return addWatch(agentName, onRemoved, false);
+		requireUsable("watch", agentName);
+		return addWatch(agentName, onRemoved, probe(agentName) == 200);
 	}
 
 	/**
