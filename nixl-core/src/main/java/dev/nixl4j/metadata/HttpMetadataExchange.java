@@ -1,0 +1,611 @@
+package dev.nixl4j.metadata;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link MetadataExchange} that talks to a metadata server over HTTP with the JDK's
+ * {@link HttpClient}: {@code GET}, {@code PUT} and {@code DELETE} of
+ * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), the body
+ * the raw metadata as {@code application/octet-stream}, every request with
+ * {@code Authorization: Bearer <token>}. {@link MetadataHttpServer} serves this layout.
+ *
+ * <p>{@link #fetch} retries while the metadata is not published (404) or the server cannot be
+ * reached, with a back-off that starts at 50 ms and doubles up to
+ * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes one
+ * attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no further. A refused
+ * token (401 or 403) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
+ *
+ * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
+ * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
+ * the first 404 after it saw the metadata (a new watch asks once right away). Watches of the same
+ * peer fire in the order they were created.
+ *
+ * <p>The token is never logged or shown, and neither is metadata.
+ */
+public final class HttpMetadataExchange implements MetadataExchange {
+
+	private static final System.Logger logger = System.getLogger(HttpMetadataExchange.class.getName());
+
+	private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	/** How much of a body other than metadata (an error page) is read. */
+	private static final int OTHER_BODY_BYTES = 4096;
+
+	private static final String OCTET_STREAM = "application/octet-stream";
+
+	private final URI baseUri;
+
+	private final String base;
+
+	private final String authorization;
+
+	private final Duration requestTimeout;
+
+	private final Duration pollInterval;
+
+	private final Duration maxRetryInterval;
+
+	private final int maxBytes;
+
+	private final HttpClient client;
+
+	private final CountDownLatch closing = new CountDownLatch(1);
+
+	private final Object watchLock = new Object();
+
+	private final Map<String, List<HttpWatch>> watches = new LinkedHashMap<>();
+
+	private @Nullable ScheduledExecutorService poller;
+
+	private HttpMetadataExchange(Builder builder, String token) {
+		this.baseUri = builder.baseUri;
+		this.base = AgentPaths.trimBase(builder.baseUri.toString());
+		this.authorization = "Bearer " + token;
+		this.requestTimeout = builder.requestTimeout;
+		this.pollInterval = builder.pollInterval;
+		this.maxRetryInterval = builder.maxRetryInterval;
+		this.maxBytes = builder.maxBytes;
+		this.client = HttpClient.newBuilder()
+			.connectTimeout(builder.requestTimeout)
+			.followRedirects(HttpClient.Redirect.NEVER)
+			.build();
+	}
+
+	/**
+	 * Starts building an exchange.
+	 * @param baseUri the server's base URI, for example {@code http://127.0.0.1:8080/nixl}
+	 * @return the builder
+	 */
+	public static Builder builder(URI baseUri) {
+		return new Builder(baseUri);
+	}
+
+	/**
+	 * Returns the server's base URI.
+	 * @return the base URI
+	 */
+	public URI baseUri() {
+		return this.baseUri;
+	}
+
+	@Override
+	public void publish(String agentName, AgentMetadata metadata) {
+		String operation = "send_local_md";
+		requireUsable(operation, agentName);
+		HttpRequest request = request(agentName, this.requestTimeout).header("Content-Type", OCTET_STREAM)
+			.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata.toByteArray()))
+			.build();
+		int status = sendOrUnavailable(operation, agentName, request);
+		switch (status) {
+			case 200, 201, 204 -> {
+			}
+			case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
+					"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
+			case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
+					"the exchange at " + this.baseUri + " refused the value as not NIXL metadata of agent '" + agentName
+							+ "' (HTTP 400)");
+			default -> throw unexpected(operation, agentName, status);
+		}
+	}
+
+	@Override
+	public AgentMetadata fetch(String agentName, Duration timeout) {
+		String operation = "fetch_remote_md";
+		requireUsable(operation, agentName);
+		long start = System.nanoTime();
+		long deadline = start + saturatedNanos(timeout);
+		long backoff = FIRST_RETRY_NANOS;
+		boolean first = true;
+		String lastCause = "not published";
+		@Nullable Throwable lastFailure = null;
+		while (true) {
+			long remaining = deadline - System.nanoTime();
+			if (!first && remaining <= 0) {
+				throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName, "no metadata of agent '"
+						+ agentName + "' from " + this.baseUri + " within " + timeout + " (last attempt: " + lastCause + ")",
+						lastFailure);
+			}
+			long attemptNanos = first ? this.requestTimeout.toNanos()
+					: Math.min(this.requestTimeout.toNanos(), remaining);
+			first = false;
+			HttpRequest request = request(agentName, Duration.ofNanos(Math.max(attemptNanos, 1_000_000)))
+				.header("Accept", OCTET_STREAM)
+				.GET()
+				.build();
+			try {
+				HttpResponse<CappedBody> response = send(request, attemptNanos);
+				int status = response.statusCode();
+				if (status == 200) {
+					if (response.body().oversize()) {
+						throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
+								"the exchange answered with a value over the limit of " + this.maxBytes + " bytes");
+					}
+					return MetadataValues.check(operation, agentName, response.body().bytes(), this.maxBytes);
+				}
+				if (status == 401 || status == 403) {
+					throw tokenRefused(operation, agentName, status);
+				}
+				lastCause = (status == 404) ? "not published" : "the exchange answered HTTP " + status;
+				lastFailure = null;
+			}
+			catch (IOException ex) {
+				lastCause = describe(ex);
+				lastFailure = ex;
+			}
+			catch (InterruptedException ex) {
+				throw interrupted(operation, agentName);
+			}
+			logger.log(System.Logger.Level.DEBUG, () -> "Metadata of agent '" + agentName + "' not fetched yet, retrying");
+			long pause = Math.min(backoff, deadline - System.nanoTime());
+			backoff = Math.min(backoff * 2, this.maxRetryInterval.toNanos());
+			if (pause > 0) {
+				try {
+					if (this.closing.await(pause, TimeUnit.NANOSECONDS)) {
+						requireUsable(operation, agentName);
+					}
+				}
+				catch (InterruptedException ex) {
+					throw interrupted(operation, agentName);
+				}
+			}
+		}
+	}
+
+	@Override
+	public void invalidate(String agentName) {
+		String operation = "invalidate_local_md";
+		requireUsable(operation, agentName);
+		HttpRequest request = request(agentName, this.requestTimeout).DELETE().build();
+		int status = sendOrUnavailable(operation, agentName, request);
+		if (status != 200 && status != 204 && status != 404) {
+			throw unexpected(operation, agentName, status);
+		}
+	}
+
+	/**
+	 * Watches a peer. The watch asks the server once right away, so metadata published now counts
+	 * as seen and its withdrawal is reported even if it comes before the first poll.
+	 * @param agentName the peer
+	 * @param onRemoved called with the peer's name, on the exchange's watch thread
+	 * @return the watch
+	 */
+	@Override
+	public Watch watch(String agentName, Consumer<String> onRemoved) {
+		requireUsable("watch", agentName);
+		return addWatch(agentName, onRemoved, probe(agentName) == 200);
+	}
+
+	/**
+	 * Fetches a peer's metadata, loads it into an agent and watches the peer; the watch counts the
+	 * fetched metadata as seen, so a withdrawal right after the fetch is not missed.
+	 * @param agent the local agent
+	 * @param remoteAgent the peer
+	 * @param timeout how long to wait for the peer's metadata
+	 * @return the watch
+	 */
+	@Override
+	public Watch load(NixlAgent agent, String remoteAgent, Duration timeout) {
+		agent.loadRemoteMetadata(fetch(remoteAgent, timeout));
+		return addWatch(remoteAgent, gone -> {
+			if (agent.isOpen() && agent.remoteAgents().contains(gone)) {
+				agent.invalidateRemoteMetadata(gone);
+			}
+		}, true);
+	}
+
+	private Watch addWatch(String agentName, Consumer<String> onRemoved, boolean seen) {
+		requireUsable("watch", agentName);
+		HttpWatch watch = new HttpWatch(agentName, onRemoved, seen);
+		synchronized (this.watchLock) {
+			requireUsable("watch", agentName);
+			if (this.poller == null) {
+				ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
+					Thread thread = new Thread(runnable, "nixl4j-http-exchange-watch");
+					thread.setDaemon(true);
+					return thread;
+				});
+				long interval = this.pollInterval.toNanos();
+				scheduler.scheduleWithFixedDelay(this::pollWatches, interval, interval, TimeUnit.NANOSECONDS);
+				this.poller = scheduler;
+			}
+			this.watches.computeIfAbsent(agentName, name -> new ArrayList<>()).add(watch);
+		}
+		return watch;
+	}
+
+	private void pollWatches() {
+		Map<String, List<HttpWatch>> snapshot = new LinkedHashMap<>();
+		synchronized (this.watchLock) {
+			this.watches.forEach((name, list) -> snapshot.put(name, List.copyOf(list)));
+		}
+		for (Map.Entry<String, List<HttpWatch>> entry : snapshot.entrySet()) {
+			if (this.closing.getCount() == 0) {
+				return;
+			}
+			String agentName = entry.getKey();
+			int status = probe(agentName);
+			if (status == 200) {
+				entry.getValue().forEach(HttpWatch::markSeen);
+			}
+			else if (status == 404) {
+				for (HttpWatch watch : entry.getValue()) {
+					watch.fireIfSeen();
+				}
+			}
+		}
+	}
+
+	private int probe(String agentName) {
+		HttpRequest request = request(agentName, this.requestTimeout).GET().build();
+		try {
+			return send(request, this.requestTimeout.toNanos()).statusCode();
+		}
+		catch (IOException ex) {
+			logger.log(System.Logger.Level.DEBUG,
+					() -> "Watch of agent '" + agentName + "' could not reach the exchange: " + describe(ex));
+			return -1;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return -1;
+		}
+	}
+
+	private void removeWatch(HttpWatch watch) {
+		synchronized (this.watchLock) {
+			List<HttpWatch> list = this.watches.get(watch.agentName);
+			if (list != null) {
+				list.remove(watch);
+				if (list.isEmpty()) {
+					this.watches.remove(watch.agentName);
+				}
+			}
+		}
+	}
+
+	/**
+	 * Closes the exchange: stops the watches (without telling them) and the HTTP client. Fetches
+	 * waiting for a retry fail with {@link NixlStatus#CLOSED}. Published metadata stays on the
+	 * server.
+	 */
+	@Override
+	public void close() {
+		ScheduledExecutorService scheduler;
+		synchronized (this.watchLock) {
+			if (this.closing.getCount() == 0) {
+				return;
+			}
+			this.closing.countDown();
+			this.watches.clear();
+			scheduler = this.poller;
+			this.poller = null;
+		}
+		try {
+			if (scheduler != null) {
+				scheduler.shutdownNow();
+				scheduler.awaitTermination(this.requestTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+			}
+			this.client.shutdownNow();
+			this.client.awaitTermination(this.requestTimeout.plusSeconds(1));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "HttpMetadataExchange[" + this.baseUri + "]";
+	}
+
+	private HttpRequest.Builder request(String agentName, Duration timeout) {
+		return HttpRequest.newBuilder(URI.create(AgentPaths.metadataPath(this.base, agentName)))
+			.timeout(timeout)
+			.header("Authorization", this.authorization);
+	}
+
+	private HttpResponse<CappedBody> send(HttpRequest request, long timeoutNanos)
+			throws IOException, InterruptedException {
+		CompletableFuture<HttpResponse<CappedBody>> response = this.client.sendAsync(request,
+				CappedBody.handler(this.maxBytes, OTHER_BODY_BYTES));
+		try {
+			return response.get(Math.max(timeoutNanos, 1), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			response.cancel(true);
+			throw new HttpTimeoutException("no complete response within " + Duration.ofNanos(timeoutNanos));
+		}
+		catch (InterruptedException ex) {
+			response.cancel(true);
+			throw ex;
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+				cause = cause.getCause();
+			}
+			if (cause instanceof IOException io) {
+				throw io;
+			}
+			throw new IOException("the request failed", cause);
+		}
+	}
+
+	private int sendOrUnavailable(String operation, String agentName, HttpRequest request) {
+		try {
+			int status = send(request, this.requestTimeout.toNanos()).statusCode();
+			if (status == 401 || status == 403) {
+				throw tokenRefused(operation, agentName, status);
+			}
+			return status;
+		}
+		catch (IOException ex) {
+			throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
+					"cannot reach the exchange at " + this.baseUri + ": " + describe(ex), ex);
+		}
+		catch (InterruptedException ex) {
+			throw interrupted(operation, agentName);
+		}
+	}
+
+	private NixlException tokenRefused(String operation, String agentName, int status) {
+		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, agentName,
+				"the exchange at " + this.baseUri + " refused the bearer token (HTTP " + status
+						+ "); configure the token the server expects");
+	}
+
+	private NixlException unexpected(String operation, String agentName, int status) {
+		return new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
+				"the exchange at " + this.baseUri + " answered HTTP " + status);
+	}
+
+	private static NixlException interrupted(String operation, String agentName) {
+		Thread.currentThread().interrupt();
+		return new NixlException(NixlStatus.CANCELLED, operation, null, agentName, "interrupted");
+	}
+
+	private void requireUsable(String operation, String agentName) {
+		if (agentName.isEmpty()) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, null, "the agent name is empty");
+		}
+		if (this.closing.getCount() == 0) {
+			throw new NixlException(NixlStatus.CLOSED, operation, null, agentName, "the exchange is closed");
+		}
+	}
+
+	private static String describe(IOException ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof HttpConnectTimeoutException) {
+				return "connection timed out";
+			}
+			if (cause instanceof ConnectException) {
+				return "connection refused";
+			}
+			if (cause instanceof HttpTimeoutException) {
+				return "no response in time";
+			}
+		}
+		return "I/O failure (" + ex.getClass().getSimpleName() + ")";
+	}
+
+	private static long saturatedNanos(Duration timeout) {
+		if (timeout.isNegative()) {
+			return 0;
+		}
+		try {
+			return timeout.toNanos();
+		}
+		catch (ArithmeticException ex) {
+			return Long.MAX_VALUE / 2;
+		}
+	}
+
+	private final class HttpWatch implements Watch {
+
+		private final String agentName;
+
+		private final Consumer<String> onRemoved;
+
+		private final AtomicBoolean done = new AtomicBoolean();
+
+		private volatile boolean seen;
+
+		HttpWatch(String agentName, Consumer<String> onRemoved, boolean seen) {
+			this.agentName = agentName;
+			this.onRemoved = onRemoved;
+			this.seen = seen;
+		}
+
+		void markSeen() {
+			this.seen = true;
+		}
+
+		void fireIfSeen() {
+			if (this.seen && this.done.compareAndSet(false, true)) {
+				removeWatch(this);
+				try {
+					this.onRemoved.accept(this.agentName);
+				}
+				catch (RuntimeException ex) {
+					logger.log(System.Logger.Level.WARNING, "A watch of agent '" + this.agentName + "' failed", ex);
+				}
+			}
+		}
+
+		@Override
+		public void close() {
+			if (this.done.compareAndSet(false, true)) {
+				removeWatch(this);
+			}
+		}
+
+		@Override
+		public String toString() {
+			return "Watch[agent='" + this.agentName + "'" + (this.done.get() ? ", done" : "") + "]";
+		}
+
+	}
+
+	/**
+	 * Builds an {@link HttpMetadataExchange}.
+	 */
+	public static final class Builder {
+
+		private final URI baseUri;
+
+		private @Nullable String token;
+
+		private Duration requestTimeout = Duration.ofSeconds(5);
+
+		private Duration pollInterval = Duration.ofSeconds(1);
+
+		private Duration maxRetryInterval = Duration.ofSeconds(1);
+
+		private int maxBytes = MetadataValues.DEFAULT_MAX_BYTES;
+
+		private Builder(URI baseUri) {
+			String scheme = baseUri.getScheme();
+			if (!"http".equalsIgnoreCase(scheme) && !"https".equalsIgnoreCase(scheme)) {
+				throw new IllegalArgumentException("the base URI must be http or https, was " + baseUri);
+			}
+			if (baseUri.getHost() == null || baseUri.getRawQuery() != null || baseUri.getRawFragment() != null
+					|| baseUri.getRawUserInfo() != null) {
+				throw new IllegalArgumentException(
+						"the base URI must name a host and have no user info, query or fragment, was " + baseUri);
+			}
+			this.baseUri = baseUri;
+		}
+
+		/**
+		 * Sets the bearer token the server expects (required).
+		 * @param token the token
+		 * @return this builder
+		 */
+		public Builder token(String token) {
+			this.token = token;
+			return this;
+		}
+
+		/**
+		 * Sets how long one request may take, connection included (default 5 s).
+		 * @param requestTimeout the timeout
+		 * @return this builder
+		 */
+		public Builder requestTimeout(Duration requestTimeout) {
+			this.requestTimeout = positive("requestTimeout", requestTimeout);
+			return this;
+		}
+
+		/**
+		 * Sets how often watches poll their peers (default 1 s).
+		 * @param pollInterval the interval
+		 * @return this builder
+		 */
+		public Builder pollInterval(Duration pollInterval) {
+			this.pollInterval = positive("pollInterval", pollInterval);
+			return this;
+		}
+
+		/**
+		 * Sets the longest pause between two attempts of a fetch (default 1 s).
+		 * @param maxRetryInterval the pause
+		 * @return this builder
+		 */
+		public Builder maxRetryInterval(Duration maxRetryInterval) {
+			this.maxRetryInterval = positive("maxRetryInterval", maxRetryInterval);
+			return this;
+		}
+
+		/**
+		 * Sets the largest metadata value read from the server (default
+		 * {@link MetadataValues#DEFAULT_MAX_BYTES}).
+		 * @param maxBytes the cap
+		 * @return this builder
+		 */
+		public Builder maxBytes(int maxBytes) {
+			if (maxBytes <= 0) {
+				throw new IllegalArgumentException("maxBytes must be positive, was " + maxBytes);
+			}
+			this.maxBytes = maxBytes;
+			return this;
+		}
+
+		/**
+		 * Builds the exchange.
+		 * @return the exchange
+		 * @throws IllegalArgumentException when no token, or a blank one, was set
+		 */
+		public HttpMetadataExchange build() {
+			String token = this.token;
+			if (token == null || token.isBlank()) {
+				throw new IllegalArgumentException("the metadata exchange needs a bearer token: set token(...) to the "
+						+ "token the server at " + this.baseUri + " expects; a blank token is refused");
+			}
+			for (int i = 0; i < token.length(); i++) {
+				char c = token.charAt(i);
+				if (c < 0x21 || c > 0x7E) {
+					throw new IllegalArgumentException(
+							"the bearer token must be printable ASCII without spaces (a character at index " + i
+									+ " is not)");
+				}
+			}
+			return new HttpMetadataExchange(this, token);
+		}
+
+		private static Duration positive(String what, Duration value) {
+			if (value.isNegative() || value.isZero()) {
+				throw new IllegalArgumentException(what + " must be positive, was " + value);
+			}
+			return value;
+		}
+
+	}
+
+}
