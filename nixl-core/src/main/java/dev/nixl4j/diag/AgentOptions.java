@@ -27,12 +27,17 @@ final class AgentOptions {
 
 	static final String NATIVE_DIR = "--native-dir";
 
+	static final String ENGINE = "--engine";
+
 	/** The option names. */
-	static final Set<String> NAMES = Set.of(BACKEND, BACKEND_PARAM, ENV, PROGRESS_DELAY, NATIVE_DIR);
+	static final Set<String> NAMES = Set.of(ENGINE, BACKEND, BACKEND_PARAM, ENV, PROGRESS_DELAY, NATIVE_DIR);
 
 	/** Help text of the options. */
 	static final String HELP = """
 			Agent options:
+			  --engine native|embedded|auto
+			                            engine of the agents (default native; embedded is nixl4j's
+			                            pure-Java engine: in-process copies, TCP between processes)
 			  --backend NAME            backend to create (repeatable; default UCX)
 			  --backend-param KEY=VALUE parameter of the backend named before it (repeatable), for
 			                            example ucx_error_handling_mode=none
@@ -77,6 +82,7 @@ final class AgentOptions {
 				case PROGRESS_DELAY -> builder
 					.nativeProgressDelay(Duration.ofNanos(arguments.count(PROGRESS_DELAY, 0) * 1000L));
 				case NATIVE_DIR -> builder.nativeLibraryDirectory(Path.of(option.text()));
+				case ENGINE -> builder.engine(engine(option));
 				default -> {
 				}
 			}
@@ -105,6 +111,15 @@ final class AgentOptions {
 			}
 		}
 		return tokens;
+	}
+
+	private static Engine engine(Arguments.Option option) {
+		try {
+			return Engine.valueOf(option.text().toUpperCase(java.util.Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new UsageException(option.name() + " must be native, embedded or auto, got '" + option.text() + "'");
+		}
 	}
 
 	private static String[] pair(Arguments.Option option) {

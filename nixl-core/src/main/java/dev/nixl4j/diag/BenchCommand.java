@@ -9,6 +9,7 @@ import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.engine.AgentCore;
 import dev.nixl4j.ffm.NativeLibrary;
 
 /**
@@ -87,7 +88,8 @@ final class BenchCommand implements Command {
 			Patterns.fill(local, 0);
 			initiator.register(local);
 			initiator.loadRemoteMetadata(target.metadata());
-			BenchReport report = new BenchReport(options, config, String.valueOf(NativeLibrary.loadedLibrary()));
+			BenchReport report = new BenchReport(options, config, (initiator instanceof AgentCore core)
+					? core.engineDescription() : String.valueOf(NativeLibrary.loadedLibrary()));
 			List<BenchRow> rows = new BenchRunner(options, initiator, local, target).run(row -> {
 				if (!options.json()) {
 					report.printRow(row, out);

@@ -159,6 +159,7 @@ final class Listener implements Closeable {
 		private void serve() {
 			try {
 				this.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+				Wire.tune(this.channel);
 				if (greet()) {
 					while (serveOne()) {
 						// next request

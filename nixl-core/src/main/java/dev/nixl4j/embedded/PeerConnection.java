@@ -109,6 +109,7 @@ final class PeerConnection {
 			return;
 		}
 		ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+		Wire.tune(ch);
 		try {
 			ch.socket().connect(address, (int) this.owner.connectTimeout().toMillis());
 		}

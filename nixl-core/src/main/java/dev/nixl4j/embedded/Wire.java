@@ -61,6 +61,12 @@ final class Wire {
 	private Wire() {
 	}
 
+	/** Socket buffers of 4 MiB: a megabyte-sized block goes out without waiting for the window to grow. */
+	static void tune(java.nio.channels.NetworkChannel channel) throws IOException {
+		channel.setOption(java.net.StandardSocketOptions.SO_SNDBUF, 4 << 20);
+		channel.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4 << 20);
+	}
+
 	static void readFully(ReadableByteChannel channel, ByteBuffer buffer) throws IOException {
 		while (buffer.hasRemaining()) {
 			if (channel.read(buffer) < 0) {
