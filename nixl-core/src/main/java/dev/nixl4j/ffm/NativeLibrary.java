@@ -45,8 +45,6 @@ public final class NativeLibrary {
 
 	private static @Nullable NixlException failure;
 
-	private static Map<String, String> appliedEnvironment = Map.of();
-
 	private final Path path;
 
 	private final String version;
@@ -88,19 +86,23 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Loads the library, or returns the one loaded earlier. A failure is remembered: the same
-	 * JVM will not retry a load that failed.
+	 * Loads the library, or returns the one loaded earlier, and sets the environment. A failure is
+	 * remembered: the same JVM will not retry a load that failed.
+	 *
+	 * <p>The environment is set on every call, not only the first: NIXL reads some variables when
+	 * an agent is created ({@code NIXL_ETCD_ENDPOINTS}, {@code NIXL_ETCD_NAMESPACE}) and UCX reads
+	 * its own when a backend is created, so each agent sees what its configuration set. Variables
+	 * stay set for the process; an agent whose configuration does not name a variable sees the
+	 * value an earlier agent set.
 	 * @param directory a directory to try first, or {@code null}
-	 * @param environment variables to set before loading (ignored once loaded)
+	 * @param environment variables to set
 	 * @return the library
 	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried
 	 */
 	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
 		if (loaded != null) {
-			if (!environment.isEmpty() && !environment.equals(appliedEnvironment)) {
-				System.getLogger(NativeLibrary.class.getName())
-					.log(System.Logger.Level.WARNING, "NIXL is already loaded; native environment " + environment.keySet()
-							+ " takes effect only before the first agent of a JVM");
+			if (!environment.isEmpty()) {
+				applyEnvironment(environment);
 			}
 			return loaded;
 		}
@@ -257,7 +259,8 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Sets environment variables through libc before NIXL and UCX read them at load time.
+	 * Sets environment variables through libc, where NIXL and UCX read them (Java's own view of
+	 * the environment does not change).
 	 */
 	private static void applyEnvironment(Map<String, String> environment) {
 		if (environment.isEmpty()) {
@@ -286,7 +289,6 @@ public final class NativeLibrary {
 		catch (Throwable ex) {
 			throw unavailable("setenv failed: " + ex, ex);
 		}
-		appliedEnvironment = Map.copyOf(environment);
 	}
 
 	private static NixlException unavailable(String detail, @Nullable Throwable cause) {
