@@ -83,13 +83,23 @@ public final class NativeDriver implements EngineDriver {
 	/**
 	 * Loads NIXL if needed, sets the configured native environment and creates a native agent.
 	 * Synchronized so that the environment NIXL reads while creating the agent is this
-	 * configuration's, not that of an agent created at the same time.
+	 * configuration's, not that of an agent created at the same time; the variables NIXL reads only
+	 * then ({@link NativeLibrary#AGENT_VARIABLES}) are put back afterwards.
 	 * @param config the agent configuration
 	 * @return the driver
 	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} when NIXL cannot load
 	 */
 	public static synchronized NativeDriver open(AgentConfig config) {
-		NativeLibrary library = NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
+		Map<String, java.util.Optional<String>> agentVariables = NativeLibrary.agentVariables();
+		try {
+			return create(config, NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment()));
+		}
+		finally {
+			NativeLibrary.restoreAgentVariables(agentVariables);
+		}
+	}
+
+	private static NativeDriver create(AgentConfig config, NativeLibrary library) {
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment cfg = arena.allocate(Capi.AGENT_CONFIG);
 			cfg.set(JAVA_BOOLEAN, offset("enable_prog_thread"), config.nativeProgressThread());

@@ -302,7 +302,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 					if (ex.status() != NixlStatus.UNAVAILABLE) {
 						throw ex;
 					}
-					unreachable = ex;
+					// a read cut short by the caller's own deadline says nothing about etcd
+					if (ex.getCause() != null || deadline - System.nanoTime() > 0) {
+						unreachable = ex;
+					}
 				}
 				catch (LeaseLost ex) {
 					throw unavailable(operation, null, agentName, "unexpected answer from etcd", ex.getCause());
