@@ -665,4 +665,24 @@ public final class AgentCore implements NixlAgent {
 
 	}
 
+	/**
+	 * Runs an engine-specific call (one the {@link EngineDriver} contract does not have, such as
+	 * NIXL's built-in etcd exchange) under the agent's lifecycle, like every other engine call.
+	 * @param <D> the driver type the call needs
+	 * @param <R> the call's result
+	 * @param operation the operation, in NIXL's words, for errors
+	 * @param driverType the driver type the call needs
+	 * @param call the call
+	 * @return its result
+	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} when this agent's engine is not of that
+	 * type, {@link NixlStatus#CLOSED} when the agent is closed
+	 */
+	public <D, R> R engineCall(String operation, Class<D> driverType, java.util.function.Function<D, R> call) {
+		if (!driverType.isInstance(this.driver)) {
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, operation, name(), null,
+					"the " + this.driver.engine() + " engine of this agent does not offer " + operation);
+		}
+		return guarded(operation, () -> call.apply(driverType.cast(this.driver)));
+	}
+
 }

@@ -104,6 +104,12 @@ final class Capi {
 	static final MethodHandle INVALIDATE_REMOTE_MD = fn("nixl_capi_invalidate_remote_md", ADDRESS, ADDRESS);
 	static final MethodHandle CHECK_REMOTE_MD = fn("nixl_capi_check_remote_md", ADDRESS, ADDRESS, ADDRESS);
 
+	// NIXL's built-in metadata exchange (etcd): send_local_md(agent, opt),
+	// fetch_remote_md(agent, const char* remote, opt), invalidate_local_md(agent, opt); opt may be NULL
+	static final MethodHandle SEND_LOCAL_MD = fn("nixl_capi_send_local_md", ADDRESS, ADDRESS);
+	static final MethodHandle FETCH_REMOTE_MD = fn("nixl_capi_fetch_remote_md", ADDRESS, ADDRESS, ADDRESS);
+	static final MethodHandle INVALIDATE_LOCAL_MD = fn("nixl_capi_invalidate_local_md", ADDRESS, ADDRESS);
+
 	// transfers
 	static final MethodHandle CREATE_XFER_REQ = fn("nixl_capi_create_xfer_req", ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
 			ADDRESS, ADDRESS);

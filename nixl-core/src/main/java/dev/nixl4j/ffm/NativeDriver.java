@@ -81,13 +81,25 @@ public final class NativeDriver implements EngineDriver {
 	}
 
 	/**
-	 * Loads NIXL if needed and creates a native agent.
+	 * Loads NIXL if needed, sets the configured native environment and creates a native agent.
+	 * Synchronized so that the environment NIXL reads while creating the agent is this
+	 * configuration's, not that of an agent created at the same time; the variables NIXL reads only
+	 * then ({@link NativeLibrary#AGENT_VARIABLES}) are put back afterwards.
 	 * @param config the agent configuration
 	 * @return the driver
 	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} when NIXL cannot load
 	 */
-	public static NativeDriver open(AgentConfig config) {
-		NativeLibrary library = NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
+	public static synchronized NativeDriver open(AgentConfig config) {
+		Map<String, java.util.Optional<String>> agentVariables = NativeLibrary.agentVariables();
+		try {
+			return create(config, NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment()));
+		}
+		finally {
+			NativeLibrary.restoreAgentVariables(agentVariables);
+		}
+	}
+
+	private static NativeDriver create(AgentConfig config, NativeLibrary library) {
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment cfg = arena.allocate(Capi.AGENT_CONFIG);
 			cfg.set(JAVA_BOOLEAN, offset("enable_prog_thread"), config.nativeProgressThread());
@@ -430,6 +442,54 @@ public final class NativeDriver implements EngineDriver {
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "invalidate_remote_md");
+		}
+	}
+
+	/**
+	 * Publishes this agent's full metadata through NIXL's built-in exchange
+	 * ({@code send_local_md}). NIXL stores it asynchronously, from its metadata worker.
+	 * @throws NixlException when no exchange is configured ({@code NIXL_ETCD_ENDPOINTS} unset when
+	 * the agent was created) or NIXL refused
+	 */
+	public void sendLocalMetadata() {
+		try {
+			check((int) Capi.SEND_LOCAL_MD.invokeExact(this.agent, NULL), "send_local_md", null,
+					"NIXL could not publish the metadata; its etcd exchange needs NIXL_ETCD_ENDPOINTS set when the "
+							+ "agent is created (see NIXL's log above)");
+		}
+		catch (Throwable ex) {
+			throw rethrow(ex, "send_local_md");
+		}
+	}
+
+	/**
+	 * Asks NIXL's built-in exchange to fetch a peer's metadata and load it ({@code fetch_remote_md}).
+	 * Asynchronous: {@link #hasRemoteMetadata} tells when it is loaded.
+	 * @param remoteAgent the peer
+	 */
+	public void fetchRemoteMetadata(String remoteAgent) {
+		try (Arena arena = Arena.ofConfined()) {
+			check((int) Capi.FETCH_REMOTE_MD.invokeExact(this.agent, arena.allocateFrom(remoteAgent), NULL),
+					"fetch_remote_md", remoteAgent, "NIXL could not start fetching the metadata; its etcd exchange "
+							+ "needs NIXL_ETCD_ENDPOINTS set when the agent is created");
+		}
+		catch (Throwable ex) {
+			throw rethrow(ex, "fetch_remote_md");
+		}
+	}
+
+	/**
+	 * Withdraws this agent's metadata from NIXL's built-in exchange ({@code invalidate_local_md}):
+	 * NIXL deletes the agent's keys asynchronously, and peers watching them forget the agent.
+	 */
+	public void invalidateLocalMetadata() {
+		try {
+			check((int) Capi.INVALIDATE_LOCAL_MD.invokeExact(this.agent, NULL), "invalidate_local_md", null,
+					"NIXL could not withdraw the metadata; its etcd exchange needs NIXL_ETCD_ENDPOINTS set when the "
+							+ "agent is created");
+		}
+		catch (Throwable ex) {
+			throw rethrow(ex, "invalidate_local_md");
 		}
 	}
 

@@ -14,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -33,6 +35,14 @@ public final class NativeLibrary {
 	/** System property naming a directory that holds {@code libnixl_capi.so}. */
 	public static final String DIR_PROPERTY = "nixl.native.dir";
 
+	/**
+	 * Variables NIXL reads when it creates an agent (its metadata exchange). Set through an
+	 * agent's native environment, they apply to that agent only: they are put back as they were
+	 * once it is created.
+	 */
+	public static final Set<String> AGENT_VARIABLES = Set.of("NIXL_ETCD_ENDPOINTS", "NIXL_ETCD_NAMESPACE",
+			"NIXL_TCPSTORE_ENDPOINT");
+
 	/** File name of NIXL's C API library. */
 	public static final String LIBRARY_FILE = "libnixl_capi.so";
 
@@ -44,8 +54,6 @@ public final class NativeLibrary {
 	private static @Nullable NativeLibrary loaded;
 
 	private static @Nullable NixlException failure;
-
-	private static Map<String, String> appliedEnvironment = Map.of();
 
 	private final Path path;
 
@@ -88,19 +96,24 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Loads the library, or returns the one loaded earlier. A failure is remembered: the same
-	 * JVM will not retry a load that failed.
+	 * Loads the library, or returns the one loaded earlier, and sets the environment. A failure is
+	 * remembered: the same JVM will not retry a load that failed.
+	 *
+	 * <p>The environment is set on every call, not only the first: NIXL reads some variables when
+	 * an agent is created ({@code NIXL_ETCD_ENDPOINTS}, {@code NIXL_ETCD_NAMESPACE}) and UCX reads
+	 * its own when a backend is created, so each agent sees what its configuration set. Variables
+	 * stay set for the process (an agent whose configuration does not name a variable sees the
+	 * value an earlier agent set), except {@link #AGENT_VARIABLES}, which {@link NativeDriver}
+	 * puts back once the agent is created.
 	 * @param directory a directory to try first, or {@code null}
-	 * @param environment variables to set before loading (ignored once loaded)
+	 * @param environment variables to set
 	 * @return the library
 	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried
 	 */
 	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
 		if (loaded != null) {
-			if (!environment.isEmpty() && !environment.equals(appliedEnvironment)) {
-				System.getLogger(NativeLibrary.class.getName())
-					.log(System.Logger.Level.WARNING, "NIXL is already loaded; native environment " + environment.keySet()
-							+ " takes effect only before the first agent of a JVM");
+			if (!environment.isEmpty()) {
+				applyEnvironment(environment);
 			}
 			return loaded;
 		}
@@ -257,7 +270,8 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Sets environment variables through libc before NIXL and UCX read them at load time.
+	 * Sets environment variables through libc, where NIXL and UCX read them (Java's own view of
+	 * the environment does not change).
 	 */
 	private static void applyEnvironment(Map<String, String> environment) {
 		if (environment.isEmpty()) {
@@ -286,7 +300,55 @@ public final class NativeLibrary {
 		catch (Throwable ex) {
 			throw unavailable("setenv failed: " + ex, ex);
 		}
-		appliedEnvironment = Map.copyOf(environment);
+	}
+
+	/**
+	 * Reads the variables NIXL reads when it creates an agent ({@link #AGENT_VARIABLES}), through
+	 * libc, so that {@link #restoreAgentVariables} can put them back once the agent exists.
+	 * @return each variable's value, empty where it is not set
+	 */
+	static Map<String, Optional<String>> agentVariables() {
+		Linker linker = Linker.nativeLinker();
+		MethodHandle getenv = linker.downcallHandle(linker.defaultLookup().findOrThrow("getenv"),
+				FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+		Map<String, Optional<String>> values = new LinkedHashMap<>();
+		try (Arena arena = Arena.ofConfined()) {
+			for (String name : AGENT_VARIABLES) {
+				MemorySegment value = (MemorySegment) getenv.invokeExact(arena.allocateFrom(name));
+				values.put(name, value.equals(MemorySegment.NULL) ? Optional.empty()
+						: Optional.of(value.reinterpret(Integer.MAX_VALUE).getString(0)));
+			}
+		}
+		catch (Throwable ex) {
+			throw unavailable("getenv failed: " + ex, ex);
+		}
+		return values;
+	}
+
+	/**
+	 * Puts back what {@link #agentVariables} read: an agent's NIXL metadata settings apply to that
+	 * agent only, not to every agent created after it.
+	 * @param values the values to restore
+	 */
+	static void restoreAgentVariables(Map<String, Optional<String>> values) {
+		Linker linker = Linker.nativeLinker();
+		MethodHandle unsetenv = linker.downcallHandle(linker.defaultLookup().findOrThrow("unsetenv"),
+				FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+		Map<String, String> set = new LinkedHashMap<>();
+		try (Arena arena = Arena.ofConfined()) {
+			for (Map.Entry<String, Optional<String>> entry : values.entrySet()) {
+				if (entry.getValue().isPresent()) {
+					set.put(entry.getKey(), entry.getValue().get());
+				}
+				else {
+					int ignored = (int) unsetenv.invokeExact(arena.allocateFrom(entry.getKey()));
+				}
+			}
+		}
+		catch (Throwable ex) {
+			throw unavailable("unsetenv failed: " + ex, ex);
+		}
+		applyEnvironment(set);
 	}
 
 	private static NixlException unavailable(String detail, @Nullable Throwable cause) {
