@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * @param mailboxCapacity how many unclaimed notifications are held before draining pauses
  * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
  * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
- * {@code NIXL_PLUGIN_DIR}) set before the native library loads
+ * {@code NIXL_PLUGIN_DIR}) set before the native library loads and again before each native agent
+ * is created; NIXL's metadata-exchange variables ({@code NIXL_ETCD_*}) apply to this agent only
  * @param embedded settings of the embedded engine (its TCP listener)
  */
 public record AgentConfig(String name, Engine engine, List<BackendConfig> backends, ThreadSync threadSync,
