@@ -394,7 +394,7 @@ public final class EmbeddedDriver implements EngineDriver {
 			request.wireId = wireId;
 			request.notification = notification;
 			request.detail = null;
-			request.postedMicros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+			request.postedMicros = this.config.telemetry() ? ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()) : 0;
 			request.postStart = System.nanoTime();
 			request.status = Request.IN_PROGRESS;
 		}
@@ -408,7 +408,7 @@ public final class EmbeddedDriver implements EngineDriver {
 					"the metadata of '" + peer.name + "' was invalidated since the transfer was made");
 		}
 		EmbeddedDriver target = this.config.embedded().inProcessCopies()
-				? inProcess.get(peer.connection.instanceId()) : null;
+				? inProcess.get(peer.instanceId) : null;
 		if (target != null) {
 			copyInProcess(request, wireId, target);
 		}
@@ -555,7 +555,7 @@ public final class EmbeddedDriver implements EngineDriver {
 					+ message.length + " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
 		}
 		EmbeddedDriver target = this.config.embedded().inProcessCopies()
-				? inProcess.get(peer.connection.instanceId()) : null;
+				? inProcess.get(peer.instanceId) : null;
 		if (target != null && target.acceptsToken(peer.connection.token())) {
 			target.deliver(name(), message);
 		}

@@ -18,6 +18,9 @@ final class RemotePeer {
 
 	final Connection connection;
 
+	/** The peer's instance id, looked up on every in-process post. */
+	final String instanceId;
+
 	final List<RemoteRegion> regions = new CopyOnWriteArrayList<>();
 
 	private @Nullable PeerConnection link;
@@ -25,6 +28,7 @@ final class RemotePeer {
 	RemotePeer(String name, Connection connection, List<RemoteRegion> regions) {
 		this.name = name;
 		this.connection = connection;
+		this.instanceId = connection.instanceId();
 		this.regions.addAll(regions);
 	}
 
