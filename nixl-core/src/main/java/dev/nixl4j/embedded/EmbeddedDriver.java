@@ -407,8 +407,7 @@ public final class EmbeddedDriver implements EngineDriver {
 			return fail(request, wireId, NixlStatus.ERROR_NOT_FOUND,
 					"the metadata of '" + peer.name + "' was invalidated since the transfer was made");
 		}
-		EmbeddedDriver target = this.config.embedded().inProcessCopies()
-				? inProcess.get(peer.instanceId) : null;
+		EmbeddedDriver target = inProcessTarget(peer);
 		if (target != null) {
 			copyInProcess(request, wireId, target);
 		}
@@ -417,6 +416,11 @@ public final class EmbeddedDriver implements EngineDriver {
 		}
 		request.postEnd = System.nanoTime();
 		return request.status;
+	}
+
+	/** The peer's agent when it lives in this JVM and in-process copies are on, else {@code null}. */
+	private @Nullable EmbeddedDriver inProcessTarget(RemotePeer peer) {
+		return this.config.embedded().inProcessCopies() ? inProcess.get(peer.instanceId) : null;
 	}
 
 	private int fail(Request request, long wireId, NixlStatus status, String why) {
@@ -554,8 +558,7 @@ public final class EmbeddedDriver implements EngineDriver {
 			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "gen_notif", name(), remoteAgent, "the message is "
 					+ message.length + " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
 		}
-		EmbeddedDriver target = this.config.embedded().inProcessCopies()
-				? inProcess.get(peer.instanceId) : null;
+		EmbeddedDriver target = inProcessTarget(peer);
 		if (target != null && target.acceptsToken(peer.connection.token())) {
 			target.deliver(name(), message);
 		}

@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.MemoryDescriptor;
@@ -34,8 +33,6 @@ import dev.nixl4j.embedded.EmbeddedMetadata.RemoteRegion;
 final class Listener implements Closeable {
 
 	private static final System.Logger logger = System.getLogger(Listener.class.getName());
-
-	private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(10);
 
 	private static final int INVALID_PARAM = NixlStatus.ERROR_INVALID_PARAM.code();
 
@@ -116,22 +113,13 @@ final class Listener implements Closeable {
 		catch (IOException ex) {
 			// closing is all that matters
 		}
-		join(this.acceptor);
+		Wire.join(this.acceptor);
 		List<Served> open = new ArrayList<>(this.served);
 		for (Served connection : open) {
 			connection.close();
 		}
 		for (Served connection : open) {
-			join(connection.thread);
-		}
-	}
-
-	private static void join(Thread thread) {
-		try {
-			thread.join(JOIN_MILLIS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+			Wire.join(connection.thread);
 		}
 	}
 
@@ -243,11 +231,15 @@ final class Listener implements Closeable {
 				long registration = descriptors.getLong();
 				byte[] key = new byte[EmbeddedMetadata.SECRET_BYTES];
 				descriptors.get(key);
-				if (address == 0 || length <= 0 || device < 0 || address + length < address && address + length != 0) {
-					respond(id, INVALID_PARAM, "descriptor " + i + " is not a valid memory range");
+				MemoryDescriptor range;
+				try {
+					range = new MemoryDescriptor(address, length, device);
+				}
+				catch (IllegalArgumentException ex) {
+					respond(id, INVALID_PARAM, "descriptor " + i + " is not a valid memory range: " + ex.getMessage());
 					return false;
 				}
-				regions.add(new RemoteRegion(new MemoryDescriptor(address, length, device), registration, key));
+				regions.add(new RemoteRegion(range, registration, key));
 			}
 			Access access;
 			try {

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.XferOp;
@@ -28,8 +27,6 @@ final class PeerConnection {
 	private static final System.Logger logger = System.getLogger(PeerConnection.class.getName());
 
 	private static final int BACKEND_ERROR = NixlStatus.ERROR_BACKEND.code();
-
-	private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(10);
 
 	private final EmbeddedDriver owner;
 
@@ -334,22 +331,10 @@ final class PeerConnection {
 	/** Fails the connection and waits for its threads to end. */
 	void close(String why) {
 		fail(why);
-		join(this.sender);
+		Wire.join(this.sender);
 		Thread reader = this.receiver;
 		if (reader != null) {
-			join(reader);
-		}
-	}
-
-	private static void join(Thread thread) {
-		if (thread == Thread.currentThread()) {
-			return;
-		}
-		try {
-			thread.join(JOIN_MILLIS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+			Wire.join(reader);
 		}
 	}
 

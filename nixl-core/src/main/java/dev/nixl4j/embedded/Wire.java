@@ -58,7 +58,23 @@ final class Wire {
 	/** Largest piece of a segment handed to the socket at once (a ByteBuffer holds at most 2 GiB). */
 	private static final long CHUNK_BYTES = 1L << 30;
 
+	/** How long closing waits for one of the engine's threads to end. */
+	private static final long JOIN_MILLIS = 10_000;
+
 	private Wire() {
+	}
+
+	/** Waits (bounded) for one of the engine's threads to end; a thread never waits for itself. */
+	static void join(Thread thread) {
+		if (thread == Thread.currentThread()) {
+			return;
+		}
+		try {
+			thread.join(JOIN_MILLIS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/** Socket buffers of 4 MiB: a megabyte-sized block goes out without waiting for the window to grow. */

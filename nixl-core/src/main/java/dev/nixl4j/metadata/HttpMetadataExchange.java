@@ -20,7 +20,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.nixl4j.AgentMetadata;
@@ -447,19 +446,12 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	private final class HttpWatch implements Watch {
-
-		private final String agentName;
-
-		private final Consumer<String> onRemoved;
-
-		private final AtomicBoolean done = new AtomicBoolean();
+	private final class HttpWatch extends OnceWatch {
 
 		private volatile boolean seen;
 
 		HttpWatch(String agentName, Consumer<String> onRemoved, boolean seen) {
-			this.agentName = agentName;
-			this.onRemoved = onRemoved;
+			super(agentName, onRemoved);
 			this.seen = seen;
 		}
 
@@ -468,27 +460,14 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 
 		void fireIfSeen() {
-			if (this.seen && this.done.compareAndSet(false, true)) {
-				removeWatch(this);
-				try {
-					this.onRemoved.accept(this.agentName);
-				}
-				catch (RuntimeException ex) {
-					logger.log(System.Logger.Level.WARNING, "A watch of agent '" + this.agentName + "' failed", ex);
-				}
+			if (this.seen) {
+				fire();
 			}
 		}
 
 		@Override
-		public void close() {
-			if (this.done.compareAndSet(false, true)) {
-				removeWatch(this);
-			}
-		}
-
-		@Override
-		public String toString() {
-			return "Watch[agent='" + this.agentName + "'" + (this.done.get() ? ", done" : "") + "]";
+		void forget() {
+			removeWatch(this);
 		}
 
 	}

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -23,8 +22,6 @@ import dev.nixl4j.NixlStatus;
  * <p>Values are stored as published and checked with {@link MetadataValues#check} when fetched.
  */
 public final class InMemoryMetadataExchange implements MetadataExchange {
-
-	private static final System.Logger logger = System.getLogger(InMemoryMetadataExchange.class.getName());
 
 	private final int maxBytes;
 
@@ -224,44 +221,15 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	private final class InMemoryWatch implements Watch {
-
-		private final String agentName;
-
-		private final Consumer<String> onRemoved;
-
-		private final AtomicBoolean done = new AtomicBoolean();
+	private final class InMemoryWatch extends OnceWatch {
 
 		InMemoryWatch(String agentName, Consumer<String> onRemoved) {
-			this.agentName = agentName;
-			this.onRemoved = onRemoved;
-		}
-
-		void fire() {
-			if (this.done.compareAndSet(false, true)) {
-				try {
-					this.onRemoved.accept(this.agentName);
-				}
-				catch (RuntimeException ex) {
-					logger.log(System.Logger.Level.WARNING, "A watch of agent '" + this.agentName + "' failed", ex);
-				}
-			}
-		}
-
-		void stop() {
-			this.done.set(true);
+			super(agentName, onRemoved);
 		}
 
 		@Override
-		public void close() {
-			if (this.done.compareAndSet(false, true)) {
-				removeWatch(this);
-			}
-		}
-
-		@Override
-		public String toString() {
-			return "Watch[agent='" + this.agentName + "'" + (this.done.get() ? ", done" : "") + "]";
+		void forget() {
+			removeWatch(this);
 		}
 
 	}
