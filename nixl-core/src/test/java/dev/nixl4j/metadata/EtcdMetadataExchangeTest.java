@@ -8,7 +8,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +18,6 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.Bytes;
 import dev.nixl4j.DescriptorList;
-import dev.nixl4j.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -27,14 +25,10 @@ import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
@@ -47,46 +41,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * layout, lease-backed keys, watches, deadlines and the check of every fetched value.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class EtcdMetadataExchangeTest {
+class EtcdMetadataExchangeTest extends EtcdAgentTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(20);
 
 	private static final AtomicInteger ids = new AtomicInteger();
-
-	private static EtcdServer etcd;
-
-	private static Client raw;
-
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	@BeforeAll
-	static void startEtcd() {
-		NativeNixl.require();
-		etcd = EtcdServer.start();
-		raw = Client.builder().endpoints(etcd.endpoint()).build();
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (raw != null) {
-			raw.close();
-		}
-		if (etcd != null) {
-			etcd.close();
-		}
-	}
-
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
 
 	private EtcdMetadataExchange exchange() {
 		return track(EtcdMetadataExchange.builder()

@@ -4,7 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
 import dev.nixl4j.DescriptorList;
-import dev.nixl4j.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -22,11 +20,7 @@ import dev.nixl4j.XferOp;
 import dev.nixl4j.engine.AgentCore;
 import dev.nixl4j.ffm.NativeDriver;
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
@@ -40,46 +34,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * real transfers.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class NixlEtcdInteropTest {
+class NixlEtcdInteropTest extends EtcdAgentTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(20);
 
 	private static final AtomicInteger ids = new AtomicInteger();
-
-	private static EtcdServer etcd;
-
-	private static Client raw;
-
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	@BeforeAll
-	static void startEtcd() {
-		NativeNixl.require();
-		etcd = EtcdServer.start();
-		raw = Client.builder().endpoints(etcd.endpoint()).build();
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (raw != null) {
-			raw.close();
-		}
-		if (etcd != null) {
-			etcd.close();
-		}
-	}
-
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
 
 	private static String name(String role, TestInfo info) {
 		return role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
