@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
@@ -184,11 +185,11 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			long lease = lease(deadline, agentName);
 			PutOption withLease = PutOption.builder().withLeaseId(lease).build();
 			try {
-				await(this.client.getKVClient()
+				awaitReachable(() -> this.client.getKVClient()
 					.txn()
 					.Then(Op.put(bytes(agentPrefix(agentName)), EMPTY, withLease),
 							Op.put(bytes(key(agentName)), ByteSequence.from(value), withLease))
-					.commit(), deadline, "send_local_md", agentName, null);
+					.commit(), deadline, "send_local_md", agentName);
 				return;
 			}
 			catch (LeaseLost ex) {
@@ -203,8 +204,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	private long lease(long deadline, String agentName) {
 		if (this.leaseId == 0) {
 			long seconds = Math.max(1, (this.leaseTtl.toMillis() + 999) / 1000);
-			this.leaseId = await(this.client.getLeaseClient().grant(seconds), deadline, "send_local_md", agentName, null)
-				.getID();
+			this.leaseId = awaitReachable(() -> this.client.getLeaseClient().grant(seconds), deadline, "send_local_md",
+					agentName).getID();
 		}
 		return this.leaseId;
 	}
@@ -366,8 +367,25 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		Long fetched = this.fetchedRevisions.remove(agentName);
 		EtcdWatch watch = new EtcdWatch(agentName, onRemoved);
 		this.watches.add(watch);
-		watch.start((fetched != null) ? fetched + 1 : 0);
+		watch.start((fetched != null) ? fetched : currentRevision(agentName));
 		return watch;
+	}
+
+	/**
+	 * The store's revision now, so that a watch started after this call still sees a removal that
+	 * happens before etcd has set the watch up; 0 (watch from whenever it is set up) when etcd
+	 * cannot be asked.
+	 */
+	private long currentRevision(String agentName) {
+		try {
+			return await(this.client.getKVClient().get(bytes(key(agentName))), deadline(this.operationTimeout), "watch",
+					null, agentName)
+				.getHeader()
+				.getRevision();
+		}
+		catch (RuntimeException ex) {
+			return 0;
+		}
 	}
 
 	@Override
@@ -424,6 +442,35 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 	private static ByteSequence bytes(String text) {
 		return ByteSequence.from(text, java.nio.charset.StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Makes a jetcd call and waits for it until the deadline, calling again while etcd cannot be
+	 * reached yet: just after etcd came back, gRPC may still fail calls at once from its
+	 * reconnect back-off, and the caller's deadline, not that back-off, decides when to give up.
+	 */
+	private <T> T awaitReachable(Supplier<CompletableFuture<T>> call, long deadline, String operation,
+			@Nullable String agent) {
+		long pause = MIN_PAUSE;
+		while (true) {
+			try {
+				return await(call.get(), deadline, operation, agent, null);
+			}
+			catch (NixlException ex) {
+				long left = deadline - System.nanoTime();
+				if (ex.status() != NixlStatus.UNAVAILABLE || ex.getCause() == null
+						|| io.grpc.Status.fromThrowable(ex.getCause()).getCode() != io.grpc.Status.Code.UNAVAILABLE
+						|| left <= pause) {
+					throw ex;
+				}
+				java.util.concurrent.locks.LockSupport.parkNanos(pause);
+				if (Thread.interrupted()) {
+					Thread.currentThread().interrupt();
+					throw ex;
+				}
+				pause = Math.min(pause * 2, MAX_PAUSE);
+			}
+		}
 	}
 
 	/**
@@ -521,10 +568,11 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			this.onRemoved = onRemoved;
 		}
 
+		/** Watches for removals after the given store revision (0: from whenever etcd sets the watch up). */
 		void start(long revision) {
 			WatchOption.Builder option = WatchOption.builder().withNoPut(true);
 			if (revision > 0) {
-				option.withRevision(revision);
+				option.withRevision(revision + 1);
 			}
 			this.watcher = EtcdMetadataExchange.this.client.getWatchClient()
 				.watch(this.key, option.build(), io.etcd.jetcd.Watch.listener(this::onNext, this::onError));
@@ -566,7 +614,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 					removed();
 				}
 				else {
-					start(response.getHeader().getRevision() + 1);
+					start(response.getHeader().getRevision());
 				}
 			}
 			catch (RuntimeException ex) {
