@@ -76,6 +76,25 @@ class EtcdOutageTest {
 		assertThat(took).isLessThan(limit);
 	}
 
+	/**
+	 * Publishes once etcd answers again. Each call has the 1 s operation timeout, but gRPC
+	 * reconnects on its own back-off, which after an outage of a few seconds is itself a few
+	 * seconds: recovery is bounded by that, so calls made meanwhile fail clearly and a later one
+	 * succeeds.
+	 */
+	private static void publishOnceReachable(EtcdMetadataExchange exchange) {
+		Eventually.until(WAIT, "publishing works again", () -> {
+			try {
+				exchange.publish(agent);
+				return true;
+			}
+			catch (NixlException ex) {
+				assertThat(ex.status()).isEqualTo(NixlStatus.UNAVAILABLE);
+				return false;
+			}
+		});
+	}
+
 	private static Duration since(long start) {
 		return Duration.ofNanos(System.nanoTime() - start);
 	}
@@ -96,7 +115,7 @@ class EtcdOutageTest {
 
 			etcd.startAgain();
 
-			exchange.publish(agent);
+			publishOnceReachable(exchange);
 			assertThat(exchange.fetch(agent.name(), WAIT)).isEqualTo(agent.localMetadata());
 		}
 	}
@@ -124,7 +143,7 @@ class EtcdOutageTest {
 
 			// the key survived with its lease, which the publisher keeps alive again
 			assertThat(watcher.fetch(agent.name(), WAIT)).isEqualTo(agent.localMetadata());
-			publisher.publish(agent);
+			publishOnceReachable(publisher);
 			assertThat(removed).isNotDone();
 			try (Client raw = Client.builder().endpoints(etcd.endpoint()).build()) {
 				raw.getKVClient()
