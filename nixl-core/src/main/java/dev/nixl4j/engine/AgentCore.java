@@ -291,7 +291,7 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public void invalidateRemoteMetadata(String remoteAgent) {
 		guarded("invalidate_remote_md", () -> {
-			boolean known = this.remotes.remove(remoteAgent) != null;
+			boolean known = this.remotes.containsKey(remoteAgent);
 			try {
 				this.driver.invalidateRemoteMetadata(remoteAgent);
 			}
@@ -301,6 +301,10 @@ public final class AgentCore implements NixlAgent {
 				if (!known || ex.status() != NixlStatus.ERROR_NOT_FOUND) {
 					throw ex;
 				}
+			}
+			finally {
+				// only after the engine: a peer missing from remoteAgents() is gone from the engine too
+				this.remotes.remove(remoteAgent);
 			}
 		});
 	}
