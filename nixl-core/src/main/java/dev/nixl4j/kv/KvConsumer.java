@@ -1,0 +1,259 @@
+package dev.nixl4j.kv;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.Notification;
+import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.XferOp;
+
+/**
+ * The decode side of a KV block transfer: it pulls a request's blocks from a producer into its
+ * own cache (READ) and waits for blocks a producer pushes (WRITE).
+ *
+ * <p>A consumer learns each producer's {@link RemoteCacheHandle} once ({@link #connect}); the
+ * prepared list of the producer's blocks is built on the first pull and reused. A
+ * {@link #pull} returns only once the producer confirmed that it held the blocks when the
+ * consumer's notification arrived (see {@link KvProducer}); otherwise it throws
+ * {@link KvLeaseLostException} and the data in the local blocks must not be used.
+ *
+ * <p>With heterogeneous tensor parallelism (the consumer side has {@code k} times the producer's
+ * ranks, {@link KvTransferParams#consumerRanks()} {@code = k}), consumer rank {@code r} holds
+ * {@code numKvHeads / k} heads and reads slice {@code r % k} of the heads of each producer
+ * block; that needs HND order, in which a slice of heads is contiguous.
+ *
+ * <p>Thread-safe: concurrent pulls of different requests share the prepared lists.
+ */
+public final class KvConsumer {
+
+	/** How long a late confirmation is waited for and dropped, so it does not sit in the mailbox. */
+	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
+
+	private final PagedKvCache cache;
+
+	private final NixlAgent agent;
+
+	private final int rank;
+
+	private final PeerLoader peers;
+
+	private final String prefix;
+
+	private final Duration peerTimeout;
+
+	private final Map<String, RemoteCacheHandle> producers = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates a consumer with the default notification prefix and peer timeout.
+	 * @param cache the cache blocks are pulled into
+	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
+	 * @param peers loads the metadata of producers
+	 */
+	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers) {
+		this(cache, rank, peers, KvMessages.DEFAULT_PREFIX, KvProducer.DEFAULT_PEER_TIMEOUT);
+	}
+
+	/**
+	 * Creates a consumer.
+	 * @param cache the cache blocks are pulled into
+	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
+	 * @param peers loads the metadata of producers
+	 * @param prefix the prefix of the protocol's notifications (the producers must use the same)
+	 * @param peerTimeout how long loading a producer's metadata may take
+	 */
+	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
+		this.cache = Objects.requireNonNull(cache, "cache");
+		this.agent = cache.agent();
+		if (rank < 0) {
+			throw new IllegalArgumentException("rank must not be negative, was " + rank);
+		}
+		this.rank = rank;
+		this.peers = Objects.requireNonNull(peers, "peers");
+		KvMessages.requirePrefix(prefix);
+		this.prefix = prefix;
+		Objects.requireNonNull(peerTimeout, "peerTimeout");
+		if (peerTimeout.isNegative() || peerTimeout.isZero()) {
+			throw new IllegalArgumentException("peerTimeout must be positive, was " + peerTimeout);
+		}
+		this.peerTimeout = peerTimeout;
+	}
+
+	/**
+	 * Returns the cache.
+	 * @return the cache
+	 */
+	public PagedKvCache cache() {
+		return this.cache;
+	}
+
+	/**
+	 * Returns what a producer needs to push into this consumer's cache.
+	 * @return the handle
+	 */
+	public RemoteCacheHandle handle() {
+		return this.cache.handle();
+	}
+
+	/**
+	 * Learns a producer's cache (once per producer; a new handle of the same agent, after it
+	 * restarted, replaces the old one) and loads its metadata.
+	 * @param producer the producer's handle
+	 */
+	public void connect(RemoteCacheHandle producer) {
+		this.peers.load(this.agent, producer.agentName(), this.peerTimeout);
+		this.producers.put(producer.agentName(), producer);
+	}
+
+	/**
+	 * Pulls a request's blocks into local blocks and waits for the producer's confirmation that
+	 * its lease held them: block {@code params.blockIds()[i]} (or this rank's slice of its heads)
+	 * of every region lands in block {@code localBlockIds[i]} of the same region.
+	 * @param params the producer's transfer parameters
+	 * @param localBlockIds allocated local blocks, distinct, one per producer block
+	 * @param timeout how long the READ and the confirmation may take together
+	 * @return the bytes read
+	 * @throws KvLeaseLostException when the producer did not confirm (the data must not be used)
+	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not connected,
+	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the failure
+	 * of the READ
+	 */
+	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		String producer = params.producerAgent();
+		RemoteCacheHandle remote = this.producers.get(producer);
+		if (remote == null) {
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "kv_pull", this.agent.name(), producer,
+					"producer '" + producer + "' is not connected: pass its RemoteCacheHandle to connect() first");
+		}
+		if (!params.layoutFingerprint().equals(remote.layout().fingerprint())) {
+			throw invalid(producer, "the transfer of request '" + params.requestId() + "' names layout "
+					+ params.layoutFingerprint() + " but the producer's handle describes " + remote.layout().fingerprint());
+		}
+		int ranks = params.consumerRanks();
+		KvCacheLayout expected;
+		try {
+			expected = remote.layout().headSlice(ranks);
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(producer, ex.getMessage());
+		}
+		KvCacheLayout own = this.cache.layout();
+		if (!expected.fingerprint().equals(own.fingerprint())) {
+			throw invalid(producer, "layout mismatch: this cache is " + own.fingerprint() + " but the producer's blocks"
+					+ ((ranks > 1) ? " split over " + ranks + " ranks" : "") + " are " + expected.fingerprint());
+		}
+		int[] remoteIds = params.blockIdArray();
+		if (localBlockIds.length != remoteIds.length) {
+			throw invalid(producer, localBlockIds.length + " local blocks given for the " + remoteIds.length
+					+ " blocks of request '" + params.requestId() + "'");
+		}
+		PagedKvCache.requireBlocks("kv_pull", remoteIds, remote.layout().numBlocks(), "producer '" + producer + "'");
+		PagedKvCache.requireBlocks("kv_pull", localBlockIds, own.numBlocks(), "this cache");
+		PagedKvCache.requireDistinct("kv_pull", localBlockIds, "the local blocks");
+		for (int id : localBlockIds) {
+			if (this.cache.allocator().references(id) == 0) {
+				throw invalid(producer, "local block " + id + " is not allocated");
+			}
+		}
+		int slice = this.rank % ranks;
+		this.peers.load(this.agent, producer, this.peerTimeout);
+		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
+		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
+		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
+		try (Transfer transfer = this.agent.createTransfer(XferOp.READ, this.cache.preparedLocal(),
+				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(remote, ranks, slice),
+				PagedKvCache.indices(remoteIds, remote.layout().regionCount(), remote.layout().numBlocks()),
+				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
+			transfer.post();
+			transfer.await(remaining(deadline));
+		}
+		catch (RuntimeException ex) {
+			ack.cancel(false);
+			throw ex;
+		}
+		Notification answer;
+		try {
+			answer = ack.join();
+		}
+		catch (CompletionException ex) {
+			// The READ landed, so the producer may still answer: take that answer when it comes.
+			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
+			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), null,
+					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
+							+ ") came in time: the blocks read must not be used",
+					ex.getCause());
+		}
+		LeaseConfirmation confirmation = KvMessages.parseAck(ackPrefix, answer.text());
+		if (confirmation != LeaseConfirmation.HELD) {
+			LeaseConfirmation refused = (confirmation != null) ? confirmation : LeaseConfirmation.UNKNOWN;
+			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), refused,
+					"the producer answered " + refused + " for request '" + params.requestId() + "' (lease "
+							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
+					null);
+		}
+		return localBlockIds.length * (long) this.cache.layout().regionCount() * this.cache.layout().blockLength();
+	}
+
+	/**
+	 * Describes local blocks for a producer that will push into them.
+	 * @param requestId the request
+	 * @param localBlockIds allocated local blocks, distinct, in token order
+	 * @return the parameters to send to the producer, with {@link #handle()}
+	 */
+	public KvPushParams pushParams(String requestId, int[] localBlockIds) {
+		PagedKvCache.requireBlocks("kv_push", localBlockIds, this.cache.layout().numBlocks(), "this cache");
+		PagedKvCache.requireDistinct("kv_push", localBlockIds, "the local blocks");
+		List<Integer> ids = new ArrayList<>(localBlockIds.length);
+		for (int id : localBlockIds) {
+			if (this.cache.allocator().references(id) == 0) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_push", this.agent.name(), null,
+						"local block " + id + " is not allocated");
+			}
+			ids.add(id);
+		}
+		return new KvPushParams(this.agent.name(), requestId, ids, this.cache.layout().fingerprint());
+	}
+
+	/**
+	 * Waits until a producer's push of a request has landed (its WRITE's notification arrived).
+	 * If it times out, the producer may still write later: keep the blocks allocated until the
+	 * producer is known to have given up or gone.
+	 * @param producerAgent the producer
+	 * @param requestId the request
+	 * @param timeout how long to wait
+	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the push did not land in time
+	 */
+	public void awaitPush(String producerAgent, String requestId, Duration timeout) {
+		KvMessages.requireRequestId(requestId);
+		try {
+			this.agent.expectNotification(NotificationMatcher.exact(producerAgent, KvMessages.push(this.prefix, requestId)
+				.getBytes(StandardCharsets.UTF_8)), timeout).join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof NixlException failure) {
+				throw failure;
+			}
+			throw ex;
+		}
+	}
+
+	private static Duration remaining(long deadline) {
+		return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+	}
+
+	private NixlException invalid(String producer, String detail) {
+		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_pull", this.agent.name(), producer, detail);
+	}
+
+}

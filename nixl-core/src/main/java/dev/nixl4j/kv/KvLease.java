@@ -1,0 +1,118 @@
+package dev.nixl4j.kv;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A producer's hold on one request's blocks: made by {@link KvProducer#lease}, it keeps one
+ * reference on each block until every consumer rank has reported its read (the lease
+ * {@link LeaseOutcome#COMPLETED completes}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or
+ * the producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
+ */
+public final class KvLease {
+
+	private final KvTransferParams params;
+
+	private final int[] blockIds;
+
+	private final Duration ttl;
+
+	private final CompletableFuture<LeaseOutcome> outcome = new CompletableFuture<>();
+
+	/** Guarded by the producer's lock. */
+	private final boolean[] ranksDone;
+
+	/** Guarded by the producer's lock. */
+	private int doneCount;
+
+	/** Guarded by the producer's lock. */
+	private @Nullable ScheduledFuture<?> expiry;
+
+	KvLease(KvTransferParams params, Duration ttl) {
+		this.params = params;
+		this.blockIds = params.blockIdArray();
+		this.ttl = ttl;
+		this.ranksDone = new boolean[params.consumerRanks()];
+	}
+
+	/**
+	 * Returns what the consumer needs to pull the blocks.
+	 * @return the transfer parameters
+	 */
+	public KvTransferParams params() {
+		return this.params;
+	}
+
+	/**
+	 * Returns the request.
+	 * @return the request id
+	 */
+	public String requestId() {
+		return this.params.requestId();
+	}
+
+	/**
+	 * Returns the lease id (unique per producer).
+	 * @return the id
+	 */
+	public long id() {
+		return this.params.leaseId();
+	}
+
+	/**
+	 * Returns how long the lease lasts from its creation.
+	 * @return the time to live
+	 */
+	public Duration ttl() {
+		return this.ttl;
+	}
+
+	/**
+	 * Returns a future of how the lease ended.
+	 * @return a future completed once, when the blocks were released
+	 */
+	public CompletableFuture<LeaseOutcome> outcome() {
+		return this.outcome.copy();
+	}
+
+	int[] blockIds() {
+		return this.blockIds;
+	}
+
+	/** Marks a rank done; returns whether every rank is done now. Under the producer's lock. */
+	boolean markDone(int rank) {
+		if (!this.ranksDone[rank]) {
+			this.ranksDone[rank] = true;
+			this.doneCount++;
+		}
+		return this.doneCount == this.ranksDone.length;
+	}
+
+	int doneCount() {
+		return this.doneCount;
+	}
+
+	void expiry(ScheduledFuture<?> expiry) {
+		this.expiry = expiry;
+	}
+
+	void cancelExpiry() {
+		if (this.expiry != null) {
+			this.expiry.cancel(false);
+		}
+	}
+
+	void end(LeaseOutcome how) {
+		this.outcome.complete(how);
+	}
+
+	@Override
+	public String toString() {
+		return "KvLease[request '" + requestId() + "', lease " + id() + ", " + this.blockIds.length + " blocks, "
+				+ this.ranksDone.length + " consumer ranks]";
+	}
+
+}

@@ -1,0 +1,419 @@
+package dev.nixl4j.kv;
+
+import java.lang.System.Logger.Level;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.Notification;
+import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.XferOp;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The prefill side of a KV block transfer: it leases a request's blocks to consumers that pull
+ * them, and pushes blocks into consumers' caches.
+ *
+ * <p><b>Leases.</b> {@link #lease} retains the request's blocks and returns the
+ * {@link KvTransferParams} a consumer needs. Each consumer rank READs the blocks with the
+ * notification {@code <prefix>done:<request>:<lease>:<rank>}, which NIXL delivers only after the
+ * data landed at the consumer; the producer answers it with a notification of its own,
+ * {@code <prefix>ack:<request>:<lease>:<rank>:HELD} when the lease was held at that moment, else
+ * {@code EXPIRED} or {@code UNKNOWN}. The blocks are released when every rank has reported, or
+ * when the lease expires; an expiry is logged with the request id. Since the lease is decided on
+ * the producer, in one place, when the consumer's notification arrives, a consumer that gets
+ * {@code HELD} read blocks that no other request could have had; one that gets anything else (or
+ * nothing) fails its pull.
+ *
+ * <p>To answer a consumer the producer needs its metadata: consumers it has not loaded yet are
+ * loaded through the {@link PeerLoader}. Notifications are taken with a prefix matcher for
+ * {@code <prefix>done:} only, so other notifications of the agent stay where they are.
+ *
+ * <p>One daemon thread per producer runs expiries and answers consumers; {@link #close()} stops
+ * it, and releases the blocks of every lease still held.
+ */
+public final class KvProducer implements AutoCloseable {
+
+	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
+
+	/** How long one registration of the notification waiter lasts before it is renewed. */
+	private static final Duration REARM = Duration.ofSeconds(5);
+
+	/** How many expired leases are remembered, to answer EXPIRED rather than UNKNOWN. */
+	private static final int REMEMBERED_EXPIRIES = 4096;
+
+	/** Default time allowed for loading a consumer's metadata. */
+	public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
+
+	private final PagedKvCache cache;
+
+	private final NixlAgent agent;
+
+	private final PeerLoader peers;
+
+	private final String prefix;
+
+	private final Duration peerTimeout;
+
+	private final NotificationMatcher doneMatcher;
+
+	private final ScheduledThreadPoolExecutor scheduler;
+
+	private final Object lock = new Object();
+
+	private final Map<String, KvLease> leases = new HashMap<>();
+
+	private final Map<Long, Boolean> expired = new LinkedHashMap<>() {
+
+		private static final long serialVersionUID = 1L;
+
+		@Override
+		protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+			return size() > REMEMBERED_EXPIRIES;
+		}
+
+	};
+
+	private long nextLeaseId;
+
+	private @Nullable CompletableFuture<Notification> armed;
+
+	private boolean closed;
+
+	private volatile @Nullable Thread thread;
+
+	/**
+	 * Creates a producer with the default notification prefix and peer timeout.
+	 * @param cache the cache whose blocks it leases and pushes
+	 * @param peers loads the metadata of consumers it has not seen
+	 */
+	public KvProducer(PagedKvCache cache, PeerLoader peers) {
+		this(cache, peers, KvMessages.DEFAULT_PREFIX, DEFAULT_PEER_TIMEOUT);
+	}
+
+	/**
+	 * Creates a producer.
+	 * @param cache the cache whose blocks it leases and pushes
+	 * @param peers loads the metadata of consumers it has not seen
+	 * @param prefix the prefix of the protocol's notifications (the consumers must use the same)
+	 * @param peerTimeout how long loading a consumer's metadata may take
+	 */
+	public KvProducer(PagedKvCache cache, PeerLoader peers, String prefix, Duration peerTimeout) {
+		this.cache = Objects.requireNonNull(cache, "cache");
+		this.agent = cache.agent();
+		this.peers = Objects.requireNonNull(peers, "peers");
+		KvMessages.requirePrefix(prefix);
+		this.prefix = prefix;
+		this.peerTimeout = requirePositive(peerTimeout, "peerTimeout");
+		this.doneMatcher = NotificationMatcher.prefix(null, KvMessages.donePrefix(prefix));
+		this.nextLeaseId = new SecureRandom().nextLong() >>> 2;
+		String threadName = "nixl4j-kv-producer-" + this.agent.name();
+		this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+			Thread thread = new Thread(runnable, threadName);
+			thread.setDaemon(true);
+			this.thread = thread;
+			return thread;
+		});
+		this.scheduler.setRemoveOnCancelPolicy(true);
+		this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		arm();
+	}
+
+	private static Duration requirePositive(Duration duration, String what) {
+		Objects.requireNonNull(duration, what);
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException(what + " must be positive, was " + duration);
+		}
+		return duration;
+	}
+
+	/**
+	 * Returns the cache.
+	 * @return the cache
+	 */
+	public PagedKvCache cache() {
+		return this.cache;
+	}
+
+	/**
+	 * Returns what consumers need to address this producer's cache (send it once per consumer).
+	 * @return the handle
+	 */
+	public RemoteCacheHandle handle() {
+		return this.cache.handle();
+	}
+
+	/**
+	 * Holds a request's blocks for consumers to pull: retains each block once (the caller keeps
+	 * its own references and may release them at once) until every consumer rank has reported
+	 * its read, or until the lease expires.
+	 * @param requestId the request (no {@code ':'}), at most one lease at a time per request
+	 * @param blockIds the request's blocks, distinct, allocated, in token order
+	 * @param consumerRanks how many consumer ranks each read a slice of heads (1 when both sides
+	 * use the same tensor parallelism)
+	 * @param ttl how long the blocks are held at most
+	 * @return the lease, whose {@link KvLease#params()} go to the consumer
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad blocks, a request that
+	 * already has a lease, or ranks the layout cannot be split over; {@link NixlStatus#CLOSED}
+	 */
+	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl) {
+		requirePositive(ttl, "ttl");
+		PagedKvCache.requireBlocks("kv_lease", blockIds, this.cache.layout().numBlocks(), "this cache");
+		PagedKvCache.requireDistinct("kv_lease", blockIds, "the leased blocks");
+		KvTransferParams params;
+		try {
+			this.cache.layout().headSlice(consumerRanks);
+			params = new KvTransferParams(this.agent.name(), requestId, toList(blockIds),
+					this.cache.layout().fingerprint(), 0, consumerRanks);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null, ex.getMessage(),
+					ex);
+		}
+		synchronized (this.lock) {
+			requireOpen("kv_lease");
+			if (this.leases.containsKey(requestId)) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
+						"request '" + requestId + "' already holds a lease");
+			}
+			this.cache.allocator().retain(blockIds);
+			long id = this.nextLeaseId++;
+			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
+					params.layoutFingerprint(), id, consumerRanks), ttl);
+			this.leases.put(requestId, lease);
+			lease.expiry(this.scheduler.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
+			return lease;
+		}
+	}
+
+	/**
+	 * Returns the number of leases held now.
+	 * @return the count
+	 */
+	public int activeLeases() {
+		synchronized (this.lock) {
+			return this.leases.size();
+		}
+	}
+
+	/**
+	 * Pushes blocks into a consumer's cache with a WRITE whose notification,
+	 * {@code <prefix>push:<request>}, tells the consumer they landed. The local blocks are
+	 * retained while the WRITE runs.
+	 * @param params the consumer's request: its agent, request id, blocks and layout fingerprint
+	 * @param consumer the consumer's cache handle
+	 * @param localBlockIds this cache's blocks, in the order of {@code params.blockIds()}
+	 * @param timeout how long the WRITE may take
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad
+	 * blocks, {@link NixlStatus#TIMEOUT}, or the failure of the transfer
+	 */
+	public void push(KvPushParams params, RemoteCacheHandle consumer, int[] localBlockIds, Duration timeout) {
+		requirePositive(timeout, "timeout");
+		String peer = consumer.agentName();
+		if (!params.consumerAgent().equals(peer)) {
+			throw invalid("kv_push", peer, "the push names consumer '" + params.consumerAgent() + "' but the handle is of '"
+					+ peer + "'");
+		}
+		String own = this.cache.layout().fingerprint();
+		if (!params.layoutFingerprint().equals(consumer.layout().fingerprint()) || !own.equals(params.layoutFingerprint())) {
+			throw invalid("kv_push", peer, "layout mismatch: this cache is " + own + ", the consumer's push names "
+					+ params.layoutFingerprint() + " and its handle " + consumer.layout().fingerprint());
+		}
+		int[] remoteIds = params.blockIdArray();
+		if (localBlockIds.length != remoteIds.length) {
+			throw invalid("kv_push", peer, localBlockIds.length + " local blocks for " + remoteIds.length + " consumer blocks");
+		}
+		PagedKvCache.requireBlocks("kv_push", localBlockIds, this.cache.layout().numBlocks(), "this cache");
+		PagedKvCache.requireBlocks("kv_push", remoteIds, consumer.layout().numBlocks(), "consumer '" + peer + "'");
+		PagedKvCache.requireDistinct("kv_push", remoteIds, "the consumer's blocks");
+		this.peers.load(this.agent, peer, this.peerTimeout);
+		this.cache.allocator().retain(localBlockIds);
+		try (Transfer transfer = this.agent.createTransfer(XferOp.WRITE, this.cache.preparedLocal(),
+				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(consumer, 1, 0),
+				PagedKvCache.indices(remoteIds, consumer.layout().regionCount(), consumer.layout().numBlocks()),
+				KvMessages.push(this.prefix, params.requestId()).getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+			transfer.post();
+			transfer.await(timeout);
+		}
+		finally {
+			this.cache.allocator().release(localBlockIds);
+		}
+	}
+
+	private void arm() {
+		synchronized (this.lock) {
+			if (this.closed) {
+				return;
+			}
+			CompletableFuture<Notification> next;
+			try {
+				next = this.agent.expectNotification(this.doneMatcher, REARM);
+			}
+			catch (NixlException ex) {
+				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}", this.agent.name(),
+						ex.getMessage());
+				return;
+			}
+			this.armed = next;
+			// A rejected hand-over (the producer closed meanwhile) must not reach the thread that
+			// completed the wait: that is the agent's progress loop.
+			next.whenCompleteAsync(this::received, task -> {
+				try {
+					this.scheduler.execute(task);
+				}
+				catch (RejectedExecutionException ex) {
+					logger.log(Level.DEBUG, "KV producer closed while a notification was handed over");
+				}
+			});
+		}
+	}
+
+	private void received(@Nullable Notification notification, @Nullable Throwable failure) {
+		if (notification != null) {
+			try {
+				answer(notification);
+			}
+			catch (RuntimeException ex) {
+				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
+						notification.remoteAgent(), ex.toString());
+			}
+		}
+		else if (failure != null && !isTimeout(failure)) {
+			if (!this.agent.isOpen()) {
+				return;
+			}
+			logger.log(Level.DEBUG, "KV producer notification wait ended: {0}", failure.toString());
+		}
+		arm();
+	}
+
+	private static boolean isTimeout(Throwable failure) {
+		Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
+		return cause instanceof NixlException ex && ex.status() == NixlStatus.TIMEOUT;
+	}
+
+	private void answer(Notification notification) {
+		String consumer = notification.remoteAgent();
+		KvMessages.Done done = KvMessages.parseDone(this.prefix, notification.text());
+		if (done == null) {
+			logger.log(Level.WARNING, "KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
+					this.agent.name(), notification.message().length, consumer);
+			return;
+		}
+		LeaseConfirmation confirmation;
+		KvLease completed = null;
+		synchronized (this.lock) {
+			KvLease lease = this.leases.get(done.requestId());
+			if (lease != null && lease.id() == done.leaseId() && done.rank() >= 0
+					&& done.rank() < lease.params().consumerRanks()) {
+				confirmation = LeaseConfirmation.HELD;
+				if (lease.markDone(done.rank())) {
+					this.leases.remove(done.requestId());
+					lease.cancelExpiry();
+					this.cache.allocator().release(lease.blockIds());
+					completed = lease;
+				}
+			}
+			else {
+				confirmation = this.expired.containsKey(done.leaseId()) ? LeaseConfirmation.EXPIRED : LeaseConfirmation.UNKNOWN;
+			}
+		}
+		if (completed != null) {
+			completed.end(LeaseOutcome.COMPLETED);
+		}
+		if (confirmation != LeaseConfirmation.HELD) {
+			logger.log(Level.INFO, "KV producer of agent ''{0}'' answers {1} to ''{2}'' for request ''{3}'' (lease {4})",
+					this.agent.name(), confirmation, consumer, done.requestId(), Long.toString(done.leaseId()));
+		}
+		this.peers.load(this.agent, consumer, this.peerTimeout);
+		this.agent.sendNotification(consumer,
+				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
+	}
+
+	private void expire(KvLease lease) {
+		synchronized (this.lock) {
+			if (this.leases.get(lease.requestId()) != lease) {
+				return;
+			}
+			this.leases.remove(lease.requestId());
+			this.expired.put(lease.id(), Boolean.TRUE);
+			this.cache.allocator().release(lease.blockIds());
+		}
+		logger.log(Level.WARNING,
+				"KV lease of request ''{0}'' (lease {1}) on agent ''{2}'' expired after {3} with {4} of {5} consumer ranks"
+						+ " done; its {6} blocks were released",
+				lease.requestId(), Long.toString(lease.id()), this.agent.name(), lease.ttl(), lease.doneCount(),
+				lease.params().consumerRanks(), lease.blockIds().length);
+		lease.end(LeaseOutcome.EXPIRED);
+	}
+
+	private void requireOpen(String operation) {
+		if (this.closed) {
+			throw new NixlException(NixlStatus.CLOSED, operation, this.agent.name(), null, "the KV producer is closed");
+		}
+	}
+
+	private NixlException invalid(String operation, String peer, String detail) {
+		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, this.agent.name(), peer, detail);
+	}
+
+	private static List<Integer> toList(int[] ids) {
+		List<Integer> list = new ArrayList<>(ids.length);
+		for (int id : ids) {
+			list.add(id);
+		}
+		return list;
+	}
+
+	/**
+	 * Stops answering consumers, stops the producer's thread and releases the blocks of every
+	 * lease still held (their outcome is {@link LeaseOutcome#CLOSED}; consumers still reading get
+	 * no confirmation and fail). Closing twice is harmless; the cache stays open.
+	 */
+	@Override
+	public void close() {
+		List<KvLease> held;
+		synchronized (this.lock) {
+			if (this.closed) {
+				return;
+			}
+			this.closed = true;
+			if (this.armed != null) {
+				this.armed.cancel(false);
+			}
+			held = new ArrayList<>(this.leases.values());
+			this.leases.clear();
+			for (KvLease lease : held) {
+				lease.cancelExpiry();
+				this.cache.allocator().release(lease.blockIds());
+			}
+		}
+		this.scheduler.shutdownNow();
+		for (KvLease lease : held) {
+			lease.end(LeaseOutcome.CLOSED);
+		}
+		try {
+			if (Thread.currentThread() != this.thread && !this.scheduler.awaitTermination(10, TimeUnit.SECONDS)) {
+				logger.log(Level.WARNING, "KV producer thread of agent ''{0}'' did not stop within 10 s", this.agent.name());
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}

@@ -1,0 +1,56 @@
+package dev.nixl4j.kv;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a consumer needs to pull one request's blocks from a producer, as
+ * {@link KvProducer#lease} returns it (vLLM's {@code kv_transfer_params}): the producer agent,
+ * the request, the producer's block ids in token order, the fingerprint of the producer's layout,
+ * the lease that holds the blocks and the number of consumer ranks that will each read a slice
+ * of heads (1 when the tensor parallelism is the same on both sides).
+ *
+ * <p>Plain data: the consumer also needs the producer's {@link RemoteCacheHandle}, once per
+ * producer.
+ *
+ * @param producerAgent the producer's agent
+ * @param requestId the request
+ * @param blockIds the producer's blocks, in order
+ * @param layoutFingerprint {@link KvCacheLayout#fingerprint()} of the producer's layout
+ * @param leaseId the lease that holds the blocks
+ * @param consumerRanks how many consumer ranks read the blocks
+ */
+public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds,
+		String layoutFingerprint, long leaseId, int consumerRanks) {
+
+	/**
+	 * Checks the parameters.
+	 * @param producerAgent producer
+	 * @param requestId request
+	 * @param blockIds blocks
+	 * @param layoutFingerprint fingerprint
+	 * @param leaseId lease
+	 * @param consumerRanks consumer ranks
+	 */
+	public KvTransferParams {
+		Objects.requireNonNull(producerAgent, "producerAgent");
+		Objects.requireNonNull(layoutFingerprint, "layoutFingerprint");
+		KvMessages.requireRequestId(requestId);
+		blockIds = List.copyOf(blockIds);
+		if (blockIds.isEmpty()) {
+			throw new IllegalArgumentException("a transfer needs at least one block");
+		}
+		if (consumerRanks <= 0) {
+			throw new IllegalArgumentException("consumerRanks must be positive, was " + consumerRanks);
+		}
+	}
+
+	/**
+	 * Returns the block ids as an array.
+	 * @return the ids
+	 */
+	public int[] blockIdArray() {
+		return this.blockIds.stream().mapToInt(Integer::intValue).toArray();
+	}
+
+}

@@ -1,0 +1,17 @@
+package dev.nixl4j.kv;
+
+/**
+ * A producer's answer to a consumer that finished reading a request's blocks.
+ */
+public enum LeaseConfirmation {
+
+	/** The lease was held when the consumer's notification arrived: the blocks read were the request's. */
+	HELD,
+
+	/** The lease had expired and its blocks were released: what was read may belong to another request. */
+	EXPIRED,
+
+	/** The producer knows no such lease (never made, already completed, or forgotten). */
+	UNKNOWN
+
+}

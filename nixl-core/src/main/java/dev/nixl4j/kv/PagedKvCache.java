@@ -1,0 +1,341 @@
+package dev.nixl4j.kv;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import dev.nixl4j.DescriptorList;
+import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.PreparedList;
+import dev.nixl4j.Registration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A paged KV cache in host memory: one off-heap region per layer and K/V, allocated from an
+ * arena the cache owns and registered with the agent once; a {@link BlockAllocator} over its
+ * blocks; descriptor lists for any blocks ({@code index = region * numBlocks + blockId}); and
+ * prepared lists, built once per cache and per peer, from which transfers select blocks by index.
+ *
+ * <p>Thread-safe. Closing releases the prepared lists, deregisters the memory and frees it; a
+ * transfer still in flight over the memory makes the deregistration fail with
+ * {@link NixlStatus#BUSY} (the memory then stays allocated until the agent closes).
+ */
+public final class PagedKvCache implements AutoCloseable {
+
+	private static final long ALIGNMENT = 4096;
+
+	private final NixlAgent agent;
+
+	private final KvCacheLayout layout;
+
+	private final Arena arena;
+
+	private final MemorySegment[] regions;
+
+	private final Registration registration;
+
+	private final BlockAllocator allocator;
+
+	private final RemoteCacheHandle handle;
+
+	private final Object lock = new Object();
+
+	private @Nullable PreparedList preparedLocal;
+
+	private final Map<RemoteKey, PreparedList> preparedRemote = new HashMap<>();
+
+	private volatile boolean closed;
+
+	private PagedKvCache(NixlAgent agent, KvCacheLayout layout, Arena arena, MemorySegment[] regions,
+			Registration registration) {
+		this.agent = agent;
+		this.layout = layout;
+		this.arena = arena;
+		this.regions = regions;
+		this.registration = registration;
+		this.allocator = new BlockAllocator(layout.numBlocks());
+		List<Long> bases = new ArrayList<>(regions.length);
+		for (MemorySegment region : regions) {
+			bases.add(region.address());
+		}
+		this.handle = new RemoteCacheHandle(agent.name(), layout, bases, MemoryType.DRAM, 0);
+	}
+
+	/**
+	 * Allocates the regions of a layout (zeroed, page-aligned) and registers them with an agent.
+	 * @param agent the agent that owns the cache
+	 * @param layout the layout
+	 * @return the cache
+	 * @throws NixlException when the agent refuses the registration
+	 * @throws OutOfMemoryError when the regions cannot be allocated
+	 */
+	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout) {
+		Objects.requireNonNull(agent, "agent");
+		Objects.requireNonNull(layout, "layout");
+		Arena arena = Arena.ofShared();
+		try {
+			MemorySegment[] regions = new MemorySegment[layout.regionCount()];
+			for (int i = 0; i < regions.length; i++) {
+				regions[i] = arena.allocate(layout.regionLength(), ALIGNMENT);
+			}
+			return new PagedKvCache(agent, layout, arena, regions, agent.register(regions));
+		}
+		catch (RuntimeException | Error ex) {
+			arena.close();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Returns the agent the memory is registered with.
+	 * @return the agent
+	 */
+	public NixlAgent agent() {
+		return this.agent;
+	}
+
+	/**
+	 * Returns the layout.
+	 * @return the layout
+	 */
+	public KvCacheLayout layout() {
+		return this.layout;
+	}
+
+	/**
+	 * Returns the allocator of the cache's blocks.
+	 * @return the allocator
+	 */
+	public BlockAllocator allocator() {
+		return this.allocator;
+	}
+
+	/**
+	 * Returns what a peer needs to address this cache.
+	 * @return the handle
+	 */
+	public RemoteCacheHandle handle() {
+		return this.handle;
+	}
+
+	/**
+	 * Returns a region.
+	 * @param region the region index
+	 * @return its memory
+	 */
+	public MemorySegment region(int region) {
+		requireOpen("kv_region");
+		return this.regions[Objects.checkIndex(region, this.regions.length)];
+	}
+
+	/**
+	 * Returns the memory of one block of one region.
+	 * @param region the region index
+	 * @param blockId the block
+	 * @return a slice of {@link KvCacheLayout#blockLength()} bytes
+	 */
+	public MemorySegment block(int region, int blockId) {
+		Objects.checkIndex(blockId, this.layout.numBlocks());
+		return region(region).asSlice(blockId * this.layout.blockLength(), this.layout.blockLength());
+	}
+
+	/**
+	 * Returns the memory of one block of one layer's part.
+	 * @param layer the layer
+	 * @param part K, V or (joint layout) KV
+	 * @param blockId the block
+	 * @return a slice of {@link KvCacheLayout#blockLength()} bytes
+	 */
+	public MemorySegment block(int layer, KvPart part, int blockId) {
+		return block(this.layout.regionIndex(layer, part), blockId);
+	}
+
+	/**
+	 * Describes blocks in every region, region by region: entry {@code r * n + i} is block
+	 * {@code blockIds[i]} of region {@code r}, for {@code n} block ids.
+	 * @param blockIds the blocks
+	 * @return the descriptors
+	 */
+	public DescriptorList descriptors(int... blockIds) {
+		requireBlocks("kv_descriptors", blockIds, this.layout.numBlocks(), "this cache");
+		List<MemoryDescriptor> descriptors = new ArrayList<>(blockIds.length * this.regions.length);
+		for (MemorySegment region : this.regions) {
+			for (int id : blockIds) {
+				descriptors.add(new MemoryDescriptor(region.address() + id * this.layout.blockLength(),
+						this.layout.blockLength(), 0));
+			}
+		}
+		return new DescriptorList(MemoryType.DRAM, descriptors);
+	}
+
+	/**
+	 * Returns the indices of blocks in {@link #preparedLocal()}, region by region as
+	 * {@link #descriptors(int...)} orders them.
+	 * @param blockIds the blocks
+	 * @return the indices
+	 */
+	public int[] descriptorIndices(int... blockIds) {
+		requireBlocks("kv_descriptors", blockIds, this.layout.numBlocks(), "this cache");
+		return indices(blockIds, this.layout.regionCount(), this.layout.numBlocks());
+	}
+
+	/**
+	 * Returns the prepared list of every block of every region (index
+	 * {@code region * numBlocks + blockId}), prepared on first use and kept until the cache
+	 * closes.
+	 * @return the prepared list
+	 */
+	public PreparedList preparedLocal() {
+		synchronized (this.lock) {
+			requireOpen("prep_xfer_dlist");
+			if (this.preparedLocal == null) {
+				this.preparedLocal = this.agent.prepareLocal(allBlocks(this.handle, 1, 0));
+			}
+			return this.preparedLocal;
+		}
+	}
+
+	/**
+	 * Returns the prepared list of every block of every region of a peer's cache, or of one rank's
+	 * slice of heads of every block when {@code ranks > 1}; prepared on first use and kept until
+	 * this cache closes or a different handle of the same peer arrives. The peer's metadata must be
+	 * loaded.
+	 */
+	PreparedList preparedRemote(RemoteCacheHandle remote, int ranks, int rank) {
+		RemoteKey key = new RemoteKey(remote, ranks, rank);
+		synchronized (this.lock) {
+			requireOpen("prep_xfer_dlist");
+			PreparedList prepared = this.preparedRemote.get(key);
+			if (prepared != null) {
+				return prepared;
+			}
+			// A different handle of the same agent: the peer restarted, its old regions are gone.
+			for (Iterator<Map.Entry<RemoteKey, PreparedList>> it = this.preparedRemote.entrySet().iterator(); it.hasNext();) {
+				Map.Entry<RemoteKey, PreparedList> entry = it.next();
+				if (entry.getKey().handle.agentName().equals(remote.agentName()) && !entry.getKey().handle.equals(remote)) {
+					entry.getValue().close();
+					it.remove();
+				}
+			}
+			prepared = this.agent.prepareRemote(remote.agentName(), allBlocks(remote, ranks, rank));
+			this.preparedRemote.put(key, prepared);
+			return prepared;
+		}
+	}
+
+	/** Descriptors of every block of every region, or of one rank's slice of heads of each. */
+	private static DescriptorList allBlocks(RemoteCacheHandle cache, int ranks, int rank) {
+		KvCacheLayout layout = cache.layout();
+		long sliceLength = layout.blockLength() / ranks;
+		long offset = rank * sliceLength;
+		List<MemoryDescriptor> descriptors = new ArrayList<>(layout.descriptorCount());
+		for (long base : cache.regionBases()) {
+			for (int b = 0; b < layout.numBlocks(); b++) {
+				descriptors.add(new MemoryDescriptor(base + b * layout.blockLength() + offset, sliceLength, cache.deviceId()));
+			}
+		}
+		return new DescriptorList(cache.memoryType(), descriptors);
+	}
+
+	static int[] indices(int[] blockIds, int regionCount, int numBlocks) {
+		int[] indices = new int[regionCount * blockIds.length];
+		int i = 0;
+		for (int r = 0; r < regionCount; r++) {
+			for (int id : blockIds) {
+				indices[i++] = r * numBlocks + id;
+			}
+		}
+		return indices;
+	}
+
+	/**
+	 * Checks block ids against a cache's block count.
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the first bad id
+	 */
+	static void requireBlocks(String operation, int[] blockIds, int numBlocks, String whose) {
+		if (blockIds.length == 0) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, null, "no block ids given");
+		}
+		for (int id : blockIds) {
+			if (id < 0 || id >= numBlocks) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, null,
+						"block id " + id + " is out of range: " + whose + " has blocks 0 to " + (numBlocks - 1));
+			}
+		}
+	}
+
+	/**
+	 * Checks that block ids name distinct blocks (a destination block written twice in one
+	 * transfer would hold whichever copy landed last).
+	 */
+	static void requireDistinct(String operation, int[] blockIds, String whose) {
+		int[] sorted = blockIds.clone();
+		Arrays.sort(sorted);
+		for (int i = 1; i < sorted.length; i++) {
+			if (sorted[i] == sorted[i - 1]) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, null,
+						"block id " + sorted[i] + " appears twice among " + whose);
+			}
+		}
+	}
+
+	private void requireOpen(String operation) {
+		if (this.closed) {
+			throw new NixlException(NixlStatus.CLOSED, operation, this.agent.name(), null, "the KV cache is closed");
+		}
+	}
+
+	/**
+	 * Whether the cache is open.
+	 * @return {@code false} once closed
+	 */
+	public boolean isOpen() {
+		synchronized (this.lock) {
+			return !this.closed;
+		}
+	}
+
+	/**
+	 * Releases the prepared lists, deregisters the regions and frees them. Closing twice is
+	 * harmless.
+	 * @throws NixlException {@link NixlStatus#BUSY} when a transfer over the regions is in flight;
+	 * the cache stays open then
+	 */
+	@Override
+	public void close() {
+		synchronized (this.lock) {
+			if (this.closed) {
+				return;
+			}
+			if (this.registration.isOpen() && this.registration.inFlightTransfers() > 0) {
+				throw new NixlException(NixlStatus.BUSY, "deregister_mem", this.agent.name(), null,
+						"a transfer over the KV cache is in flight");
+			}
+			this.closed = true;
+			this.preparedRemote.values().forEach(PreparedList::close);
+			this.preparedRemote.clear();
+			if (this.preparedLocal != null) {
+				this.preparedLocal.close();
+				this.preparedLocal = null;
+			}
+			if (this.agent.isOpen()) {
+				this.registration.close();
+			}
+			this.arena.close();
+		}
+	}
+
+	private record RemoteKey(RemoteCacheHandle handle, int ranks, int rank) {
+	}
+
+}
