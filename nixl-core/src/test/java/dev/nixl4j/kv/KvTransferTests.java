@@ -1,0 +1,452 @@
+package dev.nixl4j.kv;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Bytes;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.metadata.InMemoryMetadataExchange;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * KV block transfers between a producer and consumers, on every engine (one subclass per
+ * engine). Agents find each other through an in-memory metadata exchange; every block that
+ * moves is checked byte by byte against the pattern of (region, block, generation) it was filled
+ * with.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+public abstract class KvTransferTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	private static final Duration LONG_LEASE = Duration.ofMinutes(5);
+
+	private static final AtomicInteger ids = new AtomicInteger();
+
+	/** 4 layers, K and V, 64 blocks of 16 tokens x 4 heads x 8 elements x 2 bytes (1 KiB per block). */
+	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
+		.layers(4)
+		.blocks(64)
+		.blockSize(16)
+		.kvHeads(4)
+		.headDim(8)
+		.build();
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+
+	/**
+	 * Creates an agent of the engine under test.
+	 * @param name the agent name
+	 * @param customizer changes to the default configuration
+	 * @return the agent
+	 */
+	protected abstract NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer);
+
+	@AfterEach
+	void closeResources() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+		this.exchange.close();
+	}
+
+	private <T extends AutoCloseable> T track(T resource) {
+		this.resources.add(resource);
+		return resource;
+	}
+
+	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout) {
+		String name = role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
+		NixlAgent agent = track(newAgent(name, builder -> {
+		}));
+		return track(PagedKvCache.allocate(agent, layout));
+	}
+
+	private void publish(PagedKvCache... caches) {
+		for (PagedKvCache cache : caches) {
+			this.exchange.publish(cache.agent());
+		}
+	}
+
+	private KvProducer producer(PagedKvCache cache) {
+		return track(new KvProducer(cache, PeerLoader.of(this.exchange)));
+	}
+
+	private KvConsumer consumer(PagedKvCache cache, int rank, KvProducer producer) {
+		KvConsumer consumer = new KvConsumer(cache, rank, PeerLoader.of(this.exchange));
+		consumer.connect(producer.handle());
+		return consumer;
+	}
+
+	static long seed(int region, int block, long generation) {
+		return generation * 1_000_000_007L + region * 65_537L + block;
+	}
+
+	private static void fill(PagedKvCache cache, int[] blockIds, long generation) {
+		for (int r = 0; r < cache.layout().regionCount(); r++) {
+			for (int id : blockIds) {
+				Bytes.fill(cache.block(r, id), seed(r, id, generation));
+			}
+		}
+	}
+
+	/** Checks that local block {@code local[i]} of every region holds producer block {@code remote[i]}. */
+	private static void assertHolds(PagedKvCache cache, int[] local, int[] remote, long generation) {
+		for (int r = 0; r < cache.layout().regionCount(); r++) {
+			for (int i = 0; i < local.length; i++) {
+				assertThat(Bytes.hasPattern(cache.block(r, local[i]), seed(r, remote[i], generation)))
+					.as("region %d, local block %d <- producer block %d", r, local[i], remote[i])
+					.isTrue();
+			}
+		}
+	}
+
+	private static int[] randomSubset(Random random, int[] from, int count) {
+		List<Integer> pool = new ArrayList<>();
+		for (int id : from) {
+			pool.add(id);
+		}
+		java.util.Collections.shuffle(pool, random);
+		return pool.subList(0, count).stream().mapToInt(Integer::intValue).toArray();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "split-HND", "joint-NHD" })
+	void pullsMoveRandomBlockSetsOfEveryLayerByteForByte(String shape, TestInfo info) {
+		KvCacheLayout layout = shape.equals("split-HND") ? LAYOUT
+				: new KvCacheLayout(3, false, 48, 16, 2, 8, 2, KvBlockOrder.NHD);
+		PagedKvCache producerCache = cache("prefill", info, layout);
+		PagedKvCache consumerCache = cache("decode", info, layout.withNumBlocks(40));
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] producerBlocks = producerCache.allocator().allocate(layout.numBlocks());
+		fill(producerCache, producerBlocks, 1);
+		int[] consumerBlocks = consumerCache.allocator().allocate(40);
+		Random random = new Random(20240611L);
+		for (int round = 0; round < 6; round++) {
+			int count = 1 + random.nextInt(20);
+			int[] remote = randomSubset(random, producerBlocks, count);
+			int[] local = randomSubset(random, consumerBlocks, count);
+			KvLease lease = producer.lease("req-" + round, remote, 1, LONG_LEASE);
+
+			long bytes = consumer.pull(lease.params(), local, WAIT);
+
+			assertThat(bytes).isEqualTo((long) count * layout.regionCount() * layout.blockLength());
+			assertHolds(consumerCache, local, remote, 1);
+			assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+			for (int id : remote) {
+				assertThat(producerCache.allocator().references(id)).as("block %d after the lease", id).isEqualTo(1);
+			}
+		}
+		assertThat(producer.activeLeases()).isZero();
+	}
+
+	@Test
+	void concurrentRequestsShareOneProducer(TestInfo info) throws Exception {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache decodeA = cache("decodeA", info, LAYOUT);
+		PagedKvCache decodeB = cache("decodeB", info, LAYOUT);
+		publish(producerCache, decodeA, decodeB);
+		KvProducer producer = producer(producerCache);
+		List<KvConsumer> consumers = List.of(consumer(decodeA, 0, producer), consumer(decodeB, 0, producer));
+		int requests = 8;
+		ExecutorService pool = Executors.newFixedThreadPool(4);
+		try {
+			List<Future<?>> results = new ArrayList<>();
+			for (int request = 0; request < requests; request++) {
+				int n = request;
+				results.add(pool.submit(() -> {
+					int[] remote = producerCache.allocator().allocate(6);
+					fill(producerCache, remote, 100 + n);
+					KvLease lease = producer.lease("concurrent-" + n, remote, 1, LONG_LEASE);
+					producerCache.allocator().release(remote);
+					KvConsumer consumer = consumers.get(n % 2);
+					int[] local = consumer.cache().allocator().allocate(6);
+					consumer.pull(lease.params(), local, WAIT);
+					assertHolds(consumer.cache(), local, remote, 100 + n);
+					consumer.cache().allocator().release(local);
+					return null;
+				}));
+			}
+			for (Future<?> result : results) {
+				result.get(60, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(producer.activeLeases()).isZero();
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+	}
+
+	@Test
+	void aPushLandsInTheConsumersBlocksAndItsNotificationCompletesTheWait(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT.withNumBlocks(16));
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		int[] remote = producerCache.allocator().allocate(9);
+		fill(producerCache, remote, 7);
+		consumerCache.allocator().allocate(3);
+		int[] local = consumerCache.allocator().allocate(9);
+
+		KvPushParams params = consumer.pushParams("push-1", local);
+		producer.push(params, consumer.handle(), remote, WAIT);
+		consumer.awaitPush(producerCache.agent().name(), "push-1", WAIT);
+
+		assertHolds(consumerCache, local, remote, 7);
+		for (int id : remote) {
+			assertThat(producerCache.allocator().references(id)).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void aLeaseThatExpiredBeforeTheReadFailsThePullEvenThoughTheReadSucceeded(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] blocks = producerCache.allocator().allocate(5);
+		fill(producerCache, blocks, 1);
+		KvLease lease = producer.lease("slow", blocks, 1, Duration.ofMillis(50));
+		producerCache.allocator().release(blocks);
+
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
+		int[] reused = producerCache.allocator().allocate(5);
+		assertThat(reused).containsExactlyInAnyOrder(blocks);
+		fill(producerCache, reused, 2);
+		int[] local = consumerCache.allocator().allocate(5);
+
+		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
+				() -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(failure.confirmation()).isEqualTo(LeaseConfirmation.EXPIRED);
+		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_INVALID_STATE);
+		assertThat(failure.requestId()).isEqualTo("slow");
+		assertThat(failure.getMessage()).contains("EXPIRED", "'slow'", "must not be used");
+		// what the READ brought is the other request's data: exactly why the pull must fail
+		assertHolds(consumerCache, local, blocks, 2);
+	}
+
+	@Test
+	void aLeaseThatNobodyPullsReleasesItsBlocksAtExpiry(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		publish(producerCache);
+		KvProducer producer = producer(producerCache);
+		int[] blocks = producerCache.allocator().allocate(12);
+		KvLease lease = producer.lease("abandoned", blocks, 1, Duration.ofMillis(100));
+		producerCache.allocator().release(blocks);
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks() - 12);
+		assertThat(producer.activeLeases()).isOne();
+
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
+
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+		assertThat(producer.activeLeases()).isZero();
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 2, 4 })
+	void consumerRanksEachReadTheirSliceOfHeadsAndTheLeaseWaitsForAll(int ranks, TestInfo info) throws Exception {
+		KvCacheLayout producerLayout = KvCacheLayout.builder().layers(3).blocks(32).blockSize(16).kvHeads(8).headDim(8).build();
+		PagedKvCache producerCache = cache("prefill", info, producerLayout);
+		List<PagedKvCache> consumerCaches = new ArrayList<>();
+		for (int r = 0; r < ranks; r++) {
+			consumerCaches.add(cache("decode" + r, info, producerLayout.headSlice(ranks).withNumBlocks(20)));
+		}
+		publish(producerCache);
+		consumerCaches.forEach(this::publish);
+		KvProducer producer = producer(producerCache);
+		int[] remote = producerCache.allocator().allocate(7);
+		fill(producerCache, remote, 3);
+		KvLease lease = producer.lease("tp", remote, ranks, LONG_LEASE);
+		producerCache.allocator().release(remote);
+		int headsPerRank = 8 / ranks;
+		long headBytes = (long) producerLayout.blockSize() * producerLayout.headDim() * producerLayout.dtypeSize();
+
+		for (int r = 0; r < ranks; r++) {
+			PagedKvCache cache = consumerCaches.get(r);
+			// consumer ranks beyond the first group read the same slices (rank % k)
+			KvConsumer consumer = consumer(cache, r + ranks, producer);
+			int[] local = cache.allocator().allocate(7);
+			assertThat(lease.outcome()).as("lease before rank %d", r).isNotDone();
+
+			consumer.pull(lease.params(), local, WAIT);
+
+			for (int region = 0; region < producerLayout.regionCount(); region++) {
+				for (int i = 0; i < local.length; i++) {
+					MemorySegment mine = cache.block(region, local[i]);
+					MemorySegment theirs = producerCache.block(region, remote[i]);
+					assertThat(Bytes.hasPattern(theirs, seed(region, remote[i], 3))).isTrue();
+					for (int h = 0; h < headsPerRank; h++) {
+						long at = cache.layout().elementOffset(0, h, 0);
+						long from = producerLayout.elementOffset(0, r * headsPerRank + h, 0);
+						assertThat(Bytes.same(mine.asSlice(at, headBytes), theirs.asSlice(from, headBytes)))
+							.as("rank %d, region %d, block %d, head %d", r, region, local[i], h)
+							.isTrue();
+					}
+				}
+			}
+		}
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(producerLayout.numBlocks());
+	}
+
+	@Test
+	void ranksCannotSplitAnNhdLayout(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info,
+				KvCacheLayout.builder().layers(2).blocks(8).blockSize(16).kvHeads(8).headDim(8).order(KvBlockOrder.NHD).build());
+		KvProducer producer = producer(producerCache);
+		int[] blocks = producerCache.allocator().allocate(2);
+
+		assertThatThrownBy(() -> producer.lease("nhd", blocks, 2, LONG_LEASE)).isInstanceOfSatisfying(NixlException.class,
+				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
+			.hasMessageContaining("NHD")
+			.hasMessageContaining("HND");
+		assertThat(producerCache.allocator().references(blocks[0])).isOne();
+		assertThat(producer.activeLeases()).isZero();
+	}
+
+	@Test
+	void badBlockIdsAndMismatchedLayoutsAreRejectedBeforeAnyTransfer(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		PagedKvCache otherShape = cache("other", info, KvCacheLayout.builder().layers(4).blocks(64).blockSize(16)
+			.kvHeads(4).headDim(16).build());
+		publish(producerCache, consumerCache, otherShape);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 5);
+		KvLease lease = producer.lease("checked", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(3);
+		KvTransferParams params = lease.params();
+
+		assertInvalid(() -> producer.lease("bad", new int[] { 64 }, 1, LONG_LEASE), "block id 64 is out of range");
+		assertInvalid(() -> producer.lease("bad", new int[] { 5, 5 }, 1, LONG_LEASE), "appears twice");
+		assertInvalid(() -> producer.lease("bad", new int[] { 40 }, 1, LONG_LEASE), "block 40 is free");
+		assertInvalid(() -> producer.lease("checked", remote, 1, LONG_LEASE), "already holds a lease");
+		assertInvalid(() -> consumer.pull(withBlocks(params, List.of(1, 2, 99)), local, WAIT),
+				"block id 99 is out of range: producer");
+		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1] }, WAIT), "2 local blocks");
+		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[0], local[1] }, WAIT), "appears twice");
+		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1], 50 }, WAIT), "local block 50 is not allocated");
+		assertInvalid(() -> consumer.pull(withFingerprint(params, "kv-layout/1;layers=5"), local, WAIT), "names layout");
+		KvConsumer mismatched = consumer(otherShape, 0, producer);
+		int[] otherLocal = otherShape.allocator().allocate(3);
+		assertInvalid(() -> mismatched.pull(params, otherLocal, WAIT), "layout mismatch");
+		KvConsumer unconnected = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		assertThatThrownBy(() -> unconnected.pull(params, local, WAIT)).isInstanceOfSatisfying(NixlException.class,
+				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND))
+			.hasMessageContaining("not connected");
+		assertThatThrownBy(() -> producer.push(consumer.pushParams("p", local), otherShape.handle(), remote, WAIT))
+			.hasMessageContaining("names consumer");
+
+		// nothing was disturbed: the lease still serves its request
+		consumer.pull(params, local, WAIT);
+		assertHolds(consumerCache, local, remote, 5);
+	}
+
+	@Test
+	void aLeaseTheProducerNeverMadeIsAnsweredUnknown(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(2);
+		KvLease lease = producer.lease("real", remote, 1, LONG_LEASE);
+		KvTransferParams forged = new KvTransferParams(lease.params().producerAgent(), "real", lease.params().blockIds(),
+				lease.params().layoutFingerprint(), lease.id() + 1, 1);
+
+		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
+				() -> consumer.pull(forged, consumerCache.allocator().allocate(2), WAIT));
+
+		assertThat(failure.confirmation()).isEqualTo(LeaseConfirmation.UNKNOWN);
+		assertThat(lease.outcome()).as("the real lease is untouched").isNotDone();
+	}
+
+	@Test
+	void theProducerTakesOnlyItsOwnNotificationsAndClosingStopsItsThread(TestInfo info) throws InterruptedException {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		String producerName = producerCache.agent().name();
+		consumerCache.agent().sendNotification(producerName, "nixl4j.kv/other".getBytes());
+		consumerCache.agent().sendNotification(producerName, "hello".getBytes());
+		int[] remote = producerCache.allocator().allocate(2);
+		KvLease held = producer.lease("first", remote, 1, LONG_LEASE);
+		consumer.pull(held.params(), consumerCache.allocator().allocate(2), WAIT);
+		KvLease open = producer.lease("second", remote, 1, LONG_LEASE);
+		List<Thread> threads = producerThreads(producerName);
+		assertThat(threads).hasSize(1);
+
+		producer.close();
+
+		threads.getFirst().join(WAIT.toMillis());
+		assertThat(threads.getFirst().isAlive()).isFalse();
+		assertThat(open.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.CLOSED);
+		assertThat(producerCache.allocator().references(remote[0])).isOne();
+		String consumerName = consumerCache.agent().name();
+		assertThat(producerCache.agent().expectNotification(NotificationMatcher.exact(consumerName, "hello"), WAIT))
+			.succeedsWithin(WAIT);
+		assertThat(producerCache.agent()
+			.expectNotification(NotificationMatcher.exact(consumerName, "nixl4j.kv/other"), WAIT)).succeedsWithin(WAIT);
+		assertThatThrownBy(() -> producer.lease("third", remote, 1, LONG_LEASE)).isInstanceOfSatisfying(NixlException.class,
+				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.CLOSED));
+	}
+
+	private static List<Thread> producerThreads(String agentName) {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter(thread -> thread.getName().equals("nixl4j-kv-producer-" + agentName) && thread.isAlive())
+			.toList();
+	}
+
+	private static KvTransferParams withBlocks(KvTransferParams params, List<Integer> blocks) {
+		return new KvTransferParams(params.producerAgent(), params.requestId(), blocks, params.layoutFingerprint(),
+				params.leaseId(), params.consumerRanks());
+	}
+
+	private static KvTransferParams withFingerprint(KvTransferParams params, String fingerprint) {
+		return new KvTransferParams(params.producerAgent(), params.requestId(), params.blockIds(), fingerprint,
+				params.leaseId(), params.consumerRanks());
+	}
+
+	private static void assertInvalid(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {
+		assertThatThrownBy(call).isInstanceOfSatisfying(NixlException.class,
+				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
+			.hasMessageContaining(message);
+	}
+
+}
