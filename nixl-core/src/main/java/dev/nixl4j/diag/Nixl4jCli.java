@@ -3,6 +3,7 @@ package dev.nixl4j.diag;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -10,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code nixl4j} command line tool: {@code info}, {@code doctor}, {@code selftest},
- * {@code bench} and {@code memcpy}. {@code bin/nixl4j} in the repository starts it; run
+ * {@code bench}, {@code kv-bench} and {@code memcpy}. {@code bin/nixl4j} in the repository starts it; run
  * {@code nixl4j <command> --help} for a command's options.
  *
  * <p>Exit status: {@value #EXIT_OK} success (for {@code doctor}: READY), {@value #EXIT_FAILURE}
@@ -36,10 +37,10 @@ public final class Nixl4jCli {
 	public static final int EXIT_BACKEND_NOT_READY = 4;
 
 	private static final List<Command> COMMANDS = List.of(new InfoCommand(), new DoctorCommand(),
-			new SelftestCommand(), new BenchCommand(), new MemcpyCommand());
+			new SelftestCommand(), new BenchCommand(), new KvBenchCommand(), new MemcpyCommand());
 
-	/** The child side of {@code bench --processes 2}; not listed, started by the bench itself. */
-	private static final Command BENCH_TARGET = new BenchTargetCommand();
+	/** The child sides of {@code bench --processes 2} and {@code kv-bench}; not listed, started by the benchmarks. */
+	private static final List<Command> CHILD_COMMANDS = List.of(new BenchTargetCommand(), new KvBenchProducerCommand());
 
 	private Nixl4jCli() {
 	}
@@ -104,10 +105,10 @@ public final class Nixl4jCli {
 	}
 
 	private static @Nullable Command find(String name) {
-		if (name.equals(BENCH_TARGET.name())) {
-			return BENCH_TARGET;
-		}
-		return COMMANDS.stream().filter(command -> command.name().equals(name)).findFirst().orElse(null);
+		return Stream.concat(COMMANDS.stream(), CHILD_COMMANDS.stream())
+			.filter(command -> command.name().equals(name))
+			.findFirst()
+			.orElse(null);
 	}
 
 	private static String usage() {
