@@ -31,7 +31,7 @@ class Nixl4jCliTest {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "info", "doctor", "selftest", "bench", "memcpy" })
+	@ValueSource(strings = { "info", "doctor", "selftest", "bench", "kv-bench", "memcpy" })
 	void everyCommandHasHelp(String command) {
 		assertThat(run(command, "--help")).isZero();
 		assertThat(this.out.toString(StandardCharsets.UTF_8)).startsWith("Usage: nixl4j " + command);
@@ -40,7 +40,8 @@ class Nixl4jCliTest {
 	@Test
 	void theToolListsItsCommands() {
 		assertThat(run("--help")).isZero();
-		assertThat(this.out.toString(StandardCharsets.UTF_8)).contains("info", "doctor", "selftest", "bench", "memcpy");
+		assertThat(this.out.toString(StandardCharsets.UTF_8)).contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy")
+			.doesNotContain("bench-target", "kv-bench-producer");
 	}
 
 	@Test
