@@ -173,8 +173,8 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 	 * @param part {@link KvPart#K} or {@link KvPart#V} with separate regions, {@link KvPart#KV} for a
 	 * joint layout
 	 * @return the region index
-	 * @throws IllegalArgumentException when the layer is out of range or the part does not exist in
-	 * this layout
+	 * @throws IndexOutOfBoundsException when the layer is out of range
+	 * @throws IllegalArgumentException when the part does not exist in this layout
 	 */
 	public int regionIndex(int layer, KvPart part) {
 		Objects.checkIndex(layer, this.numLayers);

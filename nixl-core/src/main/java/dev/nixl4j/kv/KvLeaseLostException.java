@@ -19,7 +19,7 @@ public class KvLeaseLostException extends NixlException {
 
 	private final String requestId;
 
-	private final transient @Nullable LeaseConfirmation confirmation;
+	private final @Nullable LeaseConfirmation confirmation;
 
 	/**
 	 * Creates the exception.

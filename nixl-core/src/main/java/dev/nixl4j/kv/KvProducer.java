@@ -1,6 +1,7 @@
 package dev.nixl4j.kv;
 
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -245,7 +246,7 @@ public final class KvProducer implements AutoCloseable {
 		try (Transfer transfer = this.agent.createTransfer(XferOp.WRITE, this.cache.preparedLocal(),
 				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(consumer, 1, 0),
 				PagedKvCache.indices(remoteIds, consumer.layout().regionCount(), consumer.layout().numBlocks()),
-				KvMessages.push(this.prefix, params.requestId()).getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+				KvMessages.push(this.prefix, params.requestId()).getBytes(StandardCharsets.UTF_8))) {
 			transfer.post();
 			transfer.await(timeout);
 		}

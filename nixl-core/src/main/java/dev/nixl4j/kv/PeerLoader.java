@@ -3,6 +3,8 @@ package dev.nixl4j.kv;
 import java.time.Duration;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.MetadataExchange;
 
 /**
@@ -18,7 +20,7 @@ public interface PeerLoader {
 	 * @param agent the local agent
 	 * @param peer the peer's agent name
 	 * @param timeout how long to wait for the peer's metadata
-	 * @throws dev.nixl4j.NixlException when it cannot be loaded in time
+	 * @throws NixlException when it cannot be loaded in time
 	 */
 	void load(NixlAgent agent, String peer, Duration timeout);
 
@@ -47,7 +49,7 @@ public interface PeerLoader {
 	static PeerLoader preloaded() {
 		return (agent, peer, timeout) -> {
 			if (!agent.hasRemoteMetadata(peer)) {
-				throw new dev.nixl4j.NixlException(dev.nixl4j.NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
+				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
 						"the metadata of '" + peer + "' is not loaded and this loader does not fetch any");
 			}
 		};
