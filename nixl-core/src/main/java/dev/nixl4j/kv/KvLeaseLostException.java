@@ -17,8 +17,10 @@ public class KvLeaseLostException extends NixlException {
 
 	private static final long serialVersionUID = 1L;
 
+	/** The request whose pull failed. */
 	private final String requestId;
 
+	/** The producer's answer, {@code null} when none came. */
 	private final @Nullable LeaseConfirmation confirmation;
 
 	/**
