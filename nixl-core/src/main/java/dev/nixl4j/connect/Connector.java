@@ -1,5 +1,7 @@
 package dev.nixl4j.connect;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.DescriptorList;
@@ -45,6 +48,11 @@ public final class Connector implements AutoCloseable {
 	/** How long a passive operation waits for its peer unless told otherwise: 5 minutes. */
 	public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
 
+	/** The longest a connector waits, after a lease expired, for a late notification to discard. */
+	static final Duration LATE_NOTIFICATION_GRACE = Duration.ofMinutes(5);
+
+	private static final Logger logger = System.getLogger(Connector.class.getName());
+
 	private final NixlAgent agent;
 
 	private final boolean ownsAgent;
@@ -54,6 +62,8 @@ public final class Connector implements AutoCloseable {
 	private final RemoteAgents remoteAgents;
 
 	private final Set<Operation> operations = ConcurrentHashMap.newKeySet();
+
+	private final AtomicLong lateNotifications = new AtomicLong();
 
 	private volatile boolean open = true;
 
@@ -332,15 +342,32 @@ public final class Connector implements AutoCloseable {
 		return this.remoteAgents;
 	}
 
-	void discardNotification(String key) {
-		if (this.agent.isOpen()) {
-			try {
-				this.agent.pollNotification(NotificationMatcher.exact(null, key));
-			}
-			catch (NixlException ex) {
-				// closed meanwhile: nothing left to discard
-			}
+	/**
+	 * After a lease expired, consumes the notification of a peer that comes late (it may have read
+	 * the memory before it was deregistered, or the transport may not revoke access), so that it
+	 * does not wait in the agent's mailbox forever. Waits as long again as the lease, at most
+	 * {@link #LATE_NOTIFICATION_GRACE}.
+	 */
+	void absorbLateNotification(String key, Duration lease) {
+		if (!this.agent.isOpen()) {
+			return;
 		}
+		Duration grace = (lease.compareTo(LATE_NOTIFICATION_GRACE) < 0) ? lease : LATE_NOTIFICATION_GRACE;
+		try {
+			this.agent.expectNotification(NotificationMatcher.exact(null, key), grace).thenAccept(late -> {
+				this.lateNotifications.incrementAndGet();
+				logger.log(Level.WARNING, "agent ''{0}'' notified the end of an operation of connector ''{1}'' "
+						+ "whose lease had expired; the notification was discarded", late.remoteAgent(), name());
+			});
+		}
+		catch (NixlException ex) {
+			// closed meanwhile: nothing left to absorb
+		}
+	}
+
+	/** How many notifications arrived after their operation's lease expired. */
+	long lateNotifications() {
+		return this.lateNotifications.get();
 	}
 
 	private static List<Descriptor> checkLocal(String operation, List<Descriptor> descriptors) {

@@ -72,8 +72,8 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 			if (finish(OperationStatus.ERRORED, failure(NixlStatus.TIMEOUT, "lease expired: no peer completed the "
 					+ this.kind.name().toLowerCase() + " within the lease of " + this.lease
 					+ "; the memory was deregistered"))) {
-				// a notification that raced with the lease's end went back to the mailbox: drop it
-				connector().discardNotification(this.notificationKey);
+				// the peer may still come: its notification must not pile up in the agent's mailbox
+				connector().absorbLateNotification(this.notificationKey, this.lease);
 			}
 			return;
 		}

@@ -33,6 +33,8 @@ final class RemoteAgents {
 
 	private final Map<String, Peer> peers = new HashMap<>();
 
+	private long loads;
+
 	RemoteAgents(NixlAgent agent) {
 		this.agent = agent;
 	}
@@ -59,20 +61,7 @@ final class RemoteAgents {
 		DescriptorList remoteList = new DescriptorList(remote.memoryType(),
 				remote.descriptors().stream().map(Descriptor::toMemoryDescriptor).toList());
 		synchronized (this) {
-			Peer peer = this.peers.get(name);
-			boolean known = peer != null;
-			if (peer == null) {
-				peer = new Peer(!this.agent.hasRemoteMetadata(name));
-			}
-			if (peer.loaded == null || !covers(peer.loaded, remoteList)) {
-				this.agent.loadRemoteMetadata(AgentMetadata.of(bytes));
-				peer.loaded = parsed;
-				peer.loads++;
-			}
-			if (!known) {
-				this.peers.put(name, peer);
-			}
-			peer.references++;
+			acquire(name, parsed, bytes, remoteList);
 			try {
 				Transfer transfer = this.agent.transfer(op, local, remoteList, name, notification);
 				return new Started(name, transfer);
@@ -87,6 +76,27 @@ final class RemoteAgents {
 				throw ex;
 			}
 		}
+	}
+
+	/**
+	 * Takes a reference to a peer, loading its metadata unless what is loaded describes the
+	 * remote descriptors already.
+	 */
+	synchronized void acquire(String name, ParsedMetadata parsed, byte[] bytes, DescriptorList remote) {
+		Peer peer = this.peers.get(name);
+		boolean known = peer != null;
+		if (peer == null) {
+			peer = new Peer(!this.agent.hasRemoteMetadata(name));
+		}
+		if (peer.loaded == null || !covers(peer.loaded, remote)) {
+			this.agent.loadRemoteMetadata(AgentMetadata.of(bytes));
+			peer.loaded = parsed;
+			this.loads++;
+		}
+		if (!known) {
+			this.peers.put(name, peer);
+		}
+		peer.references++;
 	}
 
 	private static boolean covers(MetadataFraming.ParsedMetadata loaded, DescriptorList remote) {
@@ -125,10 +135,9 @@ final class RemoteAgents {
 		return (peer != null) ? peer.references : 0;
 	}
 
-	/** How many times a peer's metadata was loaded since it was last invalidated. */
-	synchronized int loads(String name) {
-		Peer peer = this.peers.get(name);
-		return (peer != null) ? peer.loads : 0;
+	/** How many times this connector loaded metadata of any peer. */
+	synchronized long loads() {
+		return this.loads;
 	}
 
 	/** The peers in use. */
@@ -149,8 +158,6 @@ final class RemoteAgents {
 		final boolean owned;
 
 		int references;
-
-		int loads;
 
 		@Nullable ParsedMetadata loaded;
 
