@@ -30,6 +30,7 @@ fi
 mkdir -p "$cache"
 rm -rf "$venv"
 "$python" -m venv "$venv" >&2
+echo "install-python-nixl: installing nixl-cu12==$version (without torch) and numpy into $venv" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: numpy >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   "nixl-cu12==$version" >&2
