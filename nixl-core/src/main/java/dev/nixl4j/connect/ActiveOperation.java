@@ -2,6 +2,7 @@ package dev.nixl4j.connect;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryType;
@@ -39,6 +40,7 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 
 	/** Checks the pairing, registers, loads the peer and posts; the connector calls it once. */
 	synchronized void start() {
+		requireNotEnded();
 		OperationKind expected = (this.op == XferOp.READ) ? OperationKind.READ : OperationKind.WRITE;
 		if (this.remote.operationKind() != expected) {
 			throw failure(NixlStatus.ERROR_INVALID_PARAM, "a " + this.op.name().toLowerCase() + " pairs only with a "
@@ -99,10 +101,10 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 
 	/**
 	 * Returns the peer's agent name.
-	 * @return the name, or {@code null} until its metadata was read
+	 * @return the name, or empty until its metadata was loaded
 	 */
-	public @Nullable String peer() {
-		return this.peer;
+	public Optional<String> peer() {
+		return Optional.ofNullable(this.peer);
 	}
 
 	@Override

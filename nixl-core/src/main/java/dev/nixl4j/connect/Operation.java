@@ -146,6 +146,14 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 		return new NixlException(status, this.name, this.connector.name(), remoteAgentName(), detail, cause);
 	}
 
+	/** Refuses to start an operation that was closed before it started (a connector closing). */
+	synchronized void requireNotEnded() {
+		if (this.status.isTerminal()) {
+			throw failure(NixlStatus.CLOSED, "the operation was " + this.status.name().toLowerCase()
+					+ " before it started (its connector was closed)");
+		}
+	}
+
 	/**
 	 * Moves to a status that is not terminal, unless the operation ended meanwhile.
 	 * @return {@code false} when it had ended

@@ -46,6 +46,7 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 
 	/** Registers the memory, builds the metadata and starts waiting; the connector calls it once. */
 	synchronized void start() {
+		requireNotEnded();
 		Connector connector = connector();
 		this.registrations = connector.register(operationName(), localDescriptors());
 		advance(OperationStatus.INITIALIZED);
