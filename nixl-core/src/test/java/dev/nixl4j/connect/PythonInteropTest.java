@@ -61,6 +61,30 @@ class PythonInteropTest {
 	}
 
 	@Test
+	void jsonOnlyOutputOfThePythonPeerIsDynamosFormat() throws Exception {
+		String pythonName = name("python-sample");
+		String json;
+		try (PythonPeer peer = PythonPeer.start(python, "readable", "--name", pythonName, "--size", "8192",
+				"--descriptors", "2", "--json-only")) {
+			json = peer.readLine();
+			assertThat(peer.exitValue()).isZero();
+		}
+		RdmaMetadata metadata = RdmaMetadata.fromJson(json);
+		assertThat(metadata.operationKind()).isEqualTo(OperationKind.READ);
+		assertThat(metadata.descriptors()).hasSize(2).allSatisfy(descriptor -> {
+			assertThat(descriptor.device()).isEqualTo(Device.HOST);
+			assertThat(descriptor.size()).isEqualTo(4096);
+		});
+		assertThat(metadata.notificationKey()).matches("[0-9a-f]{32}");
+		MetadataFraming.ParsedMetadata parsed = MetadataFraming.parse(metadata.nixlMetadata().toByteArray());
+		assertThat(parsed.agentName()).isEqualTo(pythonName);
+		for (Descriptor descriptor : metadata.descriptors()) {
+			assertThat(parsed.covers("UCX", 0, descriptor.address(), descriptor.size(), 0)).isTrue();
+		}
+		assertThat(RdmaMetadata.fromJson(metadata.toJson())).isEqualTo(metadata);
+	}
+
+	@Test
 	void aPythonReadableIsReadByAJavaReadOperation() throws Exception {
 		String pythonName = name("python-readable");
 		try (PythonPeer peer = PythonPeer.start(python, "readable", "--name", pythonName, "--size", "1048576",

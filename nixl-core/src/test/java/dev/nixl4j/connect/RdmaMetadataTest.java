@@ -2,7 +2,6 @@ package dev.nixl4j.connect;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -12,7 +11,6 @@ import java.util.zip.Deflater;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.engine.MetadataFraming;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -190,28 +188,6 @@ class RdmaMetadataTest {
 	@Test
 	void theAgentMetadataNeverAppearsInToString() {
 		assertThat(sample().toString()).doesNotContain("b64:").contains("agent metadata of " + AGENT_METADATA.length + " bytes");
-	}
-
-	@Test
-	void jsonWrittenByThePythonPeerIsRead() throws IOException {
-		String json;
-		try (InputStream in = getClass().getResourceAsStream("python-readable.json")) {
-			assertThat(in).as("sample written by src/python/connect_peer.py readable --json-only").isNotNull();
-			json = new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
-		}
-		RdmaMetadata metadata = RdmaMetadata.fromJson(json);
-		assertThat(metadata.operationKind()).isEqualTo(OperationKind.READ);
-		assertThat(metadata.descriptors()).hasSize(2).allSatisfy(descriptor -> {
-			assertThat(descriptor.device()).isEqualTo(Device.HOST);
-			assertThat(descriptor.size()).isEqualTo(4096);
-		});
-		assertThat(metadata.notificationKey()).matches("[0-9a-f]{32}");
-		MetadataFraming.ParsedMetadata parsed = MetadataFraming.parse(metadata.nixlMetadata().toByteArray());
-		assertThat(parsed.agentName()).isEqualTo("python-sample");
-		for (Descriptor descriptor : metadata.descriptors()) {
-			assertThat(parsed.covers("UCX", 0, descriptor.address(), descriptor.size(), 0)).isTrue();
-		}
-		assertThat(RdmaMetadata.fromJson(metadata.toJson())).isEqualTo(metadata);
 	}
 
 }
