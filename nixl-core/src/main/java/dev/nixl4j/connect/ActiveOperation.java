@@ -39,6 +39,7 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 	}
 
 	/** Checks the pairing, registers, loads the peer and posts; the connector calls it once. */
+	@Override
 	synchronized void start() {
 		requireNotEnded();
 		OperationKind expected = (this.op == XferOp.READ) ? OperationKind.READ : OperationKind.WRITE;

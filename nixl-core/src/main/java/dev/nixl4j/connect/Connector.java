@@ -165,7 +165,7 @@ public final class Connector implements AutoCloseable {
 	 * the registration's failure
 	 */
 	public ReadableOperation createReadable(List<Descriptor> descriptors, Duration lease) {
-		return startPassive(new ReadableOperation(this, checkLocal("create_readable", descriptors), requirePositive(lease)));
+		return start(new ReadableOperation(this, checkLocal("create_readable", descriptors), requirePositive(lease)));
 	}
 
 	/**
@@ -184,7 +184,7 @@ public final class Connector implements AutoCloseable {
 	 * @return the operation, in progress
 	 */
 	public WritableOperation createWritable(List<Descriptor> descriptors, Duration lease) {
-		return startPassive(new WritableOperation(this, checkLocal("create_writable", descriptors), requirePositive(lease)));
+		return start(new WritableOperation(this, checkLocal("create_writable", descriptors), requirePositive(lease)));
 	}
 
 	/**
@@ -211,7 +211,7 @@ public final class Connector implements AutoCloseable {
 	 */
 	public ReadOperation beginRead(RdmaMetadata remote, List<Descriptor> descriptors) {
 		Objects.requireNonNull(remote, "remote");
-		return startActive(new ReadOperation(this, remote, checkLocal("begin_read", descriptors)));
+		return start(new ReadOperation(this, remote, checkLocal("begin_read", descriptors)));
 	}
 
 	/**
@@ -234,7 +234,7 @@ public final class Connector implements AutoCloseable {
 	 */
 	public WriteOperation beginWrite(RdmaMetadata remote, List<Descriptor> descriptors) {
 		Objects.requireNonNull(remote, "remote");
-		return startActive(new WriteOperation(this, remote, checkLocal("begin_write", descriptors)));
+		return start(new WriteOperation(this, remote, checkLocal("begin_write", descriptors)));
 	}
 
 	/**
@@ -285,19 +285,7 @@ public final class Connector implements AutoCloseable {
 		}
 	}
 
-	private <T extends PassiveOperation> T startPassive(T operation) {
-		track(operation);
-		try {
-			operation.start();
-		}
-		catch (RuntimeException ex) {
-			abandon(operation, ex);
-			throw ex;
-		}
-		return operation;
-	}
-
-	private <T extends ActiveOperation> T startActive(T operation) {
+	private <T extends Operation> T start(T operation) {
 		track(operation);
 		try {
 			operation.start();

@@ -128,6 +128,9 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 		finish(OperationStatus.CANCELLED, failure(NixlStatus.CANCELLED, "closed before it finished"));
 	}
 
+	/** Registers, loads or posts what the operation needs; called once, by its connector. */
+	abstract void start();
+
 	/** The peer's agent name, once known. */
 	abstract @Nullable String remoteAgentName();
 

@@ -45,6 +45,7 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 	}
 
 	/** Registers the memory, builds the metadata and starts waiting; the connector calls it once. */
+	@Override
 	synchronized void start() {
 		requireNotEnded();
 		Connector connector = connector();
