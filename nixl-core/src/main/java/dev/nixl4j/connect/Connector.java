@@ -48,6 +48,13 @@ public final class Connector implements AutoCloseable {
 	/** How long a passive operation waits for its peer unless told otherwise: 5 minutes. */
 	public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
 
+	/**
+	 * How long a peer stays loaded after the last operation using it ended, unless told otherwise:
+	 * 2 seconds. NIXL sends the notification of a transfer when the transfer completes; invalidating
+	 * the peer at once would close the connection the notification may still be queued on.
+	 */
+	public static final Duration DEFAULT_PEER_LINGER = Duration.ofSeconds(2);
+
 	/** The longest a connector waits, after a lease expired, for a late notification to discard. */
 	static final Duration LATE_NOTIFICATION_GRACE = Duration.ofMinutes(5);
 
@@ -67,11 +74,11 @@ public final class Connector implements AutoCloseable {
 
 	private volatile boolean open = true;
 
-	private Connector(NixlAgent agent, boolean ownsAgent, Duration lease) {
+	private Connector(NixlAgent agent, boolean ownsAgent, Duration lease, Duration peerLinger) {
 		this.agent = agent;
 		this.ownsAgent = ownsAgent;
 		this.lease = requirePositive(lease);
-		this.remoteAgents = new RemoteAgents(agent);
+		this.remoteAgents = new RemoteAgents(agent, peerLinger);
 	}
 
 	/**
@@ -90,8 +97,21 @@ public final class Connector implements AutoCloseable {
 	 * @return the connector; closing it closes the agent
 	 */
 	public static Connector create(AgentConfig config, Duration lease) {
+		return create(config, lease, DEFAULT_PEER_LINGER);
+	}
+
+	/**
+	 * Creates a connector with its own agent.
+	 * @param config the agent's configuration
+	 * @param lease how long passive operations wait for their peer by default
+	 * @param peerLinger how long a peer stays loaded after its last operation ended; zero
+	 * invalidates it at once, which can drop that operation's notification in flight
+	 * @return the connector; closing it closes the agent
+	 */
+	public static Connector create(AgentConfig config, Duration lease, Duration peerLinger) {
 		requirePositive(lease);
-		return new Connector(NixlAgent.create(config), true, lease);
+		requireNotNegative(peerLinger);
+		return new Connector(NixlAgent.create(config), true, lease, peerLinger);
 	}
 
 	/**
@@ -110,7 +130,27 @@ public final class Connector implements AutoCloseable {
 	 * @return the connector
 	 */
 	public static Connector wrap(NixlAgent agent, Duration lease) {
-		return new Connector(Objects.requireNonNull(agent, "agent"), false, lease);
+		return wrap(agent, lease, DEFAULT_PEER_LINGER);
+	}
+
+	/**
+	 * Wraps an existing agent.
+	 * @param agent the agent; closing the connector leaves it open
+	 * @param lease how long passive operations wait for their peer by default
+	 * @param peerLinger how long a peer stays loaded after its last operation ended; zero
+	 * invalidates it at once, which can drop that operation's notification in flight
+	 * @return the connector
+	 */
+	public static Connector wrap(NixlAgent agent, Duration lease, Duration peerLinger) {
+		return new Connector(Objects.requireNonNull(agent, "agent"), false, lease, requireNotNegative(peerLinger));
+	}
+
+	private static Duration requireNotNegative(Duration linger) {
+		Objects.requireNonNull(linger, "peerLinger");
+		if (linger.isNegative()) {
+			throw new IllegalArgumentException("peerLinger must not be negative, was " + linger);
+		}
+		return linger;
 	}
 
 	private static Duration requirePositive(Duration lease) {
@@ -279,6 +319,14 @@ public final class Connector implements AutoCloseable {
 		}
 		if (this.ownsAgent) {
 			this.agent.close();
+		}
+		else {
+			try {
+				this.remoteAgents.invalidateIdle();
+			}
+			catch (RuntimeException ex) {
+				problem = (problem == null) ? ex : problem;
+			}
 		}
 		if (problem != null) {
 			throw problem;

@@ -1,8 +1,13 @@
 package dev.nixl4j.connect;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.DescriptorList;
@@ -21,22 +26,30 @@ import org.jspecify.annotations.Nullable;
  * when an operation needs memory that the metadata loaded so far does not describe (the first
  * operation, or one whose peer registered memory since), not again for an identical blob; NIXL
  * replaces a known peer's metadata when the connection information is the same. When the last
- * operation using a peer ends, the peer is invalidated, unless it was loaded before the connector
- * first used it (then whoever loaded it owns it).
+ * operation using a peer ends, the peer is invalidated after a linger, unless it was loaded before
+ * the connector first used it (then whoever loaded it owns it). The linger lets the notification of
+ * the last transfer leave: NIXL hands it to the transport when the transfer completes, and
+ * invalidating the peer at once closes the connection it may still be queued on. An operation that
+ * starts during the linger takes the peer back without loading it again.
  *
  * <p>Loading, checking and posting happen under one lock, so another operation's load cannot
  * replace the peer's metadata between this operation's check and its transfer's creation.
  */
 final class RemoteAgents {
 
+	private static final Logger logger = System.getLogger(RemoteAgents.class.getName());
+
 	private final NixlAgent agent;
+
+	private final Duration linger;
 
 	private final Map<String, Peer> peers = new HashMap<>();
 
 	private long loads;
 
-	RemoteAgents(NixlAgent agent) {
+	RemoteAgents(NixlAgent agent, Duration linger) {
 		this.agent = agent;
+		this.linger = linger;
 	}
 
 	/**
@@ -88,6 +101,9 @@ final class RemoteAgents {
 		if (peer == null) {
 			peer = new Peer(!this.agent.hasRemoteMetadata(name));
 		}
+		else if (peer.references == 0 && !this.agent.hasRemoteMetadata(name)) {
+			peer.loaded = null; // lingering, and dropped meanwhile (a disconnect, or its owner)
+		}
 		if (peer.loaded == null || !covers(peer.loaded, remote)) {
 			this.agent.loadRemoteMetadata(AgentMetadata.of(bytes));
 			peer.loaded = parsed;
@@ -109,22 +125,62 @@ final class RemoteAgents {
 		return true;
 	}
 
-	/** Gives a reference back; the last one invalidates the peer if this connector loaded it. */
+	/**
+	 * Gives a reference back; after the last one, a peer this connector loaded is invalidated
+	 * once the linger passed without a new reference.
+	 */
 	synchronized void release(String name) {
 		Peer peer = this.peers.get(name);
-		if (peer == null || --peer.references > 0) {
+		if (peer == null || peer.references == 0 || --peer.references > 0) {
 			return;
 		}
-		this.peers.remove(name);
-		if (peer.owned && this.agent.isOpen()) {
-			try {
-				this.agent.invalidateRemoteMetadata(name);
+		if (!peer.owned || this.linger.isZero()) {
+			this.peers.remove(name);
+			if (peer.owned) {
+				invalidate(name);
 			}
-			catch (NixlException ex) {
-				// gone already: the engine dropped it (a disconnect) or the agent closed meanwhile
-				if (ex.status() != NixlStatus.ERROR_NOT_FOUND && ex.status() != NixlStatus.CLOSED) {
-					throw ex;
-				}
+			return;
+		}
+		long idle = ++peer.idleSpells;
+		CompletableFuture.delayedExecutor(this.linger.toNanos(), TimeUnit.NANOSECONDS)
+			.execute(() -> lingered(name, peer, idle));
+	}
+
+	private synchronized void lingered(String name, Peer peer, long idle) {
+		if (this.peers.get(name) != peer || peer.references > 0 || peer.idleSpells != idle) {
+			return; // taken back, or ended by close
+		}
+		this.peers.remove(name);
+		try {
+			invalidate(name);
+		}
+		catch (RuntimeException ex) {
+			logger.log(Level.WARNING, "could not invalidate peer ''{0}'' of agent ''{1}'' after its last operation: {2}",
+					name, this.agent.name(), ex.getMessage());
+		}
+	}
+
+	/** Invalidates at once the peers whose linger has not passed yet; the connector is closing. */
+	synchronized void invalidateIdle() {
+		for (Map.Entry<String, Peer> entry : List.copyOf(this.peers.entrySet())) {
+			if (entry.getValue().references == 0) {
+				this.peers.remove(entry.getKey());
+				invalidate(entry.getKey());
+			}
+		}
+	}
+
+	private void invalidate(String name) {
+		if (!this.agent.isOpen()) {
+			return;
+		}
+		try {
+			this.agent.invalidateRemoteMetadata(name);
+		}
+		catch (NixlException ex) {
+			// gone already: the engine dropped it (a disconnect) or the agent closed meanwhile
+			if (ex.status() != NixlStatus.ERROR_NOT_FOUND && ex.status() != NixlStatus.CLOSED) {
+				throw ex;
 			}
 		}
 	}
@@ -140,9 +196,9 @@ final class RemoteAgents {
 		return this.loads;
 	}
 
-	/** The peers in use. */
+	/** The peers in use by at least one operation. */
 	synchronized List<String> names() {
-		return List.copyOf(this.peers.keySet());
+		return this.peers.entrySet().stream().filter(entry -> entry.getValue().references > 0).map(Map.Entry::getKey).toList();
 	}
 
 	/**
@@ -158,6 +214,9 @@ final class RemoteAgents {
 		final boolean owned;
 
 		int references;
+
+		/** Counts the times the references fell to zero, so a linger that was interrupted does nothing. */
+		long idleSpells;
 
 		@Nullable ParsedMetadata loaded;
 

@@ -20,6 +20,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NativeNixl;
+import dev.nixl4j.metadata.Eventually;
 import dev.nixl4j.PeerMain;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -67,7 +68,8 @@ class ConnectTwoProcessTest {
 			readable.await(WAIT);
 			assertThat(readable.peer()).contains("connect-child-" + suffix);
 			assertThat(connector.agent().registrations()).isEmpty();
-			assertThat(connector.agent().remoteAgents()).isEmpty();
+			Eventually.until(Connector.DEFAULT_PEER_LINGER.multipliedBy(5), "the peer invalidated after its linger",
+					() -> connector.agent().remoteAgents().isEmpty());
 		}
 	}
 

@@ -10,8 +10,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
@@ -24,6 +22,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.engine.MetadataFraming;
+import dev.nixl4j.metadata.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,6 +57,9 @@ public abstract class ConnectorContractTests {
 	 */
 	protected abstract Engine engine();
 
+	/** Short, so that the tests see peers invalidated soon after their last operation. */
+	private static final Duration LINGER = Duration.ofMillis(100);
+
 	@BeforeEach
 	void connectors() {
 		this.arena = Arena.ofShared();
@@ -74,7 +76,7 @@ public abstract class ConnectorContractTests {
 	}
 
 	private Connector connector(String role) {
-		Connector connector = Connector.create(config(role));
+		Connector connector = Connector.create(config(role), Connector.DEFAULT_LEASE, LINGER);
 		this.resources.add(connector);
 		return connector;
 	}
@@ -94,7 +96,8 @@ public abstract class ConnectorContractTests {
 		assertThat(connector.agent().registrations()).as("registrations of " + connector.name()).isEmpty();
 		assertThat(connector.operations()).isEmpty();
 		assertThat(connector.peersInUse()).isEmpty();
-		assertThat(connector.agent().remoteAgents()).isEmpty();
+		Eventually.until(LINGER.multipliedBy(20), "peers of " + connector.name() + " invalidated after the linger",
+				() -> connector.agent().remoteAgents().isEmpty());
 		assertThat(connector.agent().pollNotification(NotificationMatcher.prefix(null, ""))).as("stray notifications")
 			.isEmpty();
 	}
@@ -275,7 +278,7 @@ public abstract class ConnectorContractTests {
 		}
 		else {
 			assertThat(failure).isNull();
-			awaitCondition("the late notification was absorbed", () -> this.a.lateNotifications() == 1);
+			Eventually.until(WAIT, "the late notification was absorbed", () -> this.a.lateNotifications() == 1);
 		}
 		assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
 		assertReleased(this.a);
@@ -343,9 +346,32 @@ public abstract class ConnectorContractTests {
 		}
 		assertThat(peers.loads() - loadsBefore).as("loads of the peer's metadata").isEqualTo(1);
 		peers.release(this.a.name());
-		assertThat(this.b.agent().hasRemoteMetadata(this.a.name())).isFalse();
-		assertThat(this.b.agent().remoteAgents()).isEmpty();
 		assertThat(this.b.peersInUse()).isEmpty();
+		Eventually.until(LINGER.multipliedBy(20), "the peer invalidated after the linger",
+				() -> !this.b.agent().hasRemoteMetadata(this.a.name()));
+		assertThat(this.b.agent().remoteAgents()).isEmpty();
+	}
+
+	@Test
+	void anOperationStartedWhileThePeerLingersTakesItBackWithoutLoadingIt() {
+		try (Connector lingering = Connector.create(config("lingering"), Connector.DEFAULT_LEASE, Duration.ofMinutes(5))) {
+			RemoteAgents peers = lingering.remoteAgents();
+			ReadableOperation first = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 4)));
+			ReadableOperation second = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 5)));
+			// the second's metadata describes both registrations
+			MemorySegment buffer = Bytes.pattern(this.arena, 4096, 0);
+			lingering.beginRead(overTheWire(second), Descriptor.of(buffer)).await(WAIT);
+			assertThat(Bytes.hasPattern(buffer, 5)).isTrue();
+			second.await(WAIT);
+			assertThat(lingering.peersInUse()).isEmpty();
+			assertThat(lingering.agent().hasRemoteMetadata(this.a.name())).as("kept for the linger").isTrue();
+			long loads = peers.loads();
+			MemorySegment again = Bytes.pattern(this.arena, 4096, 0);
+			lingering.beginRead(overTheWire(first), Descriptor.of(again)).await(WAIT);
+			assertThat(Bytes.hasPattern(again, 4)).isTrue();
+			first.await(WAIT);
+			assertThat(peers.loads()).as("loads after the peer was taken back").isEqualTo(loads);
+		}
 	}
 
 	@Test
@@ -404,17 +430,6 @@ public abstract class ConnectorContractTests {
 		assertThat(catchThrowableOfType(NixlException.class,
 				() -> this.a.beginRead(overTheWire(readable), Descriptor.of(Bytes.pattern(this.arena, 4096, 0)))))
 			.hasMessageContaining("own agent");
-	}
-
-	/** Waits for a condition that no event announces, with a deadline. */
-	private static void awaitCondition(String what, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + WAIT.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() - deadline > 0) {
-				throw new AssertionError("not true within " + WAIT + ": " + what);
-			}
-			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-		}
 	}
 
 	private static DescriptorList remoteList(RdmaMetadata metadata) {

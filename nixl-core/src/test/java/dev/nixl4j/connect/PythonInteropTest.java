@@ -12,6 +12,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NativeNixl;
 import dev.nixl4j.engine.MetadataFraming;
+import dev.nixl4j.metadata.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -103,7 +104,8 @@ class PythonInteropTest {
 			assertThat(peer.readLine()).isEqualTo("NOTIFIED " + this.connector.name());
 			assertThat(peer.exitValue()).isZero();
 		}
-		assertThat(this.connector.agent().remoteAgents()).isEmpty();
+		Eventually.until(Connector.DEFAULT_PEER_LINGER.multipliedBy(5), "the peer invalidated after its linger",
+				() -> this.connector.agent().remoteAgents().isEmpty());
 		assertThat(this.connector.agent().registrations()).isEmpty();
 	}
 

@@ -9,7 +9,7 @@ import java.util.function.BooleanSupplier;
  * Waits for a condition that no event announces (for example NIXL forgetting a peer on its own
  * thread), checking it with a short backoff until a deadline.
  */
-final class Eventually {
+public final class Eventually {
 
 	private Eventually() {
 	}
@@ -20,7 +20,7 @@ final class Eventually {
 	 * @param what the condition, for the failure
 	 * @param condition the condition
 	 */
-	static void until(Duration timeout, String what, BooleanSupplier condition) {
+	public static void until(Duration timeout, String what, BooleanSupplier condition) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		long pause = TimeUnit.MILLISECONDS.toNanos(5);
 		while (!condition.getAsBoolean()) {
