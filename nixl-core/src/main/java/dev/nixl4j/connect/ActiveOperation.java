@@ -2,7 +2,6 @@ package dev.nixl4j.connect;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Optional;
 
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryType;
@@ -27,8 +26,6 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 	private final RdmaMetadata remote;
 
 	private @Nullable List<Registration> registrations;
-
-	private volatile @Nullable String peer;
 
 	private @Nullable Transfer transfer;
 
@@ -71,7 +68,7 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 		RemoteAgents.Started started = connector.remoteAgents()
 			.begin(operationName(), this.remote, this.op, localList,
 					this.remote.notificationKey().getBytes(StandardCharsets.UTF_8));
-		this.peer = started.peer();
+		peer(started.peer());
 		this.transfer = started.transfer();
 		advance(OperationStatus.IN_PROGRESS);
 		started.transfer().completion().whenComplete((done, error) -> {
@@ -100,19 +97,6 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 		return this.remote.notificationKey();
 	}
 
-	/**
-	 * Returns the peer's agent name.
-	 * @return the name, or empty until its metadata was loaded
-	 */
-	public Optional<String> peer() {
-		return Optional.ofNullable(this.peer);
-	}
-
-	@Override
-	@Nullable String remoteAgentName() {
-		return this.peer;
-	}
-
 	@Override
 	void release() {
 		RuntimeException problem = null;
@@ -136,7 +120,7 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 				problem = add(problem, ex);
 			}
 		}
-		String remoteAgent = this.peer;
+		String remoteAgent = remoteAgentName();
 		if (current != null && remoteAgent != null) {
 			try {
 				connector().remoteAgents().release(remoteAgent);

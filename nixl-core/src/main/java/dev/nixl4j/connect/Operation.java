@@ -31,6 +31,8 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 
 	private final CompletableFuture<Void> completion = new CompletableFuture<>();
 
+	private volatile @Nullable String peer;
+
 	private OperationStatus status = OperationStatus.UNINITIALIZED;
 
 	private @Nullable NixlException failure;
@@ -131,8 +133,23 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 	/** Registers, loads or posts what the operation needs; called once, by its connector. */
 	abstract void start();
 
+	/**
+	 * Returns the peer's agent name: for a read or write the agent whose metadata it loaded, for a
+	 * readable or writable the agent whose notification completed it.
+	 * @return the name, or empty until it is known
+	 */
+	public Optional<String> peer() {
+		return Optional.ofNullable(this.peer);
+	}
+
 	/** The peer's agent name, once known. */
-	abstract @Nullable String remoteAgentName();
+	@Nullable String remoteAgentName() {
+		return this.peer;
+	}
+
+	void peer(String peer) {
+		this.peer = peer;
+	}
 
 	/** Releases everything the operation holds; called once, by whoever ends it. */
 	abstract void release();

@@ -2,7 +2,6 @@ package dev.nixl4j.connect;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +34,6 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 
 	private @Nullable CompletableFuture<Notification> notification;
 
-	private volatile @Nullable String peer;
-
 	PassiveOperation(Connector connector, String name, OperationKind kind, List<Descriptor> localDescriptors,
 			Duration lease) {
 		super(connector, name, localDescriptors);
@@ -62,7 +59,7 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 
 	private void onNotification(@Nullable Notification received, @Nullable Throwable error) {
 		if (received != null) {
-			this.peer = received.remoteAgent();
+			peer(received.remoteAgent());
 			finish(OperationStatus.COMPLETE, null);
 			return;
 		}
@@ -111,19 +108,6 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 	 */
 	public Duration lease() {
 		return this.lease;
-	}
-
-	/**
-	 * Returns the agent whose notification completed the operation.
-	 * @return the peer's agent name, or empty until it completed
-	 */
-	public Optional<String> peer() {
-		return Optional.ofNullable(this.peer);
-	}
-
-	@Override
-	@Nullable String remoteAgentName() {
-		return this.peer;
 	}
 
 	@Override
