@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -89,21 +88,8 @@ public final class PeerProcess implements AutoCloseable {
 	 */
 	public static PeerProcess start(String name, long size, long seed, Map<String, String> environment, Engine engine)
 			throws IOException {
-		List<String> command = new ArrayList<>();
-		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-		command.add("--enable-native-access=ALL-UNNAMED");
-		command.add("-Xmx512m");
-		String nativeDir = System.getProperty("nixl.native.dir");
-		if (nativeDir != null) {
-			command.add("-Dnixl.native.dir=" + nativeDir);
-		}
-		command.add("-cp");
-		command.add(System.getProperty("java.class.path"));
-		command.add(PeerMain.class.getName());
-		command.add(name);
-		command.add(Long.toString(size));
-		command.add(Long.toString(seed));
-		command.add(engine.name());
+		List<String> command = LineProcess.javaCommand(PeerMain.class, "512m", name, Long.toString(size),
+				Long.toString(seed), engine.name());
 		ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
 		builder.environment().putAll(environment);
 		Process process = builder.start();

@@ -1,20 +1,15 @@
 package dev.nixl4j.connect;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
+import dev.nixl4j.LineProcess;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -27,16 +22,10 @@ final class PythonPeer implements AutoCloseable {
 
 	private static final Duration LINE_WAIT = Duration.ofSeconds(60);
 
-	private final Process process;
+	private final LineProcess process;
 
-	private final BufferedReader out;
-
-	private final PrintStream in;
-
-	private PythonPeer(Process process) {
+	private PythonPeer(LineProcess process) {
 		this.process = process;
-		this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-		this.in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
 	}
 
 	/**
@@ -77,9 +66,9 @@ final class PythonPeer implements AutoCloseable {
 		command.add(python.toString());
 		command.add(script().toString());
 		command.addAll(List.of(arguments));
-		ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+		ProcessBuilder builder = new ProcessBuilder(command);
 		builder.environment().putIfAbsent("UCX_MODULES", "^ib");
-		return new PythonPeer(builder.start());
+		return new PythonPeer(LineProcess.start("the Python peer", builder, null));
 	}
 
 	private static Path script() {
@@ -98,26 +87,7 @@ final class PythonPeer implements AutoCloseable {
 	 * @throws IllegalStateException when none comes before the deadline, or the peer ended
 	 */
 	String readLine() {
-		CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-			try {
-				return this.out.readLine();
-			}
-			catch (IOException ex) {
-				throw new IllegalStateException(ex);
-			}
-		});
-		try {
-			String answer = line.get(LINE_WAIT.toSeconds(), TimeUnit.SECONDS);
-			if (answer == null) {
-				throw new IllegalStateException("the Python peer ended without answering (exit "
-						+ (this.process.waitFor(10, TimeUnit.SECONDS) ? this.process.exitValue() : "unknown") + ")");
-			}
-			return answer;
-		}
-		catch (Exception ex) {
-			this.process.destroyForcibly();
-			throw new IllegalStateException("no line from the Python peer within " + LINE_WAIT, ex);
-		}
+		return this.process.readLine(LINE_WAIT);
 	}
 
 	/**
@@ -125,28 +95,20 @@ final class PythonPeer implements AutoCloseable {
 	 * @param line the line
 	 */
 	void send(String line) {
-		this.in.println(line);
+		this.process.send(line);
 	}
 
 	/**
 	 * Waits for the peer to exit.
 	 * @return its exit status
-	 * @throws InterruptedException when interrupted
 	 */
-	int exitValue() throws InterruptedException {
-		if (!this.process.waitFor(LINE_WAIT.toSeconds(), TimeUnit.SECONDS)) {
-			this.process.destroyForcibly();
-			throw new IllegalStateException("the Python peer did not exit within " + LINE_WAIT);
-		}
-		return this.process.exitValue();
+	int exitValue() {
+		return this.process.exitValue(LINE_WAIT);
 	}
 
 	@Override
-	public void close() throws InterruptedException {
-		if (this.process.isAlive()) {
-			this.process.destroyForcibly();
-			this.process.waitFor(30, TimeUnit.SECONDS);
-		}
+	public void close() {
+		this.process.close();
 	}
 
 	/**
