@@ -48,6 +48,13 @@ public interface NixlAgent extends AutoCloseable {
 	Engine engine();
 
 	/**
+	 * Describes what backs the engine: for the native engine the NIXL library and where it was
+	 * loaded from, for the embedded engine its listen address.
+	 * @return a one-line description
+	 */
+	String engineDescription();
+
+	/**
 	 * Returns the configuration the agent was created with.
 	 * @return the configuration
 	 */
@@ -229,6 +236,24 @@ public interface NixlAgent extends AutoCloseable {
 	 * @return a snapshot
 	 */
 	List<Transfer> inFlightTransfers();
+
+	/**
+	 * Adds a listener that hears every later post of this agent's transfers.
+	 * @param listener the listener
+	 */
+	void addTransferListener(TransferListener listener);
+
+	/**
+	 * Removes a listener; posts it accepted still end with a call to it.
+	 * @param listener the listener
+	 */
+	void removeTransferListener(TransferListener listener);
+
+	/**
+	 * Returns live counters of finished transfers and notifications.
+	 * @return the statistics, updated as transfers end
+	 */
+	AgentStatistics statistics();
 
 	/**
 	 * Returns live registrations.

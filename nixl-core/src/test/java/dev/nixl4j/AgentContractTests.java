@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -168,6 +170,85 @@ public abstract class AgentContractTests {
 				transfer.await(WAIT);
 			}
 		}
+	}
+
+	@Test
+	void listenersHearEachPostAndItsEndBeforeTheFutureCompletes(TestInfo info) {
+		Pair p = pair(info, 1 << 20);
+		List<String> heard = Collections.synchronizedList(new ArrayList<>());
+		TransferListener listener = new TransferListener() {
+
+			@Override
+			public void beforePost(Transfer transfer) {
+				heard.add("before " + transfer.op() + " " + transfer.byteSize());
+			}
+
+			@Override
+			public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+					@Nullable NixlException failure) {
+				heard.add("after " + outcome + " " + (durationNanos > 0) + " " + (failure == null) + " "
+						+ transfer.completion().isDone());
+			}
+
+		};
+		p.initiator.addTransferListener(listener);
+		CompletableFuture<Notification> arrival = p.target
+			.expectNotification(NotificationMatcher.exact(p.initiator.name(), "heard"), WAIT);
+		try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), "heard".getBytes(StandardCharsets.UTF_8))) {
+			transfer.await(WAIT);
+			arrival.join();
+			assertThat(heard).containsExactly("before WRITE 1048576", "after COMPLETED true true false");
+			p.initiator.removeTransferListener(listener);
+			transfer.post(null).join();
+			assertThat(heard).hasSize(2);
+		}
+		AgentStatistics statistics = p.initiator.statistics();
+		assertThat(statistics.transfers(XferOp.WRITE, TransferState.COMPLETED)).isEqualTo(2);
+		assertThat(statistics.bytes(XferOp.WRITE, TransferState.COMPLETED)).isEqualTo(2L << 20);
+		assertThat(statistics.transfers(XferOp.READ, TransferState.COMPLETED)).isZero();
+		assertThat(statistics.notificationsSent()).isEqualTo(1);
+		assertThat(p.target.statistics().notificationsReceived()).isEqualTo(1);
+	}
+
+	@Test
+	void aListenerThatRefusesAPostStopsItBeforeAnyDataMoves(TestInfo info) {
+		Pair p = pair(info, 1 << 20);
+		List<String> heard = Collections.synchronizedList(new ArrayList<>());
+		p.initiator.addTransferListener(new TransferListener() {
+
+			@Override
+			public void postRefused(Transfer transfer, RuntimeException reason) {
+				heard.add("refused: " + reason.getMessage());
+			}
+
+			@Override
+			public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+					@Nullable NixlException failure) {
+				heard.add("after " + outcome);
+			}
+
+		});
+		TransferListener gate = new TransferListener() {
+
+			@Override
+			public void beforePost(Transfer transfer) {
+				throw new IllegalStateException("gate closed");
+			}
+
+		};
+		p.initiator.addTransferListener(gate);
+		try (Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			assertThatThrownBy(transfer::post).isInstanceOf(IllegalStateException.class).hasMessage("gate closed");
+			assertThat(transfer.state()).isEqualTo(TransferState.READY);
+			assertThat(Bytes.hasPattern(p.remote, 2)).as("target memory untouched").isTrue();
+			assertThat(p.initiator.statistics().transfers(XferOp.WRITE, TransferState.COMPLETED)).isZero();
+			p.initiator.removeTransferListener(gate);
+			transfer.post().join();
+		}
+		assertThat(heard).containsExactly("refused: gate closed", "after COMPLETED");
+		assertThat(Bytes.hasPattern(p.remote, 1)).isTrue();
 	}
 
 	@Test

@@ -9,8 +9,6 @@ import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.engine.AgentCore;
-import dev.nixl4j.ffm.NativeLibrary;
 
 /**
  * {@code nixl4j bench}: bandwidth and latency of DRAM-to-DRAM READ and WRITE between two agents,
@@ -88,8 +86,7 @@ final class BenchCommand implements Command {
 			Patterns.fill(local, 0);
 			initiator.register(local);
 			initiator.loadRemoteMetadata(target.metadata());
-			BenchReport report = new BenchReport(options, config, (initiator instanceof AgentCore core)
-					? core.engineDescription() : String.valueOf(NativeLibrary.loadedLibrary()));
+			BenchReport report = new BenchReport(options, config, initiator.engineDescription());
 			List<BenchRow> rows = new BenchRunner(options, initiator, local, target).run(row -> {
 				if (!options.json()) {
 					report.printRow(row, out);

@@ -17,7 +17,6 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.engine.AgentCore;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvTransferParams;
@@ -169,7 +168,7 @@ final class KvBenchCommand implements Command {
 			int completed = Integer.parseInt(summary[1]);
 			int expired = Integer.parseInt(summary[2]);
 			double gbps = timedBytes / (double) timedNanos;
-			String engine = (agent instanceof AgentCore core) ? core.engineDescription() : agent.engine().toString();
+			String engine = agent.engineDescription();
 			boolean ok = verified == warmup + requests && completed == warmup + requests && expired == 0;
 			if (json) {
 				Map<String, Object> document = new LinkedHashMap<>();

@@ -6,17 +6,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.DescriptorList;
@@ -32,6 +35,7 @@ import dev.nixl4j.PluginInfo;
 import dev.nixl4j.PreparedList;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
@@ -73,7 +77,9 @@ public final class AgentCore implements NixlAgent {
 
 	private final ProgressLoop progressLoop;
 
-	private final TransferStats stats = new TransferStats();
+	private final Statistics statistics = new Statistics();
+
+	private final List<TransferListener> listeners = new CopyOnWriteArrayList<>();
 
 	/** Whether the last notification drain failed; read and written by the progress loop only. */
 	private boolean drainFailing;
@@ -144,20 +150,28 @@ public final class AgentCore implements NixlAgent {
 		return this.config;
 	}
 
-	/**
-	 * Describes the engine implementation (for example the native library and its version).
-	 * @return a description
-	 */
+	@Override
 	public String engineDescription() {
 		return this.driver.description();
 	}
 
-	/**
-	 * Returns counters of finished transfers.
-	 * @return the statistics
-	 */
-	public TransferStats stats() {
-		return this.stats;
+	@Override
+	public AgentStatistics statistics() {
+		return this.statistics;
+	}
+
+	@Override
+	public void addTransferListener(TransferListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
+	@Override
+	public void removeTransferListener(TransferListener listener) {
+		this.listeners.remove(listener);
+	}
+
+	List<TransferListener> transferListeners() {
+		return this.listeners;
 	}
 
 	@Override
@@ -493,9 +507,9 @@ public final class AgentCore implements NixlAgent {
 		this.progressLoop.submit(transfer);
 	}
 
-	void transferEnded(TransferImpl transfer, TransferState state, @Nullable NixlException failure) {
+	void transferEnded(TransferImpl transfer, TransferState state, boolean notified, @Nullable NixlException failure) {
 		this.inFlight.remove(transfer);
-		this.stats.record(transfer, state);
+		this.statistics.record(transfer, state, notified);
 		if (state == TransferState.STALLED && failure != null) {
 			logger.log(Level.WARNING, failure.getMessage());
 		}
@@ -509,6 +523,7 @@ public final class AgentCore implements NixlAgent {
 	public void sendNotification(String remoteAgent, byte[] message) {
 		byte[] copy = message.clone();
 		guarded("gen_notif", () -> this.driver.sendNotification(remoteAgent, copy));
+		this.statistics.notificationSent();
 	}
 
 	@Override
@@ -549,14 +564,6 @@ public final class AgentCore implements NixlAgent {
 			}
 			return false;
 		}
-	}
-
-	/**
-	 * Returns how many notifications were received.
-	 * @return the count
-	 */
-	public long notificationsReceived() {
-		return this.notifications.received();
 	}
 
 	@Override
@@ -610,61 +617,63 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	/**
-	 * Counters of finished transfers, read by diagnostics and metrics.
+	 * Counters of finished transfers and notifications.
 	 */
-	public static final class TransferStats {
+	private final class Statistics implements AgentStatistics {
 
-		private final AtomicLong completed = new AtomicLong();
+		private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
+				TransferState.STALLED, TransferState.CANCELLED };
 
-		private final AtomicLong failed = new AtomicLong();
+		private final AtomicLongArray transfers = new AtomicLongArray(XferOp.values().length * OUTCOMES.length);
 
-		private final AtomicLong stalled = new AtomicLong();
+		private final AtomicLongArray bytes = new AtomicLongArray(XferOp.values().length * OUTCOMES.length);
 
-		private final AtomicLong bytes = new AtomicLong();
+		private final AtomicLong notificationsSent = new AtomicLong();
 
-		void record(TransferImpl transfer, TransferState state) {
-			switch (state) {
-				case COMPLETED -> {
-					this.completed.incrementAndGet();
-					this.bytes.addAndGet(transfer.byteSize());
-				}
-				case STALLED -> this.stalled.incrementAndGet();
-				case FAILED -> this.failed.incrementAndGet();
-				default -> {
-				}
+		void record(TransferImpl transfer, TransferState outcome, boolean notified) {
+			int slot = slot(transfer.op(), outcome);
+			if (slot >= 0) {
+				this.transfers.incrementAndGet(slot);
+				this.bytes.addAndGet(slot, transfer.byteSize());
+			}
+			if (notified && outcome == TransferState.COMPLETED) {
+				this.notificationsSent.incrementAndGet();
 			}
 		}
 
-		/**
-		 * Returns completed transfers.
-		 * @return the count
-		 */
-		public long completed() {
-			return this.completed.get();
+		void notificationSent() {
+			this.notificationsSent.incrementAndGet();
 		}
 
-		/**
-		 * Returns failed transfers.
-		 * @return the count
-		 */
-		public long failed() {
-			return this.failed.get();
+		private static int slot(XferOp op, TransferState outcome) {
+			for (int i = 0; i < OUTCOMES.length; i++) {
+				if (OUTCOMES[i] == outcome) {
+					return op.ordinal() * OUTCOMES.length + i;
+				}
+			}
+			return -1;
 		}
 
-		/**
-		 * Returns stalled transfers.
-		 * @return the count
-		 */
-		public long stalled() {
-			return this.stalled.get();
+		@Override
+		public long transfers(XferOp op, TransferState outcome) {
+			int slot = slot(op, outcome);
+			return (slot >= 0) ? this.transfers.get(slot) : 0;
 		}
 
-		/**
-		 * Returns bytes moved by completed transfers.
-		 * @return the byte count
-		 */
-		public long bytes() {
-			return this.bytes.get();
+		@Override
+		public long bytes(XferOp op, TransferState outcome) {
+			int slot = slot(op, outcome);
+			return (slot >= 0) ? this.bytes.get(slot) : 0;
+		}
+
+		@Override
+		public long notificationsSent() {
+			return this.notificationsSent.get();
+		}
+
+		@Override
+		public long notificationsReceived() {
+			return AgentCore.this.notifications.received();
 		}
 
 	}

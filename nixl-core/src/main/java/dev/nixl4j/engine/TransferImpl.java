@@ -1,6 +1,8 @@
 package dev.nixl4j.engine;
 
+import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -10,6 +12,7 @@ import java.util.concurrent.TimeoutException;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
@@ -20,6 +23,8 @@ import org.jspecify.annotations.Nullable;
  * object's monitor, so the progress loop never polls a handle that another thread released.
  */
 final class TransferImpl implements Transfer {
+
+	private static final System.Logger logger = System.getLogger(TransferImpl.class.getName());
 
 	private static final int SUCCESS = 0;
 
@@ -46,6 +51,12 @@ final class TransferImpl implements Transfer {
 	private volatile @Nullable CompletableFuture<Transfer> completion;
 
 	private long postedAt;
+
+	/** The listeners that accepted the latest post; guarded by this object's monitor. */
+	private List<TransferListener> listening = List.of();
+
+	/** Whether the latest post carries a notification; guarded by this object's monitor. */
+	private boolean notified;
 
 	private long stallDeadline;
 
@@ -96,12 +107,17 @@ final class TransferImpl implements Transfer {
 
 	@Override
 	public CompletableFuture<Transfer> post(byte @Nullable [] message) {
+		List<TransferListener> accepted = admit();
 		CompletableFuture<Transfer> future = new CompletableFuture<>();
 		Finish finish;
 		this.agent.lifecycle().readLock().lock();
 		try {
 			this.agent.ensureOpen("post_xfer_req");
-			finish = postLocked(future, message);
+			finish = postLocked(future, message, accepted);
+		}
+		catch (RuntimeException ex) {
+			refuse(accepted, ex);
+			throw ex;
 		}
 		finally {
 			this.agent.lifecycle().readLock().unlock();
@@ -115,7 +131,39 @@ final class TransferImpl implements Transfer {
 		return future;
 	}
 
-	private @Nullable Finish postLocked(CompletableFuture<Transfer> future, byte @Nullable [] message) {
+	/** Asks every listener; when one refuses, those that accepted hear it and the refusal propagates. */
+	private List<TransferListener> admit() {
+		List<TransferListener> listeners = this.agent.transferListeners();
+		if (listeners.isEmpty()) {
+			return List.of();
+		}
+		List<TransferListener> accepted = new ArrayList<>(listeners.size());
+		for (TransferListener listener : listeners) {
+			try {
+				listener.beforePost(this);
+			}
+			catch (RuntimeException ex) {
+				refuse(accepted, ex);
+				throw ex;
+			}
+			accepted.add(listener);
+		}
+		return accepted;
+	}
+
+	private void refuse(List<TransferListener> accepted, RuntimeException reason) {
+		for (TransferListener listener : accepted) {
+			try {
+				listener.postRefused(this, reason);
+			}
+			catch (RuntimeException ex) {
+				logger.log(Level.WARNING, "Transfer listener " + listener + " failed on a refused post", ex);
+			}
+		}
+	}
+
+	private @Nullable Finish postLocked(CompletableFuture<Transfer> future, byte @Nullable [] message,
+			List<TransferListener> accepted) {
 		synchronized (this) {
 			if (this.handle == 0) {
 				throw failure(NixlStatus.CLOSED, "post_xfer_req", "the transfer was " + this.state.name().toLowerCase()
@@ -127,6 +175,8 @@ final class TransferImpl implements Transfer {
 			}
 			acquireRegistrations();
 			this.completion = future;
+			this.listening = accepted;
+			this.notified = (message != null);
 			this.state = TransferState.IN_PROGRESS;
 			this.postedAt = System.nanoTime();
 			this.stallDeadline = this.postedAt + this.agent.config().stallTimeout().toNanos();
@@ -181,8 +231,19 @@ final class TransferImpl implements Transfer {
 			registration.releaseOne();
 		}
 		CompletableFuture<Transfer> future = this.completion;
-		this.agent.transferEnded(this, newState, failure);
+		List<TransferListener> listeners = this.listening;
+		this.listening = List.of();
+		long duration = System.nanoTime() - this.postedAt;
+		this.agent.transferEnded(this, newState, this.notified, failure);
 		return () -> {
+			for (TransferListener listener : listeners) {
+				try {
+					listener.afterPost(this, newState, duration, failure);
+				}
+				catch (RuntimeException ex) {
+					logger.log(Level.WARNING, "Transfer listener " + listener + " failed after a post", ex);
+				}
+			}
 			if (future != null) {
 				if (failure == null) {
 					future.complete(this);

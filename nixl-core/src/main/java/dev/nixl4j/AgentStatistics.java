@@ -1,0 +1,40 @@
+package dev.nixl4j;
+
+/**
+ * Live counters of an agent since it was created: finished transfers and their bytes by
+ * direction and outcome, and notifications. Reading them is cheap and never blocks, so meters can
+ * read them directly.
+ */
+public interface AgentStatistics {
+
+	/**
+	 * Returns how many posts ended in an outcome.
+	 * @param op the direction
+	 * @param outcome {@link TransferState#COMPLETED}, {@link TransferState#FAILED},
+	 * {@link TransferState#STALLED} or {@link TransferState#CANCELLED}
+	 * @return the count
+	 */
+	long transfers(XferOp op, TransferState outcome);
+
+	/**
+	 * Returns the bytes of posts that ended in an outcome: moved for completed posts, requested
+	 * for the others.
+	 * @param op the direction
+	 * @param outcome the outcome, as for {@link #transfers}
+	 * @return the byte count
+	 */
+	long bytes(XferOp op, TransferState outcome);
+
+	/**
+	 * Returns how many notifications were sent, on their own or with a transfer.
+	 * @return the count
+	 */
+	long notificationsSent();
+
+	/**
+	 * Returns how many notifications were received.
+	 * @return the count
+	 */
+	long notificationsReceived();
+
+}
