@@ -57,7 +57,10 @@ public final class KvProducer implements AutoCloseable {
 	/** How many expired leases are remembered, to answer EXPIRED rather than UNKNOWN. */
 	private static final int REMEMBERED_EXPIRIES = 4096;
 
-	/** Default time allowed for loading a consumer's metadata. */
+	/** The prefix of the protocol's notifications that the short constructors use. */
+	public static final String DEFAULT_PREFIX = KvMessages.DEFAULT_PREFIX;
+
+	/** How long loading a peer's metadata may take, unless told otherwise. */
 	public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
 
 	private final PagedKvCache cache;

@@ -1,0 +1,105 @@
+package dev.nixl4j.autoconfigure;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.BackendConfig;
+import dev.nixl4j.EmbeddedOptions;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
+import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
+
+/**
+ * Builds an {@link AgentConfig} from {@link NixlProperties} and creates the agent, turning a
+ * backend that cannot be created into an error naming its property.
+ */
+final class AgentConfigs {
+
+	private AgentConfigs() {
+	}
+
+	static AgentConfig.Builder builder(NixlProperties properties, Environment environment,
+			@Nullable EtcdConnectionDetails etcd) {
+		NixlProperties.Agent agent = properties.getAgent();
+		AgentConfig.Builder builder = AgentConfig.builder(agentName(agent.getName(), environment))
+			.engine(agent.getEngine())
+			.threadSync(agent.getThreadSync())
+			.nativeProgressThread(agent.isNativeProgressThread())
+			.nativeProgressDelay(agent.getNativeProgressDelay())
+			.telemetry(agent.isTelemetry())
+			.mailboxCapacity(agent.getMailboxCapacity())
+			.stallTimeout(properties.getTransfer().getStallTimeout())
+			.nativeLibraryDirectory(properties.getNative().getLibraryDirectory())
+			.embedded(embedded(properties.getEmbedded()));
+		builder.backends(agent.getBackends()
+			.stream()
+			.map(backend -> new BackendConfig(backend.getPlugin(), backend.getParameters()))
+			.toArray(BackendConfig[]::new));
+		properties.getNative().getEnvironment().forEach(builder::nativeEnvironment);
+		if (properties.getMetadata().getExchange() == ExchangeType.NIXL_ETCD && etcd != null) {
+			NixlEtcdMetadataExchange.configure(builder, String.join(",", etcd.endpoints()),
+					properties.getMetadata().getEtcd().getNamespace());
+		}
+		return builder;
+	}
+
+	private static String agentName(@Nullable String configured, Environment environment) {
+		if (configured != null) {
+			return configured;
+		}
+		String application = environment.getProperty("spring.application.name", "nixl");
+		byte[] suffix = new byte[4];
+		ThreadLocalRandom.current().nextBytes(suffix);
+		return application + "-" + HexFormat.of().formatHex(suffix);
+	}
+
+	private static EmbeddedOptions embedded(NixlProperties.Embedded embedded) {
+		InetAddress address;
+		try {
+			address = (embedded.getAddress() != null) ? InetAddress.getByName(embedded.getAddress())
+					: InetAddress.getLoopbackAddress();
+		}
+		catch (UnknownHostException ex) {
+			throw new InvalidConfigurationPropertyValueException("nixl.embedded.address", embedded.getAddress(),
+					"the address cannot be resolved: " + ex.getMessage());
+		}
+		return EmbeddedOptions.defaults()
+			.withListenAddress(new InetSocketAddress(address, embedded.getPort()))
+			.withInProcessCopies(embedded.isInProcessCopies());
+	}
+
+	/**
+	 * Creates the agent. A backend that cannot be created is reported against its property when
+	 * the configuration came from properties.
+	 * @param config the configuration
+	 * @return the agent
+	 */
+	static NixlAgent create(AgentConfig config) {
+		try {
+			return NixlAgent.create(config);
+		}
+		catch (NixlException ex) {
+			if ("create_backend".equals(ex.operation())) {
+				List<BackendConfig> backends = config.backends();
+				for (int i = 0; i < backends.size(); i++) {
+					if (ex.getMessage().contains("'" + backends.get(i).plugin() + "'")) {
+						throw new InvalidConfigurationPropertyValueException("nixl.agent.backends[" + i + "].plugin",
+								backends.get(i).plugin(), ex.getMessage());
+					}
+				}
+			}
+			throw ex;
+		}
+	}
+
+}

@@ -1,0 +1,76 @@
+package dev.nixl4j.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.connect.Connector;
+import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.metadata.MetadataExchange;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+
+/**
+ * Auto-configuration of a NIXL agent from {@code nixl.*} properties, its metadata exchange, a
+ * {@link Connector}, an optional managed KV cache and graceful shutdown.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(NixlProperties.class)
+@Import({ NixlMetadataExchangeConfiguration.class, NixlKvCacheConfiguration.class })
+public final class NixlAutoConfiguration {
+
+	NixlAutoConfiguration() {
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EtcdConnectionDetails nixlEtcdConnectionDetails(NixlProperties properties) {
+		return new PropertiesEtcdConnectionDetails(properties.getMetadata().getEtcd());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	AgentConfig nixlAgentConfig(NixlProperties properties, Environment environment,
+			ObjectProvider<EtcdConnectionDetails> etcd, ObjectProvider<NixlAgentConfigCustomizer> customizers) {
+		AgentConfig.Builder builder = AgentConfigs.builder(properties, environment, etcd.getIfAvailable());
+		customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+		return builder.build();
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	NixlAgent nixlAgent(AgentConfig config) {
+		return AgentConfigs.create(config);
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.connect.enabled", matchIfMissing = true)
+	Connector nixlConnector(NixlAgent agent, NixlProperties properties) {
+		return Connector.wrap(agent, properties.getConnect().getLease(), properties.getConnect().getPeerLinger());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	NixlLifecycle nixlLifecycle(NixlAgent agent, NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
+			ObjectProvider<KvProducer> kvProducer, ObjectProvider<Connector> connector,
+			ObjectProvider<PagedKvCache> kvCache) {
+		// Closed in this order: users of memory before the memory itself.
+		List<AutoCloseable> users = new ArrayList<>();
+		kvProducer.ifUnique(users::add);
+		connector.ifUnique(users::add);
+		kvCache.ifUnique(users::add);
+		return new NixlLifecycle(agent, exchange.getIfUnique(), properties.getMetadata().isPublish(),
+				properties.getShutdown().getTimeout(), users);
+	}
+
+}

@@ -1,0 +1,74 @@
+package dev.nixl4j.autoconfigure;
+
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.kv.PeerLoader;
+import dev.nixl4j.metadata.MetadataExchange;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with the
+ * agent, and the producer and consumer that move its blocks. Peers are loaded through the
+ * metadata exchange when there is one.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "nixl.kv.layers")
+class NixlKvCacheConfiguration {
+
+	static KvCacheLayout layout(NixlProperties.Kv kv) {
+		if (kv.getLayers() == null) {
+			throw new IllegalArgumentException("layers is not set");
+		}
+		return KvCacheLayout.builder()
+			.layers(kv.getLayers())
+			.splitKv(kv.isSplitKv())
+			.blocks(kv.getBlocks())
+			.blockSize(kv.getBlockSize())
+			.kvHeads(kv.getKvHeads())
+			.headDim(kv.getHeadDim())
+			.dtypeSize(kv.getDtypeSize())
+			.order(kv.getOrder())
+			.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	KvCacheLayout nixlKvCacheLayout(NixlProperties properties) {
+		return layout(properties.getKv());
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout) {
+		return PagedKvCache.allocate(agent, layout);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PeerLoader nixlPeerLoader(ObjectProvider<MetadataExchange> exchange) {
+		MetadataExchange available = exchange.getIfUnique();
+		return (available != null) ? PeerLoader.of(available) : PeerLoader.preloaded();
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
+		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	KvConsumer nixlKvConsumer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
+		return new KvConsumer(cache, properties.getKv().getRank(), peers, KvProducer.DEFAULT_PREFIX,
+				properties.getMetadata().getFetchTimeout());
+	}
+
+}

@@ -1,0 +1,234 @@
+package dev.nixl4j.autoconfigure;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferListener;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.metadata.MetadataExchange;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Publishes the agent's metadata when the application starts, and shuts NIXL down gracefully
+ * when it stops: new transfers are refused, transfers in flight may finish until
+ * {@code nixl.shutdown.timeout}, the metadata is withdrawn, the users of registered memory
+ * (KV producer, connector, KV cache) are closed, and the agent is destroyed.
+ *
+ * <p>It stops after the web server's graceful shutdown (requests still running may finish their
+ * transfers) and before the web server stops (peers can still fetch this agent's metadata while
+ * its transfers drain).
+ */
+public class NixlLifecycle implements SmartLifecycle {
+
+	/** The phase: between the web server's graceful shutdown and its stop. */
+	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1536;
+
+	private static final System.Logger logger = System.getLogger(NixlLifecycle.class.getName());
+
+	private final NixlAgent agent;
+
+	private final @Nullable MetadataExchange exchange;
+
+	private final boolean publish;
+
+	private final Duration timeout;
+
+	private final List<AutoCloseable> memoryUsers;
+
+	private final Gate gate = new Gate();
+
+	private volatile boolean running;
+
+	private volatile boolean published;
+
+	/**
+	 * Creates the lifecycle and starts counting the agent's transfers.
+	 * @param agent the agent
+	 * @param exchange the metadata exchange, or {@code null} for none
+	 * @param publish whether the agent's metadata is published at start
+	 * @param timeout how long stop waits for transfers in flight
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, @Nullable MetadataExchange exchange, boolean publish, Duration timeout,
+			List<AutoCloseable> memoryUsers) {
+		this.agent = agent;
+		this.exchange = exchange;
+		this.publish = publish;
+		this.timeout = timeout;
+		this.memoryUsers = List.copyOf(memoryUsers);
+		agent.addTransferListener(this.gate);
+	}
+
+	@Override
+	public void start() {
+		if (this.publish && this.exchange != null && !this.published) {
+			this.exchange.publish(this.agent.name(), this.agent.localMetadata());
+			this.published = true;
+		}
+		this.running = true;
+	}
+
+	/**
+	 * Republishes the agent's metadata, for memory registered after start that peers should learn
+	 * of through the exchange.
+	 */
+	public void republish() {
+		if (this.published && this.exchange != null) {
+			this.exchange.publish(this.agent.name(), this.agent.localMetadata());
+		}
+	}
+
+	@Override
+	public void stop() {
+		this.running = false;
+		this.gate.close();
+		boolean drained = this.gate.awaitIdle(this.timeout);
+		if (!drained) {
+			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still had "
+					+ this.agent.inFlightTransfers().size() + " transfer(s) in flight after the shutdown timeout of "
+					+ this.timeout + "; they are cancelled");
+		}
+		if (this.published && this.exchange != null) {
+			try {
+				this.exchange.invalidate(this.agent.name());
+			}
+			catch (RuntimeException ex) {
+				logger.log(Level.WARNING, "Could not withdraw the metadata of NIXL agent '" + this.agent.name() + "': "
+						+ ex.getMessage());
+			}
+			this.published = false;
+		}
+		for (AutoCloseable user : this.memoryUsers) {
+			try {
+				user.close();
+			}
+			catch (Exception ex) {
+				logger.log(Level.WARNING, "Closing " + user + " failed", ex);
+			}
+		}
+		this.agent.close();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+	/**
+	 * Whether new transfers are refused.
+	 * @return {@code true} once stopping began
+	 */
+	public boolean isStopping() {
+		return this.gate.isClosed();
+	}
+
+	/**
+	 * Counts the agent's posts in flight and refuses new ones once closed.
+	 */
+	private final class Gate implements TransferListener {
+
+		private final ReentrantLock lock = new ReentrantLock();
+
+		private final Condition idle = this.lock.newCondition();
+
+		private int inFlight;
+
+		private boolean closed;
+
+		@Override
+		public void beforePost(Transfer transfer) {
+			this.lock.lock();
+			try {
+				if (this.closed) {
+					throw new NixlException(NixlStatus.UNAVAILABLE, "post_xfer_req", NixlLifecycle.this.agent.name(),
+							transfer.remoteAgent(), "the application is shutting down and accepts no new transfers");
+				}
+				this.inFlight++;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		@Override
+		public void postRefused(Transfer transfer, RuntimeException reason) {
+			ended();
+		}
+
+		@Override
+		public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+				@Nullable NixlException failure) {
+			ended();
+		}
+
+		private void ended() {
+			this.lock.lock();
+			try {
+				this.inFlight--;
+				if (this.inFlight == 0) {
+					this.idle.signalAll();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		void close() {
+			this.lock.lock();
+			try {
+				this.closed = true;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		boolean isClosed() {
+			this.lock.lock();
+			try {
+				return this.closed;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		boolean awaitIdle(Duration timeout) {
+			long remaining = timeout.toNanos();
+			this.lock.lock();
+			try {
+				while (this.inFlight > 0) {
+					if (remaining <= 0) {
+						return false;
+					}
+					remaining = this.idle.awaitNanos(remaining);
+				}
+				return true;
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return false;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+	}
+
+}

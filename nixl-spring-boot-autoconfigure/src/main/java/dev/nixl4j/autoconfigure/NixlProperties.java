@@ -1,0 +1,831 @@
+package dev.nixl4j.autoconfigure;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.nixl4j.Engine;
+import dev.nixl4j.ThreadSync;
+import dev.nixl4j.kv.KvBlockOrder;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+
+/**
+ * Configuration of nixl4j: the agent, its metadata exchange, the connect layer, an optional
+ * managed KV cache and graceful shutdown. Every value is checked when the properties are bound,
+ * so a bad value stops the application at start-up with a message naming the property.
+ */
+@ConfigurationProperties("nixl")
+public class NixlProperties implements Validator {
+
+	private final Agent agent = new Agent();
+
+	private final Native nativeLibrary = new Native();
+
+	private final Embedded embedded = new Embedded();
+
+	private final Transfer transfer = new Transfer();
+
+	private final Metadata metadata = new Metadata();
+
+	private final Connect connect = new Connect();
+
+	private final Kv kv = new Kv();
+
+	private final Shutdown shutdown = new Shutdown();
+
+	public Agent getAgent() {
+		return this.agent;
+	}
+
+	/**
+	 * Returns the native library settings (bound from {@code nixl.native.*}).
+	 * @return the settings
+	 */
+	public Native getNative() {
+		return this.nativeLibrary;
+	}
+
+	public Embedded getEmbedded() {
+		return this.embedded;
+	}
+
+	public Transfer getTransfer() {
+		return this.transfer;
+	}
+
+	public Metadata getMetadata() {
+		return this.metadata;
+	}
+
+	public Connect getConnect() {
+		return this.connect;
+	}
+
+	public Kv getKv() {
+		return this.kv;
+	}
+
+	public Shutdown getShutdown() {
+		return this.shutdown;
+	}
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return NixlProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		new NixlPropertiesValidator((NixlProperties) target, errors).validate();
+	}
+
+	/**
+	 * The agent.
+	 */
+	public static class Agent {
+
+		/**
+		 * Name of the agent; peers address it by this name. Defaults to
+		 * "spring.application.name" (or "nixl") followed by a random suffix, so that two
+		 * instances of one service never share a name.
+		 */
+		private @Nullable String name;
+
+		/**
+		 * Engine behind the agent: "native" needs NIXL's libraries, "embedded" is pure Java,
+		 * "auto" uses NIXL when it loads and otherwise the embedded engine with one warning.
+		 */
+		private Engine engine = Engine.AUTO;
+
+		/**
+		 * Backends created at start, in order. Each names a NIXL plugin (UCX, GDS, POSIX,
+		 * ...) and its parameters; NIXL's defaults apply to parameters left out.
+		 */
+		private List<Backend> backends = new ArrayList<>(List.of(new Backend()));
+
+		/**
+		 * NIXL's locking mode. STRICT (the default) or RW are safe with many calling threads;
+		 * NONE is for one thread only.
+		 */
+		private ThreadSync threadSync = ThreadSync.STRICT;
+
+		/**
+		 * Whether NIXL runs its own progress thread. Backends that emulate one-sided transfers
+		 * (UCX over TCP) only make progress for the target while it is on.
+		 */
+		private boolean nativeProgressThread = true;
+
+		/**
+		 * Delay between passes of NIXL's progress thread; zero makes it spin.
+		 */
+		private Duration nativeProgressDelay = Duration.ofMillis(1);
+
+		/**
+		 * Whether NIXL captures per-transfer telemetry.
+		 */
+		private boolean telemetry;
+
+		/**
+		 * How many unclaimed notifications the agent holds before it stops draining.
+		 */
+		private int mailboxCapacity = 4096;
+
+		public @Nullable String getName() {
+			return this.name;
+		}
+
+		public void setName(@Nullable String name) {
+			this.name = name;
+		}
+
+		public Engine getEngine() {
+			return this.engine;
+		}
+
+		public void setEngine(Engine engine) {
+			this.engine = engine;
+		}
+
+		public List<Backend> getBackends() {
+			return this.backends;
+		}
+
+		public void setBackends(List<Backend> backends) {
+			this.backends = backends;
+		}
+
+		public ThreadSync getThreadSync() {
+			return this.threadSync;
+		}
+
+		public void setThreadSync(ThreadSync threadSync) {
+			this.threadSync = threadSync;
+		}
+
+		public boolean isNativeProgressThread() {
+			return this.nativeProgressThread;
+		}
+
+		public void setNativeProgressThread(boolean nativeProgressThread) {
+			this.nativeProgressThread = nativeProgressThread;
+		}
+
+		public Duration getNativeProgressDelay() {
+			return this.nativeProgressDelay;
+		}
+
+		public void setNativeProgressDelay(Duration nativeProgressDelay) {
+			this.nativeProgressDelay = nativeProgressDelay;
+		}
+
+		public boolean isTelemetry() {
+			return this.telemetry;
+		}
+
+		public void setTelemetry(boolean telemetry) {
+			this.telemetry = telemetry;
+		}
+
+		public int getMailboxCapacity() {
+			return this.mailboxCapacity;
+		}
+
+		public void setMailboxCapacity(int mailboxCapacity) {
+			this.mailboxCapacity = mailboxCapacity;
+		}
+
+	}
+
+	/**
+	 * A backend of the agent.
+	 */
+	public static class Backend {
+
+		/**
+		 * NIXL plugin the backend is created from, for example "UCX", "GDS" or "POSIX".
+		 */
+		private String plugin = "UCX";
+
+		/**
+		 * Plugin parameters, for example "num_workers" for UCX.
+		 */
+		private Map<String, String> parameters = new LinkedHashMap<>();
+
+		public String getPlugin() {
+			return this.plugin;
+		}
+
+		public void setPlugin(String plugin) {
+			this.plugin = plugin;
+		}
+
+		public Map<String, String> getParameters() {
+			return this.parameters;
+		}
+
+		public void setParameters(Map<String, String> parameters) {
+			this.parameters = parameters;
+		}
+
+	}
+
+	/**
+	 * Where NIXL's native libraries are and the environment they start with.
+	 */
+	public static class Native {
+
+		/**
+		 * Directory holding libnixl_capi.so, tried before the standard places
+		 * (NIXL_LIB_DIR, NIXL_PREFIX, /opt/nvidia/nvda_nixl and nixl4j's cache).
+		 */
+		private @Nullable Path libraryDirectory;
+
+		/**
+		 * Environment for NIXL and UCX, set before the library loads and before each agent is
+		 * created, for example UCX_TLS or NIXL_PLUGIN_DIR.
+		 */
+		private Map<String, String> environment = new LinkedHashMap<>();
+
+		public @Nullable Path getLibraryDirectory() {
+			return this.libraryDirectory;
+		}
+
+		public void setLibraryDirectory(@Nullable Path libraryDirectory) {
+			this.libraryDirectory = libraryDirectory;
+		}
+
+		public Map<String, String> getEnvironment() {
+			return this.environment;
+		}
+
+		public void setEnvironment(Map<String, String> environment) {
+			this.environment = environment;
+		}
+
+	}
+
+	/**
+	 * The embedded engine.
+	 */
+	public static class Embedded {
+
+		/**
+		 * Address the embedded engine's TCP listener binds; peers in other processes connect
+		 * to it. Loopback unless set.
+		 */
+		private @Nullable String address;
+
+		/**
+		 * Port of the embedded engine's TCP listener; 0 picks a free one.
+		 */
+		private int port;
+
+		/**
+		 * Whether transfers between agents of one JVM copy memory directly instead of going
+		 * through TCP.
+		 */
+		private boolean inProcessCopies = true;
+
+		public @Nullable String getAddress() {
+			return this.address;
+		}
+
+		public void setAddress(@Nullable String address) {
+			this.address = address;
+		}
+
+		public int getPort() {
+			return this.port;
+		}
+
+		public void setPort(int port) {
+			this.port = port;
+		}
+
+		public boolean isInProcessCopies() {
+			return this.inProcessCopies;
+		}
+
+		public void setInProcessCopies(boolean inProcessCopies) {
+			this.inProcessCopies = inProcessCopies;
+		}
+
+	}
+
+	/**
+	 * Transfers.
+	 */
+	public static class Transfer {
+
+		/**
+		 * How long a transfer may stay in progress before it is reported stalled and cancelled.
+		 */
+		private Duration stallTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * Deadline of waits on transfers and KV pulls that are not given one; the
+		 * "nixl-transfer" time limiter overrides it where Resilience4j is present.
+		 */
+		private Duration timeout = Duration.ofSeconds(30);
+
+		/**
+		 * Most transfers in flight at once; a post beyond it is refused at once with a
+		 * "bulkhead full" error. The "nixl-transfers" bulkhead overrides it where Resilience4j is
+		 * present.
+		 */
+		private int maxInFlight = 1024;
+
+		public Duration getStallTimeout() {
+			return this.stallTimeout;
+		}
+
+		public void setStallTimeout(Duration stallTimeout) {
+			this.stallTimeout = stallTimeout;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public int getMaxInFlight() {
+			return this.maxInFlight;
+		}
+
+		public void setMaxInFlight(int maxInFlight) {
+			this.maxInFlight = maxInFlight;
+		}
+
+	}
+
+	/**
+	 * How agents find each other's metadata.
+	 */
+	public static class Metadata {
+
+		/**
+		 * The exchange: "none" (metadata travels with each operation, as in the connect
+		 * layer), "http", "etcd" (nixl4j's client, NIXL's key layout) or "nixl-etcd" (NIXL's
+		 * own etcd client, native engine only).
+		 */
+		private ExchangeType exchange = ExchangeType.NONE;
+
+		/**
+		 * Whether the agent's metadata is published when the application starts and withdrawn
+		 * when it stops.
+		 */
+		private boolean publish = true;
+
+		/**
+		 * Deadline for fetching a peer's metadata; the "nixl-metadata" retry retries within it.
+		 */
+		private Duration fetchTimeout = Duration.ofSeconds(10);
+
+		/**
+		 * Largest metadata value accepted from a peer or a client.
+		 */
+		private DataSize maxSize = DataSize.ofMegabytes(16);
+
+		private final Http http = new Http();
+
+		private final Etcd etcd = new Etcd();
+
+		public ExchangeType getExchange() {
+			return this.exchange;
+		}
+
+		public void setExchange(ExchangeType exchange) {
+			this.exchange = exchange;
+		}
+
+		public boolean isPublish() {
+			return this.publish;
+		}
+
+		public void setPublish(boolean publish) {
+			this.publish = publish;
+		}
+
+		public Duration getFetchTimeout() {
+			return this.fetchTimeout;
+		}
+
+		public void setFetchTimeout(Duration fetchTimeout) {
+			this.fetchTimeout = fetchTimeout;
+		}
+
+		public DataSize getMaxSize() {
+			return this.maxSize;
+		}
+
+		public void setMaxSize(DataSize maxSize) {
+			this.maxSize = maxSize;
+		}
+
+		public Http getHttp() {
+			return this.http;
+		}
+
+		public Etcd getEtcd() {
+			return this.etcd;
+		}
+
+	}
+
+	/**
+	 * The metadata exchanges nixl4j can configure.
+	 */
+	public enum ExchangeType {
+
+		/** No exchange: metadata travels with each operation. */
+		NONE,
+
+		/** An HTTP registry, served by this application or another. */
+		HTTP,
+
+		/** etcd through nixl4j's client, in NIXL's key layout. */
+		ETCD,
+
+		/** NIXL's own etcd client (native engine only). */
+		NIXL_ETCD
+
+	}
+
+	/**
+	 * The HTTP metadata registry.
+	 */
+	public static class Http {
+
+		/**
+		 * Base URI of the registry to publish to and fetch from, for example
+		 * "https://registry:8443/nixl". When unset this application is the registry: it
+		 * serves it under the base path, and peers point their endpoint at it.
+		 */
+		private @Nullable URI endpoint;
+
+		/**
+		 * Whether this application serves the registry ("GET", "PUT" and "DELETE" of
+		 * {base-path}/agents/{name}/metadata). On by default when no endpoint is set.
+		 */
+		private @Nullable Boolean serve;
+
+		/**
+		 * Path under which the registry is served.
+		 */
+		private String basePath = "/nixl";
+
+		/**
+		 * Bearer token every request to the registry must carry; required. At least 16
+		 * visible ASCII characters, no spaces. Never logged.
+		 */
+		private @Nullable String token;
+
+		/**
+		 * Deadline of one request to the registry.
+		 */
+		private Duration requestTimeout = Duration.ofSeconds(5);
+
+		/**
+		 * Name of the SSL bundle ("spring.ssl.bundle.*") whose trust material the client
+		 * uses for an "https" endpoint.
+		 */
+		private @Nullable String sslBundle;
+
+		public @Nullable URI getEndpoint() {
+			return this.endpoint;
+		}
+
+		public void setEndpoint(@Nullable URI endpoint) {
+			this.endpoint = endpoint;
+		}
+
+		public @Nullable Boolean getServe() {
+			return this.serve;
+		}
+
+		public void setServe(@Nullable Boolean serve) {
+			this.serve = serve;
+		}
+
+		/**
+		 * Whether this application serves the registry, with the default applied.
+		 * @return {@code true} when it does
+		 */
+		public boolean serves() {
+			return (this.serve != null) ? this.serve : this.endpoint == null;
+		}
+
+		public String getBasePath() {
+			return this.basePath;
+		}
+
+		public void setBasePath(String basePath) {
+			this.basePath = basePath;
+		}
+
+		public @Nullable String getToken() {
+			return this.token;
+		}
+
+		public void setToken(@Nullable String token) {
+			this.token = token;
+		}
+
+		public Duration getRequestTimeout() {
+			return this.requestTimeout;
+		}
+
+		public void setRequestTimeout(Duration requestTimeout) {
+			this.requestTimeout = requestTimeout;
+		}
+
+		public @Nullable String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(@Nullable String sslBundle) {
+			this.sslBundle = sslBundle;
+		}
+
+	}
+
+	/**
+	 * etcd, for the "etcd" and "nixl-etcd" exchanges.
+	 */
+	public static class Etcd {
+
+		/**
+		 * etcd endpoints, for example "http://127.0.0.1:2379".
+		 */
+		private List<String> endpoints = new ArrayList<>(List.of("http://127.0.0.1:2379"));
+
+		/**
+		 * Key namespace; NIXL's default "/nixl/agents/" lets Java and C++/Python agents find
+		 * each other.
+		 */
+		private String namespace = "/nixl/agents/";
+
+		/**
+		 * Time to live of the lease that keeps this agent's key; the key disappears this long
+		 * after the application dies.
+		 */
+		private Duration leaseTtl = Duration.ofSeconds(10);
+
+		/**
+		 * Deadline of one etcd call.
+		 */
+		private Duration operationTimeout = Duration.ofSeconds(5);
+
+		public List<String> getEndpoints() {
+			return this.endpoints;
+		}
+
+		public void setEndpoints(List<String> endpoints) {
+			this.endpoints = endpoints;
+		}
+
+		public String getNamespace() {
+			return this.namespace;
+		}
+
+		public void setNamespace(String namespace) {
+			this.namespace = namespace;
+		}
+
+		public Duration getLeaseTtl() {
+			return this.leaseTtl;
+		}
+
+		public void setLeaseTtl(Duration leaseTtl) {
+			this.leaseTtl = leaseTtl;
+		}
+
+		public Duration getOperationTimeout() {
+			return this.operationTimeout;
+		}
+
+		public void setOperationTimeout(Duration operationTimeout) {
+			this.operationTimeout = operationTimeout;
+		}
+
+	}
+
+	/**
+	 * The connect layer.
+	 */
+	public static class Connect {
+
+		/**
+		 * Whether a Connector bean is created.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * How long a readable or writable operation waits for its peer before it expires and
+		 * releases its memory.
+		 */
+		private Duration lease = Duration.ofMinutes(5);
+
+		/**
+		 * How long a peer stays loaded after its last operation, so the notification of that
+		 * operation's transfer can leave first.
+		 */
+		private Duration peerLinger = Duration.ofSeconds(2);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(Duration lease) {
+			this.lease = lease;
+		}
+
+		public Duration getPeerLinger() {
+			return this.peerLinger;
+		}
+
+		public void setPeerLinger(Duration peerLinger) {
+			this.peerLinger = peerLinger;
+		}
+
+	}
+
+	/**
+	 * A managed paged KV cache; created when "nixl.kv.layers" is set.
+	 */
+	public static class Kv {
+
+		/**
+		 * Number of transformer layers; setting it turns the managed KV cache on.
+		 */
+		private @Nullable Integer layers;
+
+		/**
+		 * Whether K and V live in separate regions per layer (vLLM's usual layout).
+		 */
+		private boolean splitKv = true;
+
+		/**
+		 * Number of blocks in the pool.
+		 */
+		private int blocks = 1024;
+
+		/**
+		 * Tokens per block.
+		 */
+		private int blockSize = 16;
+
+		/**
+		 * Number of KV heads.
+		 */
+		private int kvHeads = 8;
+
+		/**
+		 * Size of one head.
+		 */
+		private int headDim = 128;
+
+		/**
+		 * Bytes per element: 2 for fp16 or bf16, 1 for fp8.
+		 */
+		private int dtypeSize = 2;
+
+		/**
+		 * Order of a block's elements: HND (heads first) or NHD (tokens first).
+		 */
+		private KvBlockOrder order = KvBlockOrder.HND;
+
+		/**
+		 * This worker's rank among the consumers of a producer (tensor parallelism).
+		 */
+		private int rank;
+
+		/**
+		 * How long a producer keeps a request's blocks for its consumers before the lease
+		 * expires and the blocks are freed.
+		 */
+		private Duration leaseTtl = Duration.ofSeconds(30);
+
+		public @Nullable Integer getLayers() {
+			return this.layers;
+		}
+
+		public void setLayers(@Nullable Integer layers) {
+			this.layers = layers;
+		}
+
+		public boolean isSplitKv() {
+			return this.splitKv;
+		}
+
+		public void setSplitKv(boolean splitKv) {
+			this.splitKv = splitKv;
+		}
+
+		public int getBlocks() {
+			return this.blocks;
+		}
+
+		public void setBlocks(int blocks) {
+			this.blocks = blocks;
+		}
+
+		public int getBlockSize() {
+			return this.blockSize;
+		}
+
+		public void setBlockSize(int blockSize) {
+			this.blockSize = blockSize;
+		}
+
+		public int getKvHeads() {
+			return this.kvHeads;
+		}
+
+		public void setKvHeads(int kvHeads) {
+			this.kvHeads = kvHeads;
+		}
+
+		public int getHeadDim() {
+			return this.headDim;
+		}
+
+		public void setHeadDim(int headDim) {
+			this.headDim = headDim;
+		}
+
+		public int getDtypeSize() {
+			return this.dtypeSize;
+		}
+
+		public void setDtypeSize(int dtypeSize) {
+			this.dtypeSize = dtypeSize;
+		}
+
+		public KvBlockOrder getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(KvBlockOrder order) {
+			this.order = order;
+		}
+
+		public int getRank() {
+			return this.rank;
+		}
+
+		public void setRank(int rank) {
+			this.rank = rank;
+		}
+
+		public Duration getLeaseTtl() {
+			return this.leaseTtl;
+		}
+
+		public void setLeaseTtl(Duration leaseTtl) {
+			this.leaseTtl = leaseTtl;
+		}
+
+	}
+
+	/**
+	 * Graceful shutdown.
+	 */
+	public static class Shutdown {
+
+		/**
+		 * How long shutdown waits for transfers in flight to finish before it cancels them.
+		 */
+		private Duration timeout = Duration.ofSeconds(30);
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
+}

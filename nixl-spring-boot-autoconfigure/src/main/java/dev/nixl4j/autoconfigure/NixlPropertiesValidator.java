@@ -1,0 +1,217 @@
+package dev.nixl4j.autoconfigure;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
+import dev.nixl4j.kv.KvCacheLayout;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+
+/**
+ * Checks bound {@link NixlProperties}; every rejection names the property and says what is
+ * allowed, and Spring Boot reports it at start-up.
+ */
+final class NixlPropertiesValidator {
+
+	/** Shortest bearer token accepted. */
+	static final int MIN_TOKEN_LENGTH = 16;
+
+	private static final long MAX_METADATA_BYTES = Integer.MAX_VALUE - 8;
+
+	private final NixlProperties properties;
+
+	private final Errors errors;
+
+	NixlPropertiesValidator(NixlProperties properties, Errors errors) {
+		this.properties = properties;
+		this.errors = errors;
+	}
+
+	void validate() {
+		validateAgent();
+		validateEmbedded();
+		NixlProperties.Transfer transfer = this.properties.getTransfer();
+		positive("transfer.stallTimeout", transfer.getStallTimeout());
+		positive("transfer.timeout", transfer.getTimeout());
+		atLeast("transfer.maxInFlight", transfer.getMaxInFlight(), 1);
+		validateMetadata();
+		NixlProperties.Connect connect = this.properties.getConnect();
+		positive("connect.lease", connect.getLease());
+		notNegative("connect.peerLinger", connect.getPeerLinger());
+		validateKv();
+		notNegative("shutdown.timeout", this.properties.getShutdown().getTimeout());
+	}
+
+	private void validateAgent() {
+		NixlProperties.Agent agent = this.properties.getAgent();
+		String name = agent.getName();
+		if (name != null && (name.isBlank() || name.indexOf('\0') >= 0 || name.length() > 256)) {
+			reject("agent.name", "must be 1 to 256 characters, not blank and without NUL characters");
+		}
+		List<NixlProperties.Backend> backends = agent.getBackends();
+		for (int i = 0; i < backends.size(); i++) {
+			String plugin = backends.get(i).getPlugin();
+			if (plugin == null || plugin.isBlank()) {
+				reject("agent.backends[" + i + "].plugin", "must name a NIXL plugin, for example UCX");
+			}
+		}
+		notNegative("agent.nativeProgressDelay", agent.getNativeProgressDelay());
+		atLeast("agent.mailboxCapacity", agent.getMailboxCapacity(), 1);
+	}
+
+	private void validateEmbedded() {
+		int port = this.properties.getEmbedded().getPort();
+		if (port < 0 || port > 65535) {
+			reject("embedded.port", "must be within 0..65535 (0 picks a free port)");
+		}
+	}
+
+	private void validateMetadata() {
+		NixlProperties.Metadata metadata = this.properties.getMetadata();
+		positive("metadata.fetchTimeout", metadata.getFetchTimeout());
+		DataSize maxSize = metadata.getMaxSize();
+		if (maxSize == null || maxSize.toBytes() < 1 || maxSize.toBytes() > MAX_METADATA_BYTES) {
+			reject("metadata.maxSize", "must be between 1B and 2GB");
+		}
+		NixlProperties.Http http = metadata.getHttp();
+		String token = http.getToken();
+		if (token != null) {
+			String problem = tokenProblem(token);
+			if (problem != null) {
+				// A field error would print the token as the rejected value: name the property only.
+				rejectWithoutValue("metadata.http.token", problem);
+			}
+		}
+		else if (metadata.getExchange() == ExchangeType.HTTP) {
+			rejectWithoutValue("metadata.http.token",
+					"is required by the http metadata exchange: every request must carry it as a bearer token");
+		}
+		String basePath = http.getBasePath();
+		if (basePath == null || !basePath.startsWith("/") || basePath.endsWith("/") || basePath.contains("//")
+				|| basePath.chars().anyMatch(c -> c <= ' ' || c == '?' || c == '#' || c == '*')) {
+			reject("metadata.http.basePath", "must start with '/', not end with '/', and hold only path characters");
+		}
+		positive("metadata.http.requestTimeout", http.getRequestTimeout());
+		URI endpoint = http.getEndpoint();
+		if (endpoint != null && (!("http".equals(endpoint.getScheme()) || "https".equals(endpoint.getScheme()))
+				|| endpoint.getHost() == null)) {
+			reject("metadata.http.endpoint", "must be an absolute http or https URI with a host");
+		}
+		if (http.getSslBundle() != null && endpoint != null && !"https".equals(endpoint.getScheme())) {
+			reject("metadata.http.sslBundle", "applies to an https endpoint only; the endpoint is " + endpoint);
+		}
+		NixlProperties.Etcd etcd = metadata.getEtcd();
+		if (metadata.getExchange() == ExchangeType.ETCD || metadata.getExchange() == ExchangeType.NIXL_ETCD) {
+			if (etcd.getEndpoints() == null || etcd.getEndpoints().isEmpty()) {
+				reject("metadata.etcd.endpoints", "must list at least one etcd endpoint");
+			}
+			else {
+				for (int i = 0; i < etcd.getEndpoints().size(); i++) {
+					if (!isHttpUri(etcd.getEndpoints().get(i))) {
+						reject("metadata.etcd.endpoints[" + i + "]",
+								"must be an http or https URI with host and port, for example http://127.0.0.1:2379");
+					}
+				}
+			}
+		}
+		if (etcd.getNamespace() == null || etcd.getNamespace().isEmpty() || etcd.getNamespace().indexOf('\0') >= 0) {
+			reject("metadata.etcd.namespace", "must not be empty");
+		}
+		Duration ttl = etcd.getLeaseTtl();
+		if (ttl == null || ttl.compareTo(Duration.ofSeconds(1)) < 0) {
+			reject("metadata.etcd.leaseTtl", "must be at least 1s (etcd leases count in seconds)");
+		}
+		positive("metadata.etcd.operationTimeout", etcd.getOperationTimeout());
+	}
+
+	private void validateKv() {
+		NixlProperties.Kv kv = this.properties.getKv();
+		if (kv.getLayers() == null) {
+			return;
+		}
+		try {
+			NixlKvCacheConfiguration.layout(kv);
+		}
+		catch (IllegalArgumentException ex) {
+			rejectWithoutValue("kv", "does not describe a valid KV cache layout: " + ex.getMessage());
+		}
+		atLeast("kv.rank", kv.getRank(), 0);
+		positive("kv.leaseTtl", kv.getLeaseTtl());
+	}
+
+	/**
+	 * Says what is wrong with a bearer token, without repeating it.
+	 * @param token the token
+	 * @return the problem, or {@code null} when it is well formed
+	 */
+	static @Nullable String tokenProblem(String token) {
+		if (token.length() < MIN_TOKEN_LENGTH) {
+			return "must be at least " + MIN_TOKEN_LENGTH + " characters long (it has " + token.length() + ")";
+		}
+		for (int i = 0; i < token.length(); i++) {
+			char c = token.charAt(i);
+			if (c <= ' ' || c > '~') {
+				return "must hold visible ASCII characters only, without spaces (character " + (i + 1) + " is not)";
+			}
+		}
+		return null;
+	}
+
+	private static boolean isHttpUri(@Nullable String value) {
+		if (value == null) {
+			return false;
+		}
+		try {
+			URI uri = URI.create(value);
+			return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null
+					&& uri.getPort() > 0;
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
+	}
+
+	private void positive(String field, @Nullable Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			reject(field, "must be a positive duration");
+		}
+	}
+
+	private void notNegative(String field, @Nullable Duration value) {
+		if (value == null || value.isNegative()) {
+			reject(field, "must be zero or a positive duration");
+		}
+	}
+
+	private void atLeast(String field, int value, int minimum) {
+		if (value < minimum) {
+			reject(field, "must be at least " + minimum);
+		}
+	}
+
+	private void reject(String field, String message) {
+		this.errors.rejectValue(field, "nixl.invalid", message);
+	}
+
+	private void rejectWithoutValue(String field, String message) {
+		this.errors.reject("nixl.invalid", "nixl." + dashed(field) + " " + message);
+	}
+
+	private static String dashed(String field) {
+		StringBuilder dashed = new StringBuilder();
+		for (char c : field.toCharArray()) {
+			if (Character.isUpperCase(c)) {
+				dashed.append('-').append(Character.toLowerCase(c));
+			}
+			else {
+				dashed.append(c);
+			}
+		}
+		return dashed.toString();
+	}
+
+}
