@@ -194,7 +194,8 @@ final class NixlPropertiesValidator {
 	}
 
 	private void reject(String field, String message) {
-		this.errors.rejectValue(field, "nixl.invalid", message);
+		// Spring Boot's report prints the field as the property's name: give it in kebab case.
+		this.errors.rejectValue(dashed(field), "nixl.invalid", message);
 	}
 
 	private void rejectWithoutValue(String field, String message) {

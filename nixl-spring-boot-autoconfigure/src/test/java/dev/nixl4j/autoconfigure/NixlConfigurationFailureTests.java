@@ -1,0 +1,102 @@
+package dev.nixl4j.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+
+/**
+ * Bad configuration stops a real application at start-up, and Spring Boot's failure report names
+ * the property and says what is allowed.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class NixlConfigurationFailureTests {
+
+	private static final String SECRET = "tok3n with space";
+
+	@Test
+	void aNegativeDurationIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.transfer.stall-timeout", "must be a positive duration",
+				"nixl.transfer.stall-timeout=-1s");
+	}
+
+	@Test
+	void aNegativeSizeIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.max-size", "must be between 1B and 2GB", "nixl.metadata.max-size=-1MB");
+	}
+
+	@Test
+	void aZeroCapacityIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.agent.mailbox-capacity", "must be at least 1", "nixl.agent.mailbox-capacity=0");
+	}
+
+	@Test
+	void aPortOutOfRangeIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.embedded.port", "0..65535", "nixl.embedded.port=70000");
+	}
+
+	@Test
+	void anUnknownEngineIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.agent.engine", "quantum", "nixl.agent.engine=quantum");
+	}
+
+	@Test
+	void anInvalidKvLayoutIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.kv", "valid KV cache layout", "nixl.kv.layers=4", "nixl.kv.head-dim=-128");
+	}
+
+	@Test
+	void anUnknownBackendIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.agent.backends[0].plugin", "NO_SUCH_PLUGIN",
+				"nixl.agent.backends[0].plugin=NO_SUCH_PLUGIN");
+	}
+
+	@Test
+	void aMissingTokenOfTheHttpExchangeIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.http.token", "is required", "nixl.metadata.exchange=http");
+	}
+
+	@Test
+	void aMalformedTokenIsNamedWithoutBeingShown(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.http.token", "visible ASCII", "nixl.metadata.exchange=http",
+				"nixl.metadata.http.token=" + SECRET);
+		assertThat(output.getAll()).doesNotContain(SECRET);
+	}
+
+	@Test
+	void aShortTokenIsNamedWithoutBeingShown(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.http.token", "at least 16 characters", "nixl.metadata.exchange=http",
+				"nixl.metadata.http.token=tiny-secret");
+		assertThat(output.getAll()).doesNotContain("tiny-secret");
+	}
+
+	@Test
+	void anEtcdEndpointThatIsNotAUriIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.etcd.endpoints[0]", "http or https URI",
+				"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=etcd-somewhere");
+	}
+
+	private static void assertStartFails(CapturedOutput output, String property, String reason, String... properties) {
+		SpringApplicationBuilder application = new SpringApplicationBuilder(Application.class)
+			.web(WebApplicationType.NONE)
+			.properties("nixl.agent.engine=embedded")
+			.properties(properties);
+		assertThatException().isThrownBy(application::run);
+		assertThat(output.getAll()).contains("APPLICATION FAILED TO START").contains(property).contains(reason);
+	}
+
+	@SpringBootConfiguration
+	@ImportAutoConfiguration(NixlAutoConfiguration.class)
+	static class Application {
+
+	}
+
+}
