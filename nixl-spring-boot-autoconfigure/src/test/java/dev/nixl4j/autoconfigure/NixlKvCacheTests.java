@@ -1,0 +1,84 @@
+package dev.nixl4j.autoconfigure;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+
+import dev.nixl4j.NativeNixl;
+import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvLease;
+import dev.nixl4j.kv.KvPart;
+import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.kv.LeaseOutcome;
+import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.metadata.InMemoryMetadataExchange;
+import dev.nixl4j.metadata.MetadataExchange;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The managed KV cache of two applications: the consumer finds the producer through the metadata
+ * exchange, pulls a request's blocks and the producer's lease is confirmed.
+ */
+class NixlKvCacheTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	@ParameterizedTest
+	@ValueSource(strings = { "embedded", "native" })
+	void aConsumerPullsLeasedBlocksFoundThroughTheExchange(String engine) {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+		InMemoryMetadataExchange registry = new InMemoryMetadataExchange();
+		ApplicationContextRunner runner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withBean("registry", MetadataExchange.class, () -> new NixlAutoConfigurationTests.NamedExchange(registry))
+			.withPropertyValues("nixl.agent.engine=" + engine, "nixl.kv.layers=3", "nixl.kv.blocks=16",
+					"nixl.kv.kv-heads=2", "nixl.kv.head-dim=64", "nixl.kv.block-size=16");
+		runner.run(prefill -> runner.run(decode -> {
+			PagedKvCache producerCache = prefill.getBean(PagedKvCache.class);
+			int[] blocks = producerCache.allocator().allocate(3);
+			for (int layer = 0; layer < 3; layer++) {
+				for (KvPart part : new KvPart[] { KvPart.K, KvPart.V }) {
+					for (int block : blocks) {
+						fill(producerCache.block(layer, part, block), layer * 1000 + part.ordinal() * 100 + block);
+					}
+				}
+			}
+			KvLease lease = prefill.getBean(KvProducer.class).lease("req-1", blocks, 1, WAIT);
+
+			KvConsumer consumer = decode.getBean(KvConsumer.class);
+			PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
+			consumer.connect(prefill.getBean(KvProducer.class).handle());
+			int[] local = consumerCache.allocator().allocate(3);
+			long bytes = consumer.pull(lease.params(), local, WAIT);
+
+			assertThat(bytes).isEqualTo(3L * 3 * 2 * producerCache.layout().blockLength());
+			for (int layer = 0; layer < 3; layer++) {
+				for (KvPart part : new KvPart[] { KvPart.K, KvPart.V }) {
+					for (int i = 0; i < blocks.length; i++) {
+						assertThat(consumerCache.block(layer, part, local[i])
+							.mismatch(producerCache.block(layer, part, blocks[i])))
+							.as("layer %d %s block %d", layer, part, i)
+							.isEqualTo(-1);
+					}
+				}
+			}
+			assertThat(lease.outcome().get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+				.isEqualTo(LeaseOutcome.COMPLETED);
+		}));
+	}
+
+	private static void fill(MemorySegment block, int seed) {
+		for (long i = 0; i < block.byteSize(); i++) {
+			block.set(ValueLayout.JAVA_BYTE, i, (byte) (seed * 31 + i * 7));
+		}
+	}
+
+}
