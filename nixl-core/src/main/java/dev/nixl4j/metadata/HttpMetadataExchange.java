@@ -445,8 +445,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				return "no response in time";
 			}
 			if (cause instanceof SSLHandshakeException) {
-				return "the TLS handshake failed (" + cause.getMessage()
-						+ "); check that the client trusts the server's certificate and that it names the host";
+				return "the TLS handshake failed: " + cause.getMessage() + " (check that the client trusts the "
+						+ "server's certificate and that the certificate names the host)";
 			}
 		}
 		return "I/O failure (" + ex.getClass().getSimpleName() + ")";
