@@ -4,11 +4,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.nixl4j.Engine;
+import dev.nixl4j.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
@@ -16,7 +19,7 @@ import dev.nixl4j.metadata.MetadataExchange;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -31,23 +34,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two full applications over real HTTP: A is the registry, B points its endpoint at A. Both
- * publish at start, find each other through their exchange beans and move bytes both ways.
+ * publish at start, find each other through their exchange beans and move bytes both ways, with
+ * the embedded engine (on platform and on virtual threads) and with NIXL itself.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class MetadataRegistryApplicationsTests {
 
 	private static final String TOKEN = "apps-" + UUID.randomUUID();
 
-	@ParameterizedTest(name = "virtual threads: {0}")
-	@ValueSource(booleans = { false, true })
-	void aRegistryAndItsClientFindEachOtherAndTransferBothWays(boolean virtualThreads) throws Exception {
-		List<String> common = List.of("nixl.metadata.http.token=" + TOKEN,
+	@ParameterizedTest(name = "engine {0}, virtual threads: {1}")
+	@CsvSource({ "embedded, false", "embedded, true", "native, false" })
+	void aRegistryAndItsClientFindEachOtherAndTransferBothWays(String engine, boolean virtualThreads)
+			throws Exception {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+		List<String> common = List.of("nixl.metadata.http.token=" + TOKEN, "nixl.agent.engine=" + engine,
 				"spring.threads.virtual.enabled=" + virtualThreads);
 		try (ConfigurableApplicationContext a = start(concat(common, "spring.application.name=registry"));
 				HttpClient http = HttpClient.newHttpClient()) {
 			URI base = URI.create("http://127.0.0.1:" + port(a) + "/nixl");
 			assertThat(exchange(a)).isInstanceOf(InMemoryMetadataExchange.class);
 			NixlAgent agentA = agent(a);
+			assertThat(agentA.engine()).isEqualTo(Engine.valueOf(engine.toUpperCase(Locale.ROOT)));
 			String agentB;
 			try (ConfigurableApplicationContext b = start(
 					concat(common, "spring.application.name=worker", "nixl.metadata.http.endpoint=" + base))) {

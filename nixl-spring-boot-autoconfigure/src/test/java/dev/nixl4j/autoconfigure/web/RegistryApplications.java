@@ -38,9 +38,9 @@ import org.springframework.context.annotation.Bean;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Full Spring Boot applications for the registry tests: an embedded-engine agent with two
- * registered 1 MiB buffers (a source filled with a pattern, and a sink), on a random port of the
- * loopback address, and what the tests do with them.
+ * Full Spring Boot applications for the registry tests: an agent (embedded engine unless the
+ * properties name another) with two registered 1 MiB buffers (a source filled with a pattern, and
+ * a sink), on a random port of the loopback address, and what the tests do with them.
  */
 final class RegistryApplications {
 
@@ -53,7 +53,7 @@ final class RegistryApplications {
 
 	/**
 	 * Starts an application.
-	 * @param properties its properties beside the common ones
+	 * @param properties its properties beside the common ones (they win over those)
 	 * @param sources more configuration classes
 	 * @return the running application
 	 */
