@@ -22,6 +22,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLParameters;
+
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -45,6 +49,10 @@ import org.jspecify.annotations.Nullable;
  * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
  * the first 404 after it saw the metadata (a new watch asks once right away). Watches of the same
  * peer fire in the order they were created.
+ *
+ * <p>An {@code https} base URI uses the JDK's default TLS context unless
+ * {@link Builder#sslContext(SSLContext)} names another; the server's certificate and host name are
+ * always verified.
  *
  * <p>The token is never logged or shown, and neither is metadata.
  */
@@ -91,10 +99,16 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		this.pollInterval = builder.pollInterval;
 		this.maxRetryInterval = builder.maxRetryInterval;
 		this.maxBytes = builder.maxBytes;
-		this.client = HttpClient.newBuilder()
+		HttpClient.Builder client = HttpClient.newBuilder()
 			.connectTimeout(builder.requestTimeout)
-			.followRedirects(HttpClient.Redirect.NEVER)
-			.build();
+			.followRedirects(HttpClient.Redirect.NEVER);
+		if (builder.sslContext != null) {
+			client.sslContext(builder.sslContext);
+		}
+		if (builder.sslParameters != null) {
+			client.sslParameters(builder.sslParameters);
+		}
+		this.client = client.build();
 	}
 
 	/**
@@ -430,6 +444,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			if (cause instanceof HttpTimeoutException) {
 				return "no response in time";
 			}
+			if (cause instanceof SSLHandshakeException) {
+				return "the TLS handshake failed: " + cause.getMessage() + " (check that the client trusts the "
+						+ "server's certificate and that the certificate names the host)";
+			}
 		}
 		return "I/O failure (" + ex.getClass().getSimpleName() + ")";
 	}
@@ -488,6 +506,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		private Duration maxRetryInterval = Duration.ofSeconds(1);
 
 		private int maxBytes = MetadataValues.DEFAULT_MAX_BYTES;
+
+		private @Nullable SSLContext sslContext;
+
+		private @Nullable SSLParameters sslParameters;
 
 		private Builder(URI baseUri) {
 			String scheme = baseUri.getScheme();
@@ -553,6 +575,29 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				throw new IllegalArgumentException("maxBytes must be positive, was " + maxBytes);
 			}
 			this.maxBytes = maxBytes;
+			return this;
+		}
+
+		/**
+		 * Sets the TLS context of an {@code https} base URI: its trust material decides which
+		 * server certificates are accepted, its key material (if any) is the client's certificate.
+		 * Without it the JDK's default context applies. The server's host name is always verified.
+		 * @param sslContext the context
+		 * @return this builder
+		 */
+		public Builder sslContext(SSLContext sslContext) {
+			this.sslContext = sslContext;
+			return this;
+		}
+
+		/**
+		 * Sets the TLS parameters of an {@code https} base URI, for example the enabled protocols
+		 * and cipher suites. Without it the client's defaults apply.
+		 * @param sslParameters the parameters
+		 * @return this builder
+		 */
+		public Builder sslParameters(SSLParameters sslParameters) {
+			this.sslParameters = sslParameters;
 			return this;
 		}
 

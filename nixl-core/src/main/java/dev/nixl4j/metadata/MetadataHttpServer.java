@@ -1,15 +1,10 @@
 package dev.nixl4j.metadata;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +12,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
@@ -28,16 +22,15 @@ import org.jspecify.annotations.Nullable;
  * and {@code DELETE} of {@code {base}/agents/{name}/metadata}, from a backing
  * {@link MetadataExchange} or from its own {@link InMemoryMetadataExchange}.
  *
- * <p>Every request needs {@code Authorization: Bearer <token>}; without it, or with another token,
- * the answer is 401 with {@code WWW-Authenticate: Bearer} and no metadata. A {@code PUT} body over
- * the cap is refused with 413 and one that is not NIXL metadata of the agent in the path with 400;
- * other methods get 405. Bodies and tokens are never logged.
+ * <p>Requests are answered by a {@link MetadataRegistryHandler}: every request needs
+ * {@code Authorization: Bearer <token>}; without it, or with another token, the answer is 401 with
+ * {@code WWW-Authenticate: Bearer} and no metadata. A {@code PUT} body over the cap is refused with
+ * 413 and one that is not NIXL metadata of the agent in the path with 400; other methods get 405.
+ * Bodies and tokens are never logged.
  *
  * <p>It binds the loopback address by default. Closing it stops the listener and its threads.
  */
 public final class MetadataHttpServer implements AutoCloseable {
-
-	private static final System.Logger logger = System.getLogger(MetadataHttpServer.class.getName());
 
 	private static final AtomicInteger servers = new AtomicInteger();
 
@@ -51,17 +44,19 @@ public final class MetadataHttpServer implements AutoCloseable {
 
 	private final String basePath;
 
-	private final byte[] tokenDigest;
-
-	private final int maxBytes;
+	private final MetadataRegistryHandler handler;
 
 	private MetadataHttpServer(Builder builder, String token) throws IOException {
 		this.basePath = builder.basePath;
-		this.tokenDigest = sha256(token.getBytes(StandardCharsets.UTF_8));
-		this.maxBytes = builder.maxBytes;
 		MetadataExchange backing = builder.store;
 		this.ownsStore = (backing == null);
 		this.store = (backing != null) ? backing : new InMemoryMetadataExchange(builder.maxBytes);
+		this.handler = MetadataRegistryHandler.builder()
+			.token(token)
+			.basePath(this.basePath)
+			.store(this.store)
+			.maxBytes(builder.maxBytes)
+			.build();
 		int id = servers.incrementAndGet();
 		AtomicInteger threads = new AtomicInteger();
 		this.executor = Executors.newFixedThreadPool(builder.threads, runnable -> {
@@ -142,130 +137,32 @@ public final class MetadataHttpServer implements AutoCloseable {
 
 	private void handle(HttpExchange exchange) throws IOException {
 		try (exchange) {
-			serve(exchange);
-		}
-	}
-
-	private void serve(HttpExchange exchange) throws IOException {
-		try {
-			if (!authorized(exchange)) {
-				logger.log(System.Logger.Level.DEBUG, () -> "Refused a request without a valid bearer token from "
-						+ exchange.getRemoteAddress());
-				exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"nixl4j\"");
-				respond(exchange, 401, null);
+			// closing the exchange closes the request body
+			MetadataRegistryHandler.Response response = this.handler.handle(exchange.getRequestMethod(),
+					exchange.getRequestURI().getRawPath(), exchange.getRequestHeaders().getFirst("Authorization"),
+					contentLength(exchange.getRequestHeaders().getFirst("Content-Length")), exchange.getRequestBody());
+			response.headers().forEach(exchange.getResponseHeaders()::set);
+			byte[] body = response.body();
+			if (body.length == 0) {
+				exchange.sendResponseHeaders(response.status(), -1);
 				return;
 			}
-			String agentName = agentName(exchange.getRequestURI().getRawPath());
-			if (agentName == null) {
-				respond(exchange, 404, null);
-				return;
+			exchange.sendResponseHeaders(response.status(), body.length);
+			try (OutputStream out = exchange.getResponseBody()) {
+				out.write(body);
 			}
-			switch (exchange.getRequestMethod()) {
-				case "GET" -> get(exchange, agentName);
-				case "PUT" -> put(exchange, agentName);
-				case "DELETE" -> {
-					this.store.invalidate(agentName);
-					respond(exchange, 204, null);
-				}
-				default -> {
-					exchange.getResponseHeaders().set("Allow", "GET, PUT, DELETE");
-					respond(exchange, 405, null);
-				}
-			}
-		}
-		catch (NixlException ex) {
-			logger.log(System.Logger.Level.WARNING, "The metadata store failed: " + ex.status());
-			respond(exchange, 503, null);
 		}
 	}
 
-	private void get(HttpExchange exchange, String agentName) throws IOException {
-		AgentMetadata metadata;
+	private static long contentLength(@Nullable String header) {
+		if (header == null) {
+			return -1;
+		}
 		try {
-			metadata = this.store.fetch(agentName, Duration.ZERO);
-		}
-		catch (NixlException ex) {
-			if (ex.status() == NixlStatus.TIMEOUT) {
-				respond(exchange, 404, null);
-				return;
-			}
-			throw ex;
-		}
-		exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
-		exchange.getResponseHeaders().set("Cache-Control", "no-store");
-		respond(exchange, 200, metadata.toByteArray());
-	}
-
-	private void put(HttpExchange exchange, String agentName) throws IOException {
-		String declared = exchange.getRequestHeaders().getFirst("Content-Length");
-		if (declared != null && isOver(declared)) {
-			respond(exchange, 413, null);
-			return;
-		}
-		byte[] body;
-		try (InputStream in = exchange.getRequestBody()) {
-			body = in.readNBytes(this.maxBytes + 1);
-		}
-		if (body.length > this.maxBytes) {
-			respond(exchange, 413, null);
-			return;
-		}
-		AgentMetadata metadata;
-		try {
-			metadata = MetadataValues.check("send_local_md", agentName, body, this.maxBytes);
-		}
-		catch (NixlException ex) {
-			respond(exchange, 400, null);
-			return;
-		}
-		this.store.publish(agentName, metadata);
-		respond(exchange, 204, null);
-	}
-
-	private boolean isOver(String contentLength) {
-		try {
-			return Long.parseLong(contentLength.trim()) > this.maxBytes;
+			return Long.parseLong(header.trim());
 		}
 		catch (NumberFormatException ex) {
-			return false;
-		}
-	}
-
-	private boolean authorized(HttpExchange exchange) {
-		String header = exchange.getRequestHeaders().getFirst("Authorization");
-		if (header == null || header.length() < 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-			return false;
-		}
-		byte[] presented = sha256(header.substring(7).trim().getBytes(StandardCharsets.UTF_8));
-		return MessageDigest.isEqual(this.tokenDigest, presented);
-	}
-
-	private @Nullable String agentName(String rawPath) {
-		String prefix = this.basePath + AgentPaths.AGENTS;
-		if (!rawPath.startsWith(prefix) || !rawPath.endsWith(AgentPaths.METADATA)
-				|| rawPath.length() <= prefix.length() + AgentPaths.METADATA.length()) {
-			return null;
-		}
-		return AgentPaths.decode(rawPath.substring(prefix.length(), rawPath.length() - AgentPaths.METADATA.length()));
-	}
-
-	private static void respond(HttpExchange exchange, int status, byte @Nullable [] body) throws IOException {
-		if (body == null || body.length == 0) {
-			exchange.sendResponseHeaders(status, -1);
-			return;
-		}
-		exchange.sendResponseHeaders(status, body.length);
-		try (OutputStream out = exchange.getResponseBody()) {
-			out.write(body);
-		}
-	}
-
-	private static byte[] sha256(byte[] bytes) {
-		try {
-			return MessageDigest.getInstance("SHA-256").digest(bytes);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is not available", ex);
+			return -1;
 		}
 	}
 

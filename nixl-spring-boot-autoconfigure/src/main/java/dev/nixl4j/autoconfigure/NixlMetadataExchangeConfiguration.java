@@ -1,22 +1,32 @@
 package dev.nixl4j.autoconfigure;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.metadata.EtcdMetadataExchange;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.ssl.SslOptions;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * The metadata exchange named by {@code nixl.metadata.exchange}, wrapped by every
- * {@link MetadataExchangeCustomizer}.
+ * {@link MetadataExchangeCustomizer}. The HTTP client of an {@code https} endpoint takes its TLS
+ * context from the SSL bundle named by {@code nixl.metadata.http.ssl-bundle}.
  */
 @Configuration(proxyBeanMethods = false)
 class NixlMetadataExchangeConfiguration {
@@ -38,9 +48,12 @@ class NixlMetadataExchangeConfiguration {
 	@ConditionalOnProperty(name = "nixl.metadata.exchange", havingValue = "http")
 	static class Http {
 
+		/** The property naming the SSL bundle of an https endpoint. */
+		static final String SSL_BUNDLE_PROPERTY = "nixl.metadata.http.ssl-bundle";
+
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean
-		MetadataExchange nixlMetadataExchange(NixlProperties properties,
+		MetadataExchange nixlMetadataExchange(NixlProperties properties, ObjectProvider<SslBundles> sslBundles,
 				ObjectProvider<MetadataExchangeCustomizer> customizers) {
 			NixlProperties.Http http = properties.getMetadata().getHttp();
 			if (http.getEndpoint() == null) {
@@ -53,7 +66,40 @@ class NixlMetadataExchangeConfiguration {
 			if (http.getToken() != null) {
 				builder.token(http.getToken());
 			}
+			String bundleName = http.getSslBundle();
+			if (bundleName != null) {
+				SslBundle bundle = sslBundle(bundleName, sslBundles.getIfAvailable());
+				SSLContext context = bundle.createSslContext();
+				builder.sslContext(context);
+				SslOptions options = bundle.getOptions();
+				if (options.isSpecified()) {
+					SSLParameters parameters = context.getDefaultSSLParameters();
+					if (options.getCiphers() != null) {
+						parameters.setCipherSuites(options.getCiphers());
+					}
+					if (options.getEnabledProtocols() != null) {
+						parameters.setProtocols(options.getEnabledProtocols());
+					}
+					builder.sslParameters(parameters);
+				}
+			}
 			return customize(builder.build(), customizers);
+		}
+
+		private static SslBundle sslBundle(String name, @Nullable SslBundles bundles) {
+			if (bundles == null) {
+				throw new InvalidConfigurationPropertyValueException(SSL_BUNDLE_PROPERTY, name,
+						"no SSL bundles are configured in this application (spring.ssl.bundle.*)");
+			}
+			try {
+				return bundles.getBundle(name);
+			}
+			catch (NoSuchSslBundleException ex) {
+				throw new InvalidConfigurationPropertyValueException(SSL_BUNDLE_PROPERTY, name,
+						"no SSL bundle of that name is configured; define it under spring.ssl.bundle.jks." + name
+								+ " or spring.ssl.bundle.pem." + name,
+						ex);
+			}
 		}
 
 	}

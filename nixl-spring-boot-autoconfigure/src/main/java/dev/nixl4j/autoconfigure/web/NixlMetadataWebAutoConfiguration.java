@@ -1,0 +1,63 @@
+package dev.nixl4j.autoconfigure.web;
+
+import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.NixlProperties;
+import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataRegistryHandler;
+import jakarta.servlet.Servlet;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+
+/**
+ * Serves the HTTP metadata registry from a servlet web application: with
+ * {@code nixl.metadata.exchange=http} and no {@code nixl.metadata.http.endpoint} (or
+ * {@code nixl.metadata.http.serve=true}), a {@link MetadataRegistryServlet} under
+ * {@code nixl.metadata.http.base-path} answers peers from the {@link MetadataExchange} bean,
+ * every request authorized by the bearer token {@code nixl.metadata.http.token}. TLS is the web
+ * server's ({@code server.ssl.*}).
+ */
+@AutoConfiguration(after = NixlAutoConfiguration.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(Servlet.class)
+@ConditionalOnProperty(name = "nixl.metadata.exchange", havingValue = "http")
+@Conditional(OnMetadataRegistryServedCondition.class)
+@ConditionalOnBean(MetadataExchange.class)
+public final class NixlMetadataWebAutoConfiguration {
+
+	/** The name of the servlet and of its registration bean. */
+	public static final String SERVLET_NAME = "nixlMetadataRegistryServlet";
+
+	NixlMetadataWebAutoConfiguration() {
+	}
+
+	@Bean(SERVLET_NAME)
+	@ConditionalOnMissingBean(name = SERVLET_NAME)
+	ServletRegistrationBean<MetadataRegistryServlet> nixlMetadataRegistryServlet(MetadataExchange exchange,
+			NixlProperties properties) {
+		NixlProperties.Http http = properties.getMetadata().getHttp();
+		String token = http.getToken();
+		if (token == null) {
+			// NixlProperties refuses the http exchange without a token; this guards a bean made otherwise
+			throw new IllegalStateException("nixl.metadata.http.token is required to serve the metadata registry");
+		}
+		MetadataRegistryHandler handler = MetadataRegistryHandler.builder()
+			.token(token)
+			.basePath(http.getBasePath())
+			.store(exchange)
+			.maxBytes((int) properties.getMetadata().getMaxSize().toBytes())
+			.build();
+		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
+				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");
+		registration.setName(SERVLET_NAME);
+		return registration;
+	}
+
+}
