@@ -21,6 +21,7 @@ import io.github.resilience4j.timelimiter.TimeLimiterRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
@@ -165,6 +166,15 @@ class NixlResilienceAutoConfigurationTests {
 					.doesNotHaveBean(TransferBulkhead.class);
 				assertThat(context.getBean(NixlTimeouts.class).transferTimeout()).isEqualTo(Duration.ofSeconds(12));
 			});
+	}
+
+	@Test
+	void theTransferListenersAreCreatedAtStartEvenWithLazyInitialization() {
+		this.runner.withBean(LazyInitializationBeanFactoryPostProcessor.class).run(context -> {
+			assertThat(context.getBeanFactory().containsSingleton("nixlTransferBulkhead")).isTrue();
+			assertThat(context.getBeanFactory().containsSingleton("nixlPeerCircuitBreakers")).isTrue();
+			assertThat(context.getBeanFactory().containsSingleton("nixlMetadataExchangeRetry")).isFalse();
+		});
 	}
 
 	@Test
