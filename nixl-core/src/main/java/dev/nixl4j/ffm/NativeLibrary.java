@@ -131,11 +131,7 @@ public final class NativeLibrary {
 	}
 
 	private static NativeLibrary doLoad(@Nullable Path directory, Map<String, String> environment) {
-		if (!NativeLibrary.class.getModule().isNativeAccessEnabled()) {
-			throw unavailable("native access is not enabled for nixl4j: start the JVM with "
-					+ "--enable-native-access=ALL-UNNAMED (or =dev.nixl4j.core on the module path), or run from a jar "
-					+ "whose manifest has 'Enable-Native-Access: ALL-UNNAMED'", null);
-		}
+		requireNativeAccess();
 		List<String> attempts = new ArrayList<>();
 		for (Map.Entry<String, Path> candidate : candidates(directory).entrySet()) {
 			Path file = candidate.getValue().resolve(LIBRARY_FILE);
@@ -167,6 +163,20 @@ public final class NativeLibrary {
 		}
 		throw unavailable("NIXL's native library " + LIBRARY_FILE + " was not found. Tried:\n  - "
 				+ String.join("\n  - ", attempts) + "\nTo install it: " + INSTALL_HINT, null);
+	}
+
+	/**
+	 * Fails unless native access is enabled for nixl4j. It must run before nixl4j's first
+	 * restricted call: where the JVM only warns about native access (its default), that first call
+	 * enables it for the caller's module, after which this check would pass.
+	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} saying how to enable it
+	 */
+	static void requireNativeAccess() {
+		if (!NativeLibrary.class.getModule().isNativeAccessEnabled()) {
+			throw unavailable("native access is not enabled for nixl4j: start the JVM with "
+					+ "--enable-native-access=ALL-UNNAMED (or =dev.nixl4j.core on the module path), or run from a jar "
+					+ "whose manifest has 'Enable-Native-Access: ALL-UNNAMED'", null);
+		}
 	}
 
 	/**
@@ -308,6 +318,7 @@ public final class NativeLibrary {
 	 * @return each variable's value, empty where it is not set
 	 */
 	static Map<String, Optional<String>> agentVariables() {
+		requireNativeAccess();
 		Linker linker = Linker.nativeLinker();
 		MethodHandle getenv = linker.downcallHandle(linker.defaultLookup().findOrThrow("getenv"),
 				FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));

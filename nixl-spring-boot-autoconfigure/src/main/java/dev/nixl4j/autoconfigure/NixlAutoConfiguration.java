@@ -46,6 +46,12 @@ public final class NixlAutoConfiguration {
 		return builder.build();
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	NixlTimeouts nixlTimeouts(NixlProperties properties) {
+		return new PropertiesNixlTimeouts(properties.getTransfer());
+	}
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	NixlAgent nixlAgent(AgentConfig config) {

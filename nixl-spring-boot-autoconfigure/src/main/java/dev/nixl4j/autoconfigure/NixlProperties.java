@@ -332,15 +332,17 @@ public class NixlProperties implements Validator {
 		private Duration stallTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * Deadline of waits on transfers and KV pulls that are not given one; the
-		 * "nixl-transfer" time limiter overrides it where Resilience4j is present.
+		 * Default deadline of waits on transfers, offered by the NixlTimeouts bean. Where
+		 * Resilience4j is present it is the timeout of the "nixl-transfer" time limiter unless
+		 * that instance is configured under "resilience4j.timelimiter.instances".
 		 */
 		private Duration timeout = Duration.ofSeconds(30);
 
 		/**
-		 * Most transfers in flight at once; a post beyond it is refused at once with a
-		 * "bulkhead full" error. The "nixl-transfers" bulkhead overrides it where Resilience4j is
-		 * present.
+		 * Most transfers in flight at once, enforced by Resilience4j's "nixl-transfers" bulkhead
+		 * (a post beyond it fails at once with BulkheadFullException) unless that instance is
+		 * configured under "resilience4j.bulkhead.instances". Without Resilience4j it is not
+		 * enforced.
 		 */
 		private int maxInFlight = 1024;
 
@@ -389,7 +391,9 @@ public class NixlProperties implements Validator {
 		private boolean publish = true;
 
 		/**
-		 * Deadline for fetching a peer's metadata; the "nixl-metadata" retry retries within it.
+		 * Deadline for fetching a peer's metadata. Where Resilience4j is present, the
+		 * "nixl-metadata" retry makes further attempts, each with this deadline, after a fetch
+		 * failed with TIMEOUT or UNAVAILABLE.
 		 */
 		private Duration fetchTimeout = Duration.ofSeconds(10);
 
