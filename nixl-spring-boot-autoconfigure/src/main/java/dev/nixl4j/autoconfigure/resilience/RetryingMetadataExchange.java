@@ -10,7 +10,8 @@ import io.github.resilience4j.retry.Retry;
 
 /**
  * A {@link MetadataExchange} whose fetch and load are retried; everything else goes straight to
- * the delegate, which is closed with this exchange.
+ * the delegate, which is closed with this exchange. A fetch with a zero timeout asks whether the
+ * metadata is there now (the HTTP registry answers GET requests that way) and is not retried.
  */
 final class RetryingMetadataExchange implements MetadataExchange {
 
@@ -30,6 +31,9 @@ final class RetryingMetadataExchange implements MetadataExchange {
 
 	@Override
 	public AgentMetadata fetch(String agentName, Duration timeout) {
+		if (timeout.isZero()) {
+			return this.delegate.fetch(agentName, timeout);
+		}
 		return this.retry.executeSupplier(() -> this.delegate.fetch(agentName, timeout));
 	}
 

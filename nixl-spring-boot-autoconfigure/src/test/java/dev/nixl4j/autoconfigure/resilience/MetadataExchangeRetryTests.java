@@ -111,6 +111,20 @@ class MetadataExchangeRetryTests {
 	}
 
 	@Test
+	void aFetchWithoutWaitingAsksOnceSoTheRegistryAnswersAtOnce() {
+		this.runner.run(context -> {
+			MetadataExchange exchange = context.getBean(MetadataExchange.class);
+			Retry retry = context.getBean(MetadataExchangeRetry.class).retry();
+			AtomicInteger retries = new AtomicInteger();
+			retry.getEventPublisher().onRetry(event -> retries.incrementAndGet());
+			NixlException absent = catchThrowableOfType(NixlException.class,
+					() -> exchange.fetch("never-published", Duration.ZERO));
+			assertThat(absent.remoteAgent()).isEqualTo("never-published");
+			assertThat(retries).hasValue(0);
+		});
+	}
+
+	@Test
 	void closingTheRetryingExchangeClosesTheDelegate() {
 		InMemoryMetadataExchange delegate = new InMemoryMetadataExchange();
 		MetadataExchange retrying = new MetadataExchangeRetry(RetryRegistry.ofDefaults()).customize(delegate);
