@@ -38,11 +38,22 @@ public final class TestPeer implements AutoCloseable {
 
 	private final Registration registration;
 
-	private TestPeer(String role, long size, long seed) {
+	private TestPeer(String role, long size, long seed, Engine engine) {
 		this.agent = NixlAgent.create(AgentConfig.builder("peer-" + role + "-" + ProcessHandle.current().pid() + "-"
-				+ ids.incrementAndGet()).engine(Engine.EMBEDDED).build());
+				+ ids.incrementAndGet()).engine(engine).build());
 		this.memory = Bytes.pattern(this.arena, size, seed);
 		this.registration = this.agent.register(this.memory);
+	}
+
+	/**
+	 * Starts a peer on the embedded engine.
+	 * @param role part of its name
+	 * @param size bytes it registers
+	 * @param seed the pattern they hold
+	 * @return the peer
+	 */
+	public static TestPeer start(String role, long size, long seed) {
+		return start(role, size, seed, Engine.EMBEDDED);
 	}
 
 	/**
@@ -50,10 +61,11 @@ public final class TestPeer implements AutoCloseable {
 	 * @param role part of its name
 	 * @param size bytes it registers
 	 * @param seed the pattern they hold
+	 * @param engine the engine of its agent
 	 * @return the peer
 	 */
-	public static TestPeer start(String role, long size, long seed) {
-		return new TestPeer(role, size, seed);
+	public static TestPeer start(String role, long size, long seed, Engine engine) {
+		return new TestPeer(role, size, seed, engine);
 	}
 
 	/**
