@@ -73,7 +73,7 @@ class InFlightAndStalledTransferTests {
 			try (PeerProcess peer = PeerProcess.start("stopped-peer-" + ProcessHandle.current().pid(), SIZE, 42,
 					Map.of(), Engine.EMBEDDED); Arena arena = Arena.ofShared()) {
 				MemorySegment local = arena.allocate(SIZE, 64);
-				try (Registration registration = agent.register(local)) {
+				try (Registration _ = agent.register(local)) {
 					agent.loadRemoteMetadata(peer.metadata());
 					try (Transfer first = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
 							null)) {

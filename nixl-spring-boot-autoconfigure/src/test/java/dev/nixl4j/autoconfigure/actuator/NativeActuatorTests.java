@@ -64,7 +64,7 @@ class NativeActuatorTests {
 			NixlAgent agent = context.getBean(NixlAgent.class);
 			try (TestPeer peer = TestPeer.start("native", SIZE, 1, Engine.NATIVE); Arena arena = Arena.ofShared()) {
 				MemorySegment local = Bytes.pattern(arena, SIZE, 5);
-				try (Registration registration = agent.register(local)) {
+				try (Registration _ = agent.register(local)) {
 					agent.loadRemoteMetadata(peer.agent().localMetadata());
 					peer.transfer(agent, XferOp.WRITE, local, "written");
 					Bytes.fill(peer.memory(), 6);

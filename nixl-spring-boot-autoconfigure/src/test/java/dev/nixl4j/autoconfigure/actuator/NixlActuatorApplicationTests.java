@@ -149,7 +149,7 @@ abstract class NixlActuatorApplicationTests {
 		assertThat(Bytes.hasPattern(readInto, 11)).as("READ moved every byte").isTrue();
 		assertThat(Bytes.hasPattern(writtenInto, 12)).as("WRITE moved every byte").isTrue();
 
-		try (Registration registration = this.agent.register(staging)) {
+		try (Registration _ = this.agent.register(staging)) {
 			checkHealth();
 			checkNixlEndpoint();
 			checkMetrics();

@@ -40,8 +40,8 @@ class NixlEndpointAutoConfigurationTests {
 			assertThat(context).hasNotFailed().hasSingleBean(NixlEndpoint.class);
 			NixlAgent agent = context.getBean(NixlAgent.class);
 			try (Arena arena = Arena.ofShared();
-					Registration small = agent.register(arena.allocate(4096));
-					Registration large = agent.register(arena.allocate(1 << 20))) {
+					Registration _ = agent.register(arena.allocate(4096));
+					Registration _ = agent.register(arena.allocate(1 << 20))) {
 				NixlDescriptor nixl = context.getBean(NixlEndpoint.class).nixl();
 				assertThat(nixl.agent()).isEqualTo(agent.name());
 				assertThat(nixl.open()).isTrue();

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.Bytes;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Registration;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TestPeer;
@@ -44,7 +45,7 @@ class NixlMetricsAutoConfigurationTests {
 		NixlAgent agent = context.getBean(NixlAgent.class);
 		try (Arena arena = Arena.ofShared()) {
 			MemorySegment local = Bytes.pattern(arena, SIZE, 5);
-			try (var registration = agent.register(local)) {
+			try (Registration _ = agent.register(local)) {
 				agent.loadRemoteMetadata(peer.agent().localMetadata());
 				peer.transfer(agent, XferOp.WRITE, local, "written");
 				Bytes.fill(peer.memory(), 6);
@@ -85,7 +86,7 @@ class NixlMetricsAutoConfigurationTests {
 				// the local buffer was deregistered after the transfers: the gauges follow at once
 				assertThat(registry.get("nixl.registrations").gauge().value()).isZero();
 				assertThat(registry.get("nixl.registered.bytes").gauge().value()).isZero();
-				try (Arena arena = Arena.ofShared(); var registration = agent.register(arena.allocate(4096))) {
+				try (Arena arena = Arena.ofShared(); Registration _ = agent.register(arena.allocate(4096))) {
 					assertThat(registry.get("nixl.registrations").gauge().value()).isOne();
 					assertThat(registry.get("nixl.registered.bytes").gauge().value()).isEqualTo(4096);
 				}

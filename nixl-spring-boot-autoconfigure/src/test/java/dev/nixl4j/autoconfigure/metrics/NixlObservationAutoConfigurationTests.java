@@ -60,7 +60,7 @@ class NixlObservationAutoConfigurationTests {
 		NixlAgent agent = context.getBean(NixlAgent.class);
 		try (Arena arena = Arena.ofShared()) {
 			MemorySegment local = Bytes.pattern(arena, SIZE, 3);
-			try (Registration registration = agent.register(local)) {
+			try (Registration _ = agent.register(local)) {
 				if (!agent.hasRemoteMetadata(peer.agent().name())) {
 					agent.loadRemoteMetadata(peer.agent().localMetadata());
 				}
@@ -113,7 +113,7 @@ class NixlObservationAutoConfigurationTests {
 			};
 			try (TestPeer peer = TestPeer.start("refusing", SIZE, 1); Arena arena = Arena.ofShared()) {
 				MemorySegment local = arena.allocate(SIZE);
-				try (Registration registration = agent.register(local)) {
+				try (Registration _ = agent.register(local)) {
 					agent.loadRemoteMetadata(peer.agent().localMetadata());
 					agent.addTransferListener(bulkhead);
 					assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> agent
