@@ -40,6 +40,14 @@ public interface Transfer extends AutoCloseable {
 	TransferState state();
 
 	/**
+	 * Returns how long the latest post has taken: from the post until now while it is in
+	 * progress, from the post until its end once it ended. Measured with
+	 * {@link System#nanoTime()}, so it does not jump with the wall clock.
+	 * @return the time, or {@link Duration#ZERO} if the transfer was never posted
+	 */
+	Duration elapsed();
+
+	/**
 	 * Posts the transfer with the notification it was created with.
 	 * @return a future completed when the data has landed, or completed exceptionally with a
 	 * {@link NixlException} when it fails, stalls or is cancelled

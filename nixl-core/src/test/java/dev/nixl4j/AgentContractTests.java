@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import org.junit.jupiter.api.AfterEach;
@@ -209,6 +210,30 @@ public abstract class AgentContractTests {
 		assertThat(statistics.transfers(XferOp.READ, TransferState.COMPLETED)).isZero();
 		assertThat(statistics.notificationsSent()).isEqualTo(1);
 		assertThat(p.target.statistics().notificationsReceived()).isEqualTo(1);
+	}
+
+	@Test
+	void elapsedRunsFromThePostToItsEndAndThenStaysPut(TestInfo info) {
+		Pair p = pair(info, 1 << 20);
+		AtomicLong heardNanos = new AtomicLong(-1);
+		p.initiator.addTransferListener(new TransferListener() {
+
+			@Override
+			public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+					@Nullable NixlException failure) {
+				heardNanos.set(durationNanos);
+			}
+
+		});
+		try (Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			assertThat(transfer.elapsed()).isZero();
+			transfer.post();
+			transfer.await(WAIT);
+			Duration ended = transfer.elapsed();
+			assertThat(ended).isPositive().isEqualTo(Duration.ofNanos(heardNanos.get()));
+			assertThat(transfer.elapsed()).as("frozen once the post ended").isEqualTo(ended);
+		}
 	}
 
 	@Test

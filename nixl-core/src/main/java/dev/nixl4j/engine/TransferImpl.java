@@ -52,6 +52,8 @@ final class TransferImpl implements Transfer {
 
 	private long postedAt;
 
+	private long endedAt;
+
 	/** The listeners that accepted the latest post; guarded by this object's monitor. */
 	private List<TransferListener> listening = List.of();
 
@@ -98,6 +100,15 @@ final class TransferImpl implements Transfer {
 	 */
 	long postedAt() {
 		return this.postedAt;
+	}
+
+	@Override
+	public synchronized Duration elapsed() {
+		if (this.completion == null) {
+			return Duration.ZERO;
+		}
+		long end = (this.state == TransferState.IN_PROGRESS) ? System.nanoTime() : this.endedAt;
+		return Duration.ofNanos(end - this.postedAt);
 	}
 
 	@Override
@@ -233,7 +244,8 @@ final class TransferImpl implements Transfer {
 		CompletableFuture<Transfer> future = this.completion;
 		List<TransferListener> listeners = this.listening;
 		this.listening = List.of();
-		long duration = System.nanoTime() - this.postedAt;
+		this.endedAt = System.nanoTime();
+		long duration = this.endedAt - this.postedAt;
 		this.agent.transferEnded(this, newState, this.notified, failure);
 		return () -> {
 			for (TransferListener listener : listeners) {

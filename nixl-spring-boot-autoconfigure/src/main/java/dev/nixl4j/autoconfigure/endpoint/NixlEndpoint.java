@@ -1,0 +1,176 @@
+package dev.nixl4j.autoconfigure.endpoint;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.nixl4j.AgentStatistics;
+import dev.nixl4j.Backend;
+import dev.nixl4j.Engine;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Registration;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.XferOp;
+
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+
+/**
+ * The {@code nixl} endpoint: the agent, its engine, plugins and backends, the memory it has
+ * registered, its peers, the transfers in flight and its statistics.
+ *
+ * <p>It shows names, counts and sizes only. Metadata, memory keys, memory addresses and backend
+ * parameters (which may hold credentials, for object-store plugins for example) are never part of
+ * the answer.
+ */
+@Endpoint(id = "nixl")
+public class NixlEndpoint {
+
+	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
+			TransferState.STALLED, TransferState.CANCELLED };
+
+	private final NixlAgent agent;
+
+	/**
+	 * Creates the endpoint.
+	 * @param agent the agent it describes
+	 */
+	public NixlEndpoint(NixlAgent agent) {
+		this.agent = agent;
+	}
+
+	/**
+	 * Describes the agent now.
+	 * @return the descriptor
+	 */
+	@ReadOperation
+	public NixlDescriptor nixl() {
+		boolean open = this.agent.isOpen();
+		return new NixlDescriptor(this.agent.name(), open, this.agent.engine(), this.agent.engineDescription(),
+				open ? this.agent.availablePlugins() : List.of(),
+				this.agent.backends().stream().map(BackendDescriptor::of).toList(),
+				RegistrationsDescriptor.of(this.agent.registrations()), this.agent.remoteAgents(),
+				this.agent.inFlightTransfers().stream().map(TransferDescriptor::of).toList(),
+				StatisticsDescriptor.of(this.agent.statistics()));
+	}
+
+	/**
+	 * What the endpoint answers.
+	 *
+	 * @param agent the agent's name
+	 * @param open whether the agent is open
+	 * @param engine the engine that backs it
+	 * @param engineDescription what backs the engine: the NIXL library, or the embedded engine
+	 * @param availablePlugins the plugins the engine can create backends from (none once closed)
+	 * @param backends the backends created
+	 * @param registrations the memory registered now
+	 * @param peers the peers whose metadata is loaded
+	 * @param inFlightTransfers the transfer posts in progress
+	 * @param statistics counters since the agent was created
+	 */
+	public record NixlDescriptor(String agent, boolean open, Engine engine, String engineDescription,
+			List<String> availablePlugins, List<BackendDescriptor> backends, RegistrationsDescriptor registrations,
+			List<String> peers, List<TransferDescriptor> inFlightTransfers,
+			StatisticsDescriptor statistics) implements OperationResponseBody {
+
+	}
+
+	/**
+	 * A backend, without its parameters.
+	 *
+	 * @param plugin the plugin it was created from
+	 * @param memoryTypes the memory types it can register
+	 */
+	public record BackendDescriptor(String plugin, List<MemoryType> memoryTypes) {
+
+		static BackendDescriptor of(Backend backend) {
+			return new BackendDescriptor(backend.plugin(), backend.memoryTypes().stream().sorted().toList());
+		}
+
+	}
+
+	/**
+	 * Registered memory in total and by memory type.
+	 *
+	 * @param count how many registrations are live
+	 * @param bytes their bytes
+	 * @param byMemoryType count and bytes of each memory type that has registrations
+	 */
+	public record RegistrationsDescriptor(int count, long bytes, Map<MemoryType, SizeDescriptor> byMemoryType) {
+
+		static RegistrationsDescriptor of(List<Registration> registrations) {
+			Map<MemoryType, SizeDescriptor> byType = new EnumMap<>(MemoryType.class);
+			long bytes = 0;
+			for (Registration registration : registrations) {
+				long size = registration.byteSize();
+				bytes += size;
+				byType.merge(registration.memoryType(), new SizeDescriptor(1, size),
+						(a, b) -> new SizeDescriptor(a.count() + b.count(), a.bytes() + b.bytes()));
+			}
+			return new RegistrationsDescriptor(registrations.size(), bytes, byType);
+		}
+
+	}
+
+	/**
+	 * A count of registrations and their bytes.
+	 *
+	 * @param count the registrations
+	 * @param bytes their bytes
+	 */
+	public record SizeDescriptor(int count, long bytes) {
+
+	}
+
+	/**
+	 * A transfer post in progress.
+	 *
+	 * @param op its direction
+	 * @param remoteAgent the peer
+	 * @param bytes the bytes it moves
+	 * @param ageMillis how long ago it was posted, in milliseconds
+	 */
+	public record TransferDescriptor(XferOp op, String remoteAgent, long bytes, long ageMillis) {
+
+		static TransferDescriptor of(Transfer transfer) {
+			return new TransferDescriptor(transfer.op(), transfer.remoteAgent(), transfer.byteSize(),
+					transfer.elapsed().toMillis());
+		}
+
+	}
+
+	/**
+	 * Counters since the agent was created.
+	 *
+	 * @param transfers posts that ended, by direction and outcome
+	 * @param bytes bytes of posts that ended (moved when completed, requested otherwise), by
+	 * direction and outcome
+	 * @param notificationsSent notifications sent, on their own or with a transfer
+	 * @param notificationsReceived notifications received
+	 */
+	public record StatisticsDescriptor(Map<XferOp, Map<TransferState, Long>> transfers,
+			Map<XferOp, Map<TransferState, Long>> bytes, long notificationsSent, long notificationsReceived) {
+
+		static StatisticsDescriptor of(AgentStatistics statistics) {
+			Map<XferOp, Map<TransferState, Long>> transfers = new EnumMap<>(XferOp.class);
+			Map<XferOp, Map<TransferState, Long>> bytes = new EnumMap<>(XferOp.class);
+			for (XferOp op : XferOp.values()) {
+				Map<TransferState, Long> transfersByOutcome = new EnumMap<>(TransferState.class);
+				Map<TransferState, Long> bytesByOutcome = new EnumMap<>(TransferState.class);
+				for (TransferState outcome : OUTCOMES) {
+					transfersByOutcome.put(outcome, statistics.transfers(op, outcome));
+					bytesByOutcome.put(outcome, statistics.bytes(op, outcome));
+				}
+				transfers.put(op, transfersByOutcome);
+				bytes.put(op, bytesByOutcome);
+			}
+			return new StatisticsDescriptor(transfers, bytes, statistics.notificationsSent(),
+					statistics.notificationsReceived());
+		}
+
+	}
+
+}

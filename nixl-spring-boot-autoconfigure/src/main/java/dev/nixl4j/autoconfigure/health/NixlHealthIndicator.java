@@ -1,0 +1,137 @@
+package dev.nixl4j.autoconfigure.health;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.AgentStatistics;
+import dev.nixl4j.Backend;
+import dev.nixl4j.Engine;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.XferOp;
+import dev.nixl4j.diag.Readiness;
+import dev.nixl4j.diag.ReadinessReport;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * Health of a {@link NixlAgent}, contributed as {@code nixl}.
+ *
+ * <ul>
+ * <li>{@code DOWN} when the agent is closed, or a cheap call into its engine (listing the
+ * plugins) fails;
+ * <li>{@code OUT_OF_SERVICE} when the agent runs on native NIXL and the
+ * {@linkplain ReadinessReport readiness report} for its configuration is not
+ * {@link Readiness#READY};
+ * <li>{@code UP} otherwise.
+ * </ul>
+ *
+ * <p>The details name the engine and what backs it, the backends, the peers whose metadata is
+ * loaded, the transfers in flight, how many posts stalled, and the readiness. They never hold
+ * metadata, memory keys, memory addresses or backend parameters.
+ *
+ * <p>The readiness report creates two short-lived agents and moves data between them, which takes
+ * from milliseconds to seconds. It therefore runs once, on the first health check, and its
+ * result is kept for the life of this indicator: later checks only look at the live agent. The
+ * report checks native NIXL (the library, the plugins, a native loopback transfer). An agent
+ * backed by the embedded engine does not use native NIXL, so for it the report is not run and
+ * the details say so: a host without NIXL would otherwise make a working embedded agent look
+ * out of service.
+ */
+public class NixlHealthIndicator extends AbstractHealthIndicator {
+
+	private final NixlAgent agent;
+
+	private final Function<AgentConfig, ReadinessReport> readinessCheck;
+
+	private @Nullable ReadinessReport readiness;
+
+	/**
+	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
+	 * @param agent the agent
+	 */
+	public NixlHealthIndicator(NixlAgent agent) {
+		this(agent, ReadinessReport::check);
+	}
+
+	/**
+	 * Creates an indicator with its own readiness check, for example one that also requires
+	 * {@link dev.nixl4j.MemoryType#VRAM}:
+	 * {@code config -> ReadinessReport.check(config, Set.of(MemoryType.DRAM, MemoryType.VRAM))}.
+	 * @param agent the agent
+	 * @param readinessCheck runs the readiness report for the agent's configuration; called at most
+	 * once
+	 */
+	public NixlHealthIndicator(NixlAgent agent, Function<AgentConfig, ReadinessReport> readinessCheck) {
+		super("NIXL health check failed");
+		this.agent = agent;
+		this.readinessCheck = readinessCheck;
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) {
+		builder.withDetail("agent", this.agent.name());
+		if (!this.agent.isOpen()) {
+			builder.down().withDetail("reason", "the agent is closed");
+			return;
+		}
+		// A real call into the engine: it throws (and the indicator reports DOWN) when the agent
+		// closed meanwhile or the engine no longer answers.
+		this.agent.availablePlugins();
+		Engine engine = this.agent.engine();
+		builder.withDetail("engine", engine)
+			.withDetail("engineDescription", this.agent.engineDescription())
+			.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
+		List<String> peers = this.agent.remoteAgents();
+		Map<String, Object> peerDetail = new LinkedHashMap<>();
+		peerDetail.put("count", peers.size());
+		peerDetail.put("names", peers);
+		builder.withDetail("peers", peerDetail)
+			.withDetail("inFlightTransfers", this.agent.inFlightTransfers().size())
+			.withDetail("stalledTransfers", stalled(this.agent.statistics()));
+		if (engine != Engine.NATIVE) {
+			builder.up().withDetail("readiness", readinessDetail("not checked",
+					"the embedded engine (pure Java, DRAM only) backs this agent; the readiness report checks native "
+							+ "NIXL, which this agent does not use"));
+			return;
+		}
+		ReadinessReport report = readiness();
+		builder.withDetail("readiness", readinessDetail(report.readiness().name(), report.summary()));
+		if (report.isReady()) {
+			builder.up();
+		}
+		else {
+			builder.outOfService();
+		}
+	}
+
+	private synchronized ReadinessReport readiness() {
+		ReadinessReport report = this.readiness;
+		if (report == null) {
+			report = this.readinessCheck.apply(this.agent.config());
+			this.readiness = report;
+		}
+		return report;
+	}
+
+	private static long stalled(AgentStatistics statistics) {
+		long stalled = 0;
+		for (XferOp op : XferOp.values()) {
+			stalled += statistics.transfers(op, TransferState.STALLED);
+		}
+		return stalled;
+	}
+
+	private static Map<String, String> readinessDetail(String status, String summary) {
+		Map<String, String> detail = new LinkedHashMap<>();
+		detail.put("status", status);
+		detail.put("summary", summary);
+		return detail;
+	}
+
+}

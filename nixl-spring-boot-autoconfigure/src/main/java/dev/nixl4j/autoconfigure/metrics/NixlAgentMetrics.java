@@ -1,0 +1,171 @@
+package dev.nixl4j.autoconfigure.metrics;
+
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.AgentStatistics;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.Registration;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferListener;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.XferOp;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.BaseUnits;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Meters of a {@link NixlAgent}, all tagged with {@code agent} (the agent's name):
+ *
+ * <ul>
+ * <li>{@code nixl.transfers} (function counter; tags {@code op}, {@code outcome}): posts that
+ * ended;
+ * <li>{@code nixl.transfer.bytes} (function counter, bytes; tags {@code op}, {@code outcome}):
+ * bytes moved by completed posts, bytes requested by the others;
+ * <li>{@code nixl.transfer.duration} (timer; tags {@code op}, {@code outcome}): time from post
+ * to end; percentiles, histograms and SLOs come from Boot's
+ * {@code management.metrics.distribution.*.nixl.transfer.duration};
+ * <li>{@code nixl.transfers.in.flight} (gauge): posts in progress now;
+ * <li>{@code nixl.transfers.stalled} (function counter): posts that stayed in progress past the
+ * stall limit and were cancelled;
+ * <li>{@code nixl.registered.bytes} (gauge, bytes) and {@code nixl.registrations} (gauge):
+ * memory registered now;
+ * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent} or
+ * {@code received});
+ * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded.
+ * </ul>
+ *
+ * <p>{@code op} is {@code read} or {@code write}; {@code outcome} is {@code completed},
+ * {@code failed}, {@code stalled} or {@code cancelled}. Counters and gauges read the agent's live
+ * state when they are published; only the timer is recorded, from a {@link TransferListener}
+ * added to the agent when the binder is bound.
+ */
+public class NixlAgentMetrics implements MeterBinder {
+
+	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
+			TransferState.STALLED, TransferState.CANCELLED };
+
+	private final NixlAgent agent;
+
+	private final Tags tags;
+
+	/**
+	 * Creates the meters of an agent.
+	 * @param agent the agent
+	 */
+	public NixlAgentMetrics(NixlAgent agent) {
+		this(agent, Tags.empty());
+	}
+
+	/**
+	 * Creates the meters of an agent with extra tags.
+	 * @param agent the agent
+	 * @param tags tags added to every meter
+	 */
+	public NixlAgentMetrics(NixlAgent agent, Iterable<Tag> tags) {
+		this.agent = agent;
+		this.tags = Tags.of("agent", agent.name()).and(tags);
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		AgentStatistics statistics = this.agent.statistics();
+		Map<XferOp, Map<TransferState, Timer>> durations = new EnumMap<>(XferOp.class);
+		for (XferOp op : XferOp.values()) {
+			Map<TransferState, Timer> byOutcome = new EnumMap<>(TransferState.class);
+			for (TransferState outcome : OUTCOMES) {
+				Tags tags = this.tags.and("op", tagValue(op), "outcome", tagValue(outcome));
+				FunctionCounter.builder("nixl.transfers", statistics, (s) -> s.transfers(op, outcome))
+					.tags(tags)
+					.description("Transfer posts that ended")
+					.register(registry);
+				FunctionCounter.builder("nixl.transfer.bytes", statistics, (s) -> s.bytes(op, outcome))
+					.tags(tags)
+					.baseUnit(BaseUnits.BYTES)
+					.description("Bytes moved by completed transfer posts, requested by the others")
+					.register(registry);
+				byOutcome.put(outcome, Timer.builder("nixl.transfer.duration")
+					.tags(tags)
+					.description("Time from a transfer's post to its end")
+					.register(registry));
+			}
+			durations.put(op, byOutcome);
+		}
+		Gauge.builder("nixl.transfers.in.flight", this.agent, (a) -> a.inFlightTransfers().size())
+			.tags(this.tags)
+			.description("Transfer posts in progress")
+			.register(registry);
+		FunctionCounter.builder("nixl.transfers.stalled", statistics, NixlAgentMetrics::stalled)
+			.tags(this.tags)
+			.description("Transfer posts that stayed in progress past the stall limit and were cancelled")
+			.register(registry);
+		Gauge.builder("nixl.registered.bytes", this.agent, NixlAgentMetrics::registeredBytes)
+			.tags(this.tags)
+			.baseUnit(BaseUnits.BYTES)
+			.description("Memory registered with the agent")
+			.register(registry);
+		Gauge.builder("nixl.registrations", this.agent, (a) -> a.registrations().size())
+			.tags(this.tags)
+			.description("Live memory registrations")
+			.register(registry);
+		FunctionCounter.builder("nixl.notifications", statistics, AgentStatistics::notificationsSent)
+			.tags(this.tags.and("direction", "sent"))
+			.description("Notifications sent, on their own or with a transfer")
+			.register(registry);
+		FunctionCounter.builder("nixl.notifications", statistics, AgentStatistics::notificationsReceived)
+			.tags(this.tags.and("direction", "received"))
+			.description("Notifications received")
+			.register(registry);
+		Gauge.builder("nixl.peers", this.agent, (a) -> a.remoteAgents().size())
+			.tags(this.tags)
+			.description("Peers whose metadata is loaded")
+			.register(registry);
+		this.agent.addTransferListener(new DurationRecorder(durations));
+	}
+
+	static String tagValue(Enum<?> value) {
+		return value.name().toLowerCase(Locale.ROOT);
+	}
+
+	private static double stalled(AgentStatistics statistics) {
+		long stalled = 0;
+		for (XferOp op : XferOp.values()) {
+			stalled += statistics.transfers(op, TransferState.STALLED);
+		}
+		return stalled;
+	}
+
+	private static double registeredBytes(NixlAgent agent) {
+		long bytes = 0;
+		for (Registration registration : agent.registrations()) {
+			bytes += registration.byteSize();
+		}
+		return bytes;
+	}
+
+	/**
+	 * Records each post's duration in the timer of its direction and outcome.
+	 */
+	private record DurationRecorder(Map<XferOp, Map<TransferState, Timer>> durations) implements TransferListener {
+
+		@Override
+		public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+				@Nullable NixlException failure) {
+			Timer timer = this.durations.get(transfer.op()).get(outcome);
+			if (timer != null) {
+				timer.record(durationNanos, TimeUnit.NANOSECONDS);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,93 @@
+package dev.nixl4j.autoconfigure.metrics;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.autoconfigure.metrics.MetadataObservationContext.Operation;
+import dev.nixl4j.metadata.MetadataExchange;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link MetadataExchange} that observes the calls that wait on peers:
+ * {@link #fetch(String, Duration) fetch} and {@link #load(NixlAgent, String, Duration) load}.
+ * Publishing, withdrawing and watching are passed through unobserved. Closing it closes the
+ * exchange it wraps.
+ */
+public class ObservedMetadataExchange implements MetadataExchange {
+
+	private static final MetadataObservationConvention DEFAULT_CONVENTION = new DefaultMetadataObservationConvention();
+
+	private final MetadataExchange delegate;
+
+	private final ObservationRegistry registry;
+
+	private final @Nullable MetadataObservationConvention convention;
+
+	/**
+	 * Wraps an exchange.
+	 * @param delegate the exchange that does the work
+	 * @param registry where observations go
+	 * @param convention a convention that replaces the default, or {@code null}
+	 */
+	public ObservedMetadataExchange(MetadataExchange delegate, ObservationRegistry registry,
+			@Nullable MetadataObservationConvention convention) {
+		this.delegate = delegate;
+		this.registry = registry;
+		this.convention = convention;
+	}
+
+	/**
+	 * Returns the wrapped exchange.
+	 * @return the exchange that does the work
+	 */
+	public MetadataExchange getDelegate() {
+		return this.delegate;
+	}
+
+	@Override
+	public void publish(String agentName, AgentMetadata metadata) {
+		this.delegate.publish(agentName, metadata);
+	}
+
+	@Override
+	public AgentMetadata fetch(String agentName, Duration timeout) {
+		return observe(Operation.FETCH, agentName, () -> this.delegate.fetch(agentName, timeout));
+	}
+
+	@Override
+	public Watch load(NixlAgent agent, String remoteAgent, Duration timeout) {
+		return observe(Operation.LOAD, remoteAgent, () -> this.delegate.load(agent, remoteAgent, timeout));
+	}
+
+	@Override
+	public void invalidate(String agentName) {
+		this.delegate.invalidate(agentName);
+	}
+
+	@Override
+	public Watch watch(String agentName, Consumer<String> onRemoved) {
+		return this.delegate.watch(agentName, onRemoved);
+	}
+
+	@Override
+	public void close() {
+		this.delegate.close();
+	}
+
+	private <T> T observe(Operation operation, String remoteAgent, Supplier<T> call) {
+		MetadataObservationContext context = new MetadataObservationContext(operation, remoteAgent);
+		return Observation.createNotStarted(this.convention, DEFAULT_CONVENTION, () -> context, this.registry)
+			.observe(call);
+	}
+
+	@Override
+	public String toString() {
+		return "ObservedMetadataExchange[" + this.delegate + "]";
+	}
+
+}

@@ -1,0 +1,112 @@
+package dev.nixl4j.autoconfigure.endpoint;
+
+import java.lang.foreign.Arena;
+import java.util.List;
+import java.util.Map;
+
+import dev.nixl4j.Engine;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Registration;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.XferOp;
+import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.BackendDescriptor;
+import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.NixlDescriptor;
+import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.SizeDescriptor;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class NixlEndpointAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlEndpointAutoConfiguration.class))
+		.withPropertyValues("nixl.agent.engine=embedded");
+
+	private final ApplicationContextRunner exposed = this.runner
+		.withPropertyValues("management.endpoints.web.exposure.include=nixl");
+
+	@Test
+	void anExposedEndpointDescribesTheAgentAndItsRegistrationsByMemoryType() {
+		this.exposed.run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(NixlEndpoint.class);
+			NixlAgent agent = context.getBean(NixlAgent.class);
+			try (Arena arena = Arena.ofShared();
+					Registration _ = agent.register(arena.allocate(4096));
+					Registration _ = agent.register(arena.allocate(1 << 20))) {
+				NixlDescriptor nixl = context.getBean(NixlEndpoint.class).nixl();
+				assertThat(nixl.agent()).isEqualTo(agent.name());
+				assertThat(nixl.open()).isTrue();
+				assertThat(nixl.engine()).isEqualTo(Engine.EMBEDDED);
+				assertThat(nixl.engineDescription()).isEqualTo(agent.engineDescription());
+				assertThat(nixl.availablePlugins()).isEqualTo(agent.availablePlugins());
+				assertThat(nixl.backends()).containsExactly(
+						new BackendDescriptor(agent.backends().getFirst().plugin(), List.of(MemoryType.DRAM)));
+				assertThat(nixl.registrations().count()).isEqualTo(2);
+				assertThat(nixl.registrations().bytes()).isEqualTo(4096 + (1 << 20));
+				assertThat(nixl.registrations().byMemoryType())
+					.isEqualTo(Map.of(MemoryType.DRAM, new SizeDescriptor(2, 4096 + (1 << 20))));
+				assertThat(nixl.peers()).isEmpty();
+				assertThat(nixl.inFlightTransfers()).isEmpty();
+				assertThat(nixl.statistics().transfers().get(XferOp.READ)).containsOnlyKeys(TransferState.COMPLETED,
+						TransferState.FAILED, TransferState.STALLED, TransferState.CANCELLED);
+				assertThat(nixl.statistics().transfers().get(XferOp.WRITE).values()).containsOnly(0L);
+			}
+		});
+	}
+
+	@Test
+	void aClosedAgentIsDescribedWithoutCallingIntoItsEngine() {
+		this.exposed.run((context) -> {
+			context.getBean(NixlAgent.class).close();
+			NixlDescriptor nixl = context.getBean(NixlEndpoint.class).nixl();
+			assertThat(nixl.open()).isFalse();
+			assertThat(nixl.availablePlugins()).isEmpty();
+			assertThat(nixl.registrations().count()).isZero();
+		});
+	}
+
+	@Test
+	void isAbsentUnlessExposed() {
+		this.runner.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlEndpoint.class));
+	}
+
+	@Test
+	void isAbsentWhenItsAccessIsNone() {
+		this.exposed.withPropertyValues("management.endpoint.nixl.access=NONE")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlEndpoint.class));
+	}
+
+	@Test
+	void backsOffWithoutActuator() {
+		this.exposed.withClassLoader(new FilteredClassLoader(Endpoint.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlEndpoint.class));
+	}
+
+	@Test
+	void backsOffWhenTheUserDefinesTheEndpoint() {
+		this.exposed.withUserConfiguration(UserEndpoint.class)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(NixlEndpoint.class)
+				.hasBean("userNixlEndpoint"));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserEndpoint {
+
+		@Bean
+		NixlEndpoint userNixlEndpoint(NixlAgent agent) {
+			return new NixlEndpoint(agent);
+		}
+
+	}
+
+}

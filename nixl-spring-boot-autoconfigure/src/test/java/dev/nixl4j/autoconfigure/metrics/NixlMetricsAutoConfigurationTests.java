@@ -1,0 +1,171 @@
+package dev.nixl4j.autoconfigure.metrics;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.Bytes;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Registration;
+import dev.nixl4j.XferOp;
+import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.TestPeer;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class NixlMetricsAutoConfigurationTests {
+
+	private static final int SIZE = 256 * 1024;
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetricsAutoConfiguration.class,
+				MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+				CompositeMeterRegistryAutoConfiguration.class))
+		.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=metrics-app-" + ProcessHandle.current().pid());
+
+	/** A WRITE with a notification and a READ between the application's agent and a peer. */
+	private static void writeThenRead(AssertableApplicationContext context, TestPeer peer) {
+		NixlAgent agent = context.getBean(NixlAgent.class);
+		try (Arena arena = Arena.ofShared()) {
+			MemorySegment local = Bytes.pattern(arena, SIZE, 5);
+			try (Registration _ = agent.register(local)) {
+				agent.loadRemoteMetadata(peer.agent().localMetadata());
+				peer.transfer(agent, XferOp.WRITE, local, "written");
+				Bytes.fill(peer.memory(), 6);
+				peer.transfer(agent, XferOp.READ, local, null);
+			}
+		}
+	}
+
+	private static double count(MeterRegistry registry, String name, String... tags) {
+		return registry.get(name).tags(tags).functionCounter().count();
+	}
+
+	@Test
+	void metersReadTheAgentsLiveState() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(NixlAgentMetrics.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			NixlAgent agent = context.getBean(NixlAgent.class);
+			try (TestPeer peer = TestPeer.start("metrics", SIZE, 1)) {
+				writeThenRead(context, peer);
+				assertThat(count(registry, "nixl.transfers", "op", "write", "outcome", "completed")).isEqualTo(1);
+				assertThat(count(registry, "nixl.transfers", "op", "read", "outcome", "completed")).isEqualTo(1);
+				assertThat(count(registry, "nixl.transfers", "op", "read", "outcome", "failed")).isZero();
+				assertThat(count(registry, "nixl.transfer.bytes", "op", "write", "outcome", "completed")).isEqualTo(SIZE);
+				assertThat(count(registry, "nixl.transfer.bytes", "op", "read", "outcome", "completed")).isEqualTo(SIZE);
+				assertThat(registry.get("nixl.transfer.bytes").meters())
+					.allSatisfy((meter) -> assertThat(meter.getId().getBaseUnit()).isEqualTo("bytes"));
+				Timer writes = registry.get("nixl.transfer.duration").tags("op", "write", "outcome", "completed").timer();
+				assertThat(writes.count()).isOne();
+				assertThat(writes.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+				assertThat(writes.takeSnapshot().percentileValues()).as("no percentiles unless configured").isEmpty();
+				assertThat(count(registry, "nixl.notifications", "direction", "sent")).isOne();
+				assertThat(count(registry, "nixl.notifications", "direction", "received")).isZero();
+				assertThat(peer.agent().statistics().notificationsReceived()).isOne();
+				assertThat(count(registry, "nixl.transfers.stalled")).isZero();
+				assertThat(registry.get("nixl.transfers.in.flight").gauge().value()).isZero();
+				assertThat(registry.get("nixl.peers").gauge().value()).isOne();
+				// the local buffer was deregistered after the transfers: the gauges follow at once
+				assertThat(registry.get("nixl.registrations").gauge().value()).isZero();
+				assertThat(registry.get("nixl.registered.bytes").gauge().value()).isZero();
+				try (Arena arena = Arena.ofShared(); Registration _ = agent.register(arena.allocate(4096))) {
+					assertThat(registry.get("nixl.registrations").gauge().value()).isOne();
+					assertThat(registry.get("nixl.registered.bytes").gauge().value()).isEqualTo(4096);
+				}
+			}
+			assertThat(registry.find("nixl.transfers").meters()).hasSize(8)
+				.allSatisfy((meter) -> assertThat(meter.getId().getTag("agent")).isEqualTo(agent.name()));
+		});
+	}
+
+	@Test
+	void theDurationTimerTakesBootsDistributionProperties() {
+		this.runner
+			.withPropertyValues("management.metrics.distribution.percentiles.nixl.transfer.duration=0.5,0.99",
+					"management.metrics.distribution.slo.nixl.transfer.duration=1ms,10s")
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				try (TestPeer peer = TestPeer.start("distribution", SIZE, 1)) {
+					writeThenRead(context, peer);
+				}
+				HistogramSnapshot snapshot = registry.get("nixl.transfer.duration")
+					.tags("op", "read", "outcome", "completed")
+					.timer()
+					.takeSnapshot();
+				assertThat(snapshot.count()).isOne();
+				assertThat(snapshot.percentileValues()).extracting((value) -> value.percentile())
+					.containsExactly(0.5, 0.99);
+				assertThat(snapshot.histogramCounts()).extracting((bucket) -> bucket.bucket(TimeUnit.MILLISECONDS))
+					.containsExactly(1.0, 10_000.0);
+				assertThat(snapshot.histogramCounts()[1].count()).as("the READ took less than 10 s").isOne();
+			});
+	}
+
+	@Test
+	void bootsMeterFilterTurnsTheMetersOff() {
+		this.runner.withPropertyValues("management.metrics.enable.nixl=false").run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			try (TestPeer peer = TestPeer.start("denied", SIZE, 1)) {
+				writeThenRead(context, peer);
+			}
+			assertThat(registry.find("nixl.transfers").meters()).isEmpty();
+			assertThat(registry.getMeters()).noneSatisfy(
+					(meter) -> assertThat(meter.getId().getName()).startsWith("nixl."));
+		});
+	}
+
+	@Test
+	void backsOffWithoutMicrometer() {
+		this.runner.withClassLoader(new FilteredClassLoader(MeterBinder.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlAgentMetrics.class));
+	}
+
+	@Test
+	void backsOffWithoutAMeterRegistry() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetricsAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=embedded")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlAgentMetrics.class));
+	}
+
+	@Test
+	void backsOffWhenTheUserDefinesTheBinder() {
+		this.runner.withUserConfiguration(ZoneTaggedMetrics.class).run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(NixlAgentMetrics.class).hasBean("zoneTaggedMetrics");
+			FunctionCounter counter = context.getBean(MeterRegistry.class)
+				.get("nixl.transfers")
+				.tags("zone", "a", "op", "read", "outcome", "completed")
+				.functionCounter();
+			assertThat(counter.count()).isZero();
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ZoneTaggedMetrics {
+
+		@Bean
+		NixlAgentMetrics zoneTaggedMetrics(NixlAgent agent) {
+			return new NixlAgentMetrics(agent, Tags.of("zone", "a"));
+		}
+
+	}
+
+}
