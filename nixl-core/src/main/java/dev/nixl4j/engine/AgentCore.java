@@ -332,10 +332,11 @@ public final class AgentCore implements NixlAgent {
 	public Transfer createTransfer(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent,
 			byte @Nullable [] notification) {
 		String operation = "create_xfer_req";
-		checkPairs(operation, remoteAgent, local.descriptors(), remote.descriptors());
-		List<RegistrationImpl> pinned = localRegistrations(operation, local);
-		checkRemote(operation, remoteAgent, remote);
+		// Checked under the lifecycle lock: an agent closing meanwhile gives CLOSED, not "not registered".
 		return guarded(operation, () -> {
+			checkPairs(operation, remoteAgent, local.descriptors(), remote.descriptors());
+			List<RegistrationImpl> pinned = localRegistrations(operation, local);
+			checkRemote(operation, remoteAgent, remote);
 			long handle = this.driver.createRequest(op, local, remote, remoteAgent);
 			return track(new TransferImpl(this, this.driver, op, remoteAgent, local.totalBytes(), pinned, notification,
 					handle));
@@ -344,8 +345,8 @@ public final class AgentCore implements NixlAgent {
 
 	@Override
 	public PreparedList prepareLocal(DescriptorList descriptors) {
-		List<RegistrationImpl> pinned = localRegistrations("prep_xfer_dlist", descriptors);
-		return prepare(null, descriptors, pinned);
+		return guarded("prep_xfer_dlist",
+				() -> prepare(null, descriptors, localRegistrations("prep_xfer_dlist", descriptors)));
 	}
 
 	@Override
@@ -380,19 +381,20 @@ public final class AgentCore implements NixlAgent {
 	public Transfer createTransfer(XferOp op, PreparedList local, int[] localIndices, PreparedList remote,
 			int[] remoteIndices, byte @Nullable [] notification) {
 		String operation = "make_xfer_req";
-		PreparedListImpl localList = ownList(operation, local, false);
-		PreparedListImpl remoteList = ownList(operation, remote, true);
-		String remoteAgent = remoteList.remoteAgent();
-		if (localIndices.length == 0) {
-			throw invalid(operation, remoteAgent, "a transfer needs at least one descriptor index");
-		}
-		List<MemoryDescriptor> localSelected = select(operation, remoteAgent, "local", localList, localIndices);
-		List<MemoryDescriptor> remoteSelected = select(operation, remoteAgent, "remote", remoteList, remoteIndices);
-		checkPairs(operation, remoteAgent, localSelected, remoteSelected);
-		int[] localCopy = localIndices.clone();
-		int[] remoteCopy = remoteIndices.clone();
-		long bytes = localSelected.stream().mapToLong(MemoryDescriptor::length).sum();
 		return guarded(operation, () -> {
+			PreparedListImpl localList = ownList(operation, local, false);
+			PreparedListImpl remoteList = ownList(operation, remote, true);
+			String remoteAgent = remoteList.remoteAgent();
+			if (localIndices.length == 0) {
+				throw invalid(operation, remoteAgent, "a transfer needs at least one descriptor index");
+			}
+			List<MemoryDescriptor> localSelected = select(operation, remoteAgent, "local", localList, localIndices);
+			List<MemoryDescriptor> remoteSelected = select(operation, remoteAgent, "remote", remoteList,
+					remoteIndices);
+			checkPairs(operation, remoteAgent, localSelected, remoteSelected);
+			int[] localCopy = localIndices.clone();
+			int[] remoteCopy = remoteIndices.clone();
+			long bytes = localSelected.stream().mapToLong(MemoryDescriptor::length).sum();
 			long handle = this.driver.makeRequest(op, localList.handle(operation), localCopy,
 					remoteList.handle(operation), remoteCopy);
 			return track(new TransferImpl(this, this.driver, op, remoteAgent, bytes, localList.registrations(),
