@@ -227,11 +227,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder basePath(String basePath) {
-			String trimmed = AgentPaths.trimBase(basePath);
-			if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
-				throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
-			}
-			this.basePath = trimmed;
+			this.basePath = MetadataRegistryHandler.checkBasePath(basePath);
 			return this;
 		}
 
@@ -253,10 +249,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder maxBytes(int maxBytes) {
-			if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
-				throw new IllegalArgumentException("maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
-			}
-			this.maxBytes = maxBytes;
+			this.maxBytes = MetadataRegistryHandler.checkMaxBytes(maxBytes);
 			return this;
 		}
 

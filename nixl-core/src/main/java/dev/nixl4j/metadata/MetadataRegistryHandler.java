@@ -245,6 +245,23 @@ public final class MetadataRegistryHandler {
 
 	}
 
+	/** Trims a base path and checks that a non-root one starts with {@code /}. */
+	static String checkBasePath(String basePath) {
+		String trimmed = AgentPaths.trimBase(basePath);
+		if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
+			throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
+		}
+		return trimmed;
+	}
+
+	/** Checks a body cap: positive and below {@link Integer#MAX_VALUE}. */
+	static int checkMaxBytes(int maxBytes) {
+		if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
+			throw new IllegalArgumentException("maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
+		}
+		return maxBytes;
+	}
+
 	/**
 	 * Builds a {@link MetadataRegistryHandler}.
 	 */
@@ -278,11 +295,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when a non-root path does not start with {@code /}
 		 */
 		public Builder basePath(String basePath) {
-			String trimmed = AgentPaths.trimBase(basePath);
-			if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
-				throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
-			}
-			this.basePath = trimmed;
+			this.basePath = checkBasePath(basePath);
 			return this;
 		}
 
@@ -304,10 +317,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive or {@link Integer#MAX_VALUE}
 		 */
 		public Builder maxBytes(int maxBytes) {
-			if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
-				throw new IllegalArgumentException("maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
-			}
-			this.maxBytes = maxBytes;
+			this.maxBytes = checkMaxBytes(maxBytes);
 			return this;
 		}
 

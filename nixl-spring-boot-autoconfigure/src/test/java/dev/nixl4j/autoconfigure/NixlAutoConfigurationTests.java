@@ -18,6 +18,7 @@ import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.EtcdMetadataExchange;
+import dev.nixl4j.metadata.ForwardingMetadataExchange;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
@@ -276,37 +277,10 @@ class NixlAutoConfigurationTests {
 	}
 
 	/** A user's exchange that delegates to another one. */
-	static final class NamedExchange implements MetadataExchange {
-
-		private final MetadataExchange delegate;
+	static final class NamedExchange extends ForwardingMetadataExchange {
 
 		NamedExchange(MetadataExchange delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public void publish(String agentName, dev.nixl4j.AgentMetadata metadata) {
-			this.delegate.publish(agentName, metadata);
-		}
-
-		@Override
-		public dev.nixl4j.AgentMetadata fetch(String agentName, Duration timeout) {
-			return this.delegate.fetch(agentName, timeout);
-		}
-
-		@Override
-		public void invalidate(String agentName) {
-			this.delegate.invalidate(agentName);
-		}
-
-		@Override
-		public Watch watch(String agentName, java.util.function.Consumer<String> onRemoved) {
-			return this.delegate.watch(agentName, onRemoved);
-		}
-
-		@Override
-		public void close() {
-			this.delegate.close();
+			super(delegate);
 		}
 
 	}

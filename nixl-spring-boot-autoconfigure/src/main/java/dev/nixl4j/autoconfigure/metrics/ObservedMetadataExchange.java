@@ -1,12 +1,12 @@
 package dev.nixl4j.autoconfigure.metrics;
 
 import java.time.Duration;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.metrics.MetadataObservationContext.Operation;
+import dev.nixl4j.metadata.ForwardingMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -18,11 +18,9 @@ import org.jspecify.annotations.Nullable;
  * Publishing, withdrawing and watching are passed through unobserved. Closing it closes the
  * exchange it wraps.
  */
-public class ObservedMetadataExchange implements MetadataExchange {
+public class ObservedMetadataExchange extends ForwardingMetadataExchange {
 
 	private static final MetadataObservationConvention DEFAULT_CONVENTION = new DefaultMetadataObservationConvention();
-
-	private final MetadataExchange delegate;
 
 	private final ObservationRegistry registry;
 
@@ -36,47 +34,19 @@ public class ObservedMetadataExchange implements MetadataExchange {
 	 */
 	public ObservedMetadataExchange(MetadataExchange delegate, ObservationRegistry registry,
 			@Nullable MetadataObservationConvention convention) {
-		this.delegate = delegate;
+		super(delegate);
 		this.registry = registry;
 		this.convention = convention;
 	}
 
-	/**
-	 * Returns the wrapped exchange.
-	 * @return the exchange that does the work
-	 */
-	public MetadataExchange getDelegate() {
-		return this.delegate;
-	}
-
-	@Override
-	public void publish(String agentName, AgentMetadata metadata) {
-		this.delegate.publish(agentName, metadata);
-	}
-
 	@Override
 	public AgentMetadata fetch(String agentName, Duration timeout) {
-		return observe(Operation.FETCH, agentName, () -> this.delegate.fetch(agentName, timeout));
+		return observe(Operation.FETCH, agentName, () -> super.fetch(agentName, timeout));
 	}
 
 	@Override
 	public Watch load(NixlAgent agent, String remoteAgent, Duration timeout) {
-		return observe(Operation.LOAD, remoteAgent, () -> this.delegate.load(agent, remoteAgent, timeout));
-	}
-
-	@Override
-	public void invalidate(String agentName) {
-		this.delegate.invalidate(agentName);
-	}
-
-	@Override
-	public Watch watch(String agentName, Consumer<String> onRemoved) {
-		return this.delegate.watch(agentName, onRemoved);
-	}
-
-	@Override
-	public void close() {
-		this.delegate.close();
+		return observe(Operation.LOAD, remoteAgent, () -> super.load(agent, remoteAgent, timeout));
 	}
 
 	private <T> T observe(Operation operation, String remoteAgent, Supplier<T> call) {
@@ -87,7 +57,7 @@ public class ObservedMetadataExchange implements MetadataExchange {
 
 	@Override
 	public String toString() {
-		return "ObservedMetadataExchange[" + this.delegate + "]";
+		return "ObservedMetadataExchange[" + getDelegate() + "]";
 	}
 
 }
