@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.nixl4j.engine.JsonStrings;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -319,7 +320,7 @@ final class WireJson {
 						json.append(',');
 					}
 					first = false;
-					appendString(json, (String) entry.getKey());
+					JsonStrings.append(json, (String) entry.getKey());
 					json.append(':');
 					append(json, entry.getValue());
 				}
@@ -335,36 +336,13 @@ final class WireJson {
 				}
 				json.append(']');
 			}
-			case String string -> appendString(json, string);
+			case String string -> JsonStrings.append(json, string);
 			case Long number -> json.append(number.longValue());
 			case Integer number -> json.append(number.intValue());
 			case BigInteger number -> json.append(number);
 			case Boolean bool -> json.append(bool.booleanValue());
 			case null, default -> throw new IllegalArgumentException("cannot write " + value + " as JSON");
 		}
-	}
-
-	private static void appendString(StringBuilder json, String text) {
-		json.append('"');
-		for (int i = 0; i < text.length(); i++) {
-			char c = text.charAt(i);
-			switch (c) {
-				case '"' -> json.append("\\\"");
-				case '\\' -> json.append("\\\\");
-				case '\n' -> json.append("\\n");
-				case '\r' -> json.append("\\r");
-				case '\t' -> json.append("\\t");
-				default -> {
-					if (c < 0x20) {
-						json.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						json.append(c);
-					}
-				}
-			}
-		}
-		json.append('"');
 	}
 
 	/** JSON {@code null}, distinct from a missing member. */

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.nixl4j.engine.JsonStrings;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,7 +39,7 @@ final class Json {
 						json.append(',');
 					}
 					first = false;
-					string(json, String.valueOf(entry.getKey()));
+					JsonStrings.append(json, String.valueOf(entry.getKey()));
 					json.append(':');
 					append(json, entry.getValue());
 				}
@@ -58,31 +59,8 @@ final class Json {
 			case Double number -> json.append(String.format(Locale.ROOT, "%.3f", number));
 			case Number number -> json.append(number);
 			case Boolean bool -> json.append(bool);
-			default -> string(json, value.toString());
+			default -> JsonStrings.append(json, value.toString());
 		}
-	}
-
-	private static void string(StringBuilder json, String text) {
-		json.append('"');
-		for (int i = 0; i < text.length(); i++) {
-			char c = text.charAt(i);
-			switch (c) {
-				case '"' -> json.append("\\\"");
-				case '\\' -> json.append("\\\\");
-				case '\n' -> json.append("\\n");
-				case '\r' -> json.append("\\r");
-				case '\t' -> json.append("\\t");
-				default -> {
-					if (c < 0x20) {
-						json.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						json.append(c);
-					}
-				}
-			}
-		}
-		json.append('"');
 	}
 
 }
