@@ -78,6 +78,25 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
+	 * Publishes the agent's metadata now, also when publishing at start is off
+	 * ({@code nixl.metadata.publish=false}): for an application that publishes once it knows a peer
+	 * that needs it, such as a consumer whose producer serves the registry. Metadata published
+	 * this way is withdrawn at stop like metadata published at start.
+	 * @throws IllegalStateException when there is no metadata exchange or the lifecycle stopped
+	 */
+	public void publish() {
+		MetadataExchange target = this.exchange;
+		if (target == null) {
+			throw new IllegalStateException("no metadata exchange to publish to (nixl.metadata.exchange is none)");
+		}
+		if (!this.running) {
+			throw new IllegalStateException("NIXL agent '" + this.agent.name() + "' is not running");
+		}
+		target.publish(this.agent.name(), this.agent.localMetadata());
+		this.published = true;
+	}
+
+	/**
 	 * Republishes the agent's metadata, for memory registered after start that peers should learn
 	 * of through the exchange.
 	 */

@@ -1,0 +1,58 @@
+package dev.nixl4j.sample;
+
+import java.util.Arrays;
+
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.sample.load.LoadGenerator;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.Profiles;
+
+/**
+ * The sample: one Spring Boot application that runs as a prefill worker
+ * ({@code --spring.profiles.active=prefill}) or a decode worker ({@code decode}). With
+ * {@code load} as its first argument it runs the load generator instead.
+ */
+@SpringBootApplication
+@ConfigurationPropertiesScan
+public class SampleApplication {
+
+	/** The prefill role's profile. */
+	public static final String PREFILL = "prefill";
+
+	/** The decode role's profile. */
+	public static final String DECODE = "decode";
+
+	/**
+	 * Starts a worker, or the load generator.
+	 * @param args {@code load [options]}, or Spring Boot arguments
+	 */
+	public static void main(String[] args) {
+		if (args.length > 0 && args[0].equals("load")) {
+			System.exit(LoadGenerator.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+		}
+		SpringApplication.run(SampleApplication.class, args);
+	}
+
+	@Bean
+	ToyModel toyModel(KvCacheLayout layout, Environment environment, SampleProperties properties) {
+		boolean prefill = environment.acceptsProfiles(Profiles.of(PREFILL));
+		boolean decode = environment.acceptsProfiles(Profiles.of(DECODE));
+		if (prefill == decode) {
+			throw new IllegalStateException("the sample runs as exactly one role: start it with "
+					+ "--spring.profiles.active=prefill or --spring.profiles.active=decode (active profiles: "
+					+ Arrays.toString(environment.getActiveProfiles()) + ")");
+		}
+		String token = properties.getToken();
+		if (token == null || token.isBlank()) {
+			throw new IllegalStateException("sample.token is not set: give both workers the same token "
+					+ "(by default nixl.metadata.http.token, i.e. the NIXL_TOKEN environment variable)");
+		}
+		return new ToyModel(layout);
+	}
+
+}

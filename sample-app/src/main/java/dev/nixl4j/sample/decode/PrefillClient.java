@@ -1,0 +1,154 @@
+package dev.nixl4j.sample.decode;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.util.function.Supplier;
+
+import dev.nixl4j.sample.SampleApplication;
+import dev.nixl4j.sample.SampleException;
+import dev.nixl4j.sample.SampleProperties;
+import dev.nixl4j.sample.api.CacheHandleDocument;
+import dev.nixl4j.sample.api.PrefillRequest;
+import dev.nixl4j.sample.api.PrefillResponse;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+
+import org.springframework.context.annotation.Profile;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.stereotype.Component;
+import org.springframework.web.client.ResourceAccessException;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientException;
+import org.springframework.web.client.RestClientResponseException;
+
+/**
+ * The decode worker's client of the prefill worker's API, behind the Resilience4j circuit
+ * breaker {@code prefill}: a prefill worker that is down fails requests at once, with an error
+ * that says so, and is tried again after the breaker's wait.
+ */
+@Component
+@Profile(SampleApplication.DECODE)
+public class PrefillClient {
+
+	/** The circuit breaker's instance name. */
+	public static final String CIRCUIT_BREAKER = "prefill";
+
+	private final RestClient client;
+
+	private final URI base;
+
+	private final CircuitBreaker breaker;
+
+	PrefillClient(SampleProperties properties, CircuitBreakerRegistry breakers) {
+		SampleProperties.Decode decode = properties.getDecode();
+		this.base = decode.getPrefillUrl();
+		HttpClient http = HttpClient.newBuilder().connectTimeout(decode.getConnectTimeout()).build();
+		JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http);
+		factory.setReadTimeout(decode.getPrefillTimeout());
+		this.client = RestClient.builder()
+			.requestFactory(factory)
+			.baseUrl(this.base.toString())
+			.defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + properties.getToken())
+			.build();
+		this.breaker = breakers.circuitBreaker(CIRCUIT_BREAKER);
+	}
+
+	/**
+	 * Asks the prefill worker to fill and lease a request's blocks.
+	 * @param request the request
+	 * @return the transfer parameters
+	 */
+	public PrefillResponse prefill(PrefillRequest request) {
+		return call("POST /prefill", () -> this.client.post()
+			.uri("/prefill")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(request)
+			.retrieve()
+			.body(PrefillResponse.class));
+	}
+
+	/**
+	 * Fetches the prefill worker's cache handle.
+	 * @return the handle
+	 */
+	public CacheHandleDocument handle() {
+		return call("GET /kv/handle", () -> this.client.get().uri("/kv/handle").retrieve().body(CacheHandleDocument.class));
+	}
+
+	private <T> T call(String what, Supplier<T> call) {
+		try {
+			return this.breaker.executeSupplier(() -> {
+				T answer = translate(what, call);
+				if (answer == null) {
+					throw new PrefillUnavailableException("the prefill worker at " + this.base + " answered " + what
+							+ " with an empty body", null);
+				}
+				return answer;
+			});
+		}
+		catch (CallNotPermittedException ex) {
+			throw new PrefillUnavailableException("calls to the prefill worker at " + this.base
+					+ " are suspended after repeated failures (circuit breaker '" + CIRCUIT_BREAKER
+					+ "' is open); they are tried again after its wait", ex);
+		}
+	}
+
+	private <T> T translate(String what, Supplier<T> call) {
+		try {
+			return call.get();
+		}
+		catch (RestClientResponseException ex) {
+			HttpStatusCode status = ex.getStatusCode();
+			String detail = detail(ex);
+			if (status.value() == HttpStatus.UNAUTHORIZED.value()) {
+				throw new SampleException(HttpStatus.BAD_GATEWAY, "Prefill worker refused the token", "the prefill worker at "
+						+ this.base + " refused this worker's bearer token (401): sample.token must be the same on both workers",
+						ex);
+			}
+			if (status.is4xxClientError() || status.value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
+				// The prefill worker's own answer (bad prompt, request already leased, cache full): passed on.
+				throw new SampleException(HttpStatus.valueOf(status.value()), "Prefill refused the request",
+						"the prefill worker answered " + what + " with " + status.value() + ": " + detail, ex);
+			}
+			throw new PrefillUnavailableException("the prefill worker at " + this.base + " answered " + what + " with "
+					+ status.value() + ": " + detail, ex);
+		}
+		catch (ResourceAccessException ex) {
+			throw new PrefillUnavailableException("the prefill worker at " + this.base + " is not reachable (" + what
+					+ "): " + rootMessage(ex), ex);
+		}
+		catch (RestClientException ex) {
+			throw new PrefillUnavailableException("the prefill worker at " + this.base + " sent an answer to " + what
+					+ " that could not be read: " + rootMessage(ex), ex);
+		}
+	}
+
+	private static String detail(RestClientResponseException ex) {
+		try {
+			ProblemDetail problem = ex.getResponseBodyAs(ProblemDetail.class);
+			if (problem != null && problem.getDetail() != null) {
+				return problem.getDetail();
+			}
+		}
+		catch (RuntimeException ignored) {
+			// not a problem document
+		}
+		return ex.getStatusText();
+	}
+
+	private static String rootMessage(Throwable ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String message = root.getMessage();
+		return root.getClass().getSimpleName() + ((message != null) ? ": " + message : "");
+	}
+
+}

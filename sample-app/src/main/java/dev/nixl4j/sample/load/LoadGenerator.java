@@ -1,0 +1,330 @@
+package dev.nixl4j.sample.load;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.sample.ToyModel;
+import dev.nixl4j.sample.api.GenerateRequest;
+import dev.nixl4j.sample.api.GenerateResponse;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Drives a decode worker with concurrent {@code POST /generate} requests and checks every answer
+ * independently of the workers: from the prompt it sent, it computes the CRC32C that the KV
+ * blocks must have and the text that must come back. Run it with
+ * {@code java -jar nixl4j-sample.jar load --help}.
+ */
+public final class LoadGenerator {
+
+	private static final JsonMapper JSON = JsonMapper.builder()
+		.disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+		.build();
+
+	private static final String TEXT = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ .,;0123456789";
+
+	private final LoadOptions options;
+
+	private final HttpClient http;
+
+	/**
+	 * Creates a load generator.
+	 * @param options what to do
+	 */
+	public LoadGenerator(LoadOptions options) {
+		this.options = options;
+		this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+	}
+
+	/**
+	 * Runs the command line.
+	 * @param args the arguments after {@code load}
+	 * @param out where the report goes
+	 * @param err where errors go
+	 * @return 0 when every request checked out, 1 when not, 2 for a bad command line
+	 */
+	public static int run(String[] args, PrintStream out, PrintStream err) {
+		if (List.of(args).contains("--help")) {
+			out.print(LoadOptions.USAGE);
+			return 0;
+		}
+		LoadOptions options;
+		try {
+			options = LoadOptions.parse(args);
+		}
+		catch (IllegalArgumentException ex) {
+			err.println("load: " + ex.getMessage());
+			err.print(LoadOptions.USAGE);
+			return 2;
+		}
+		try {
+			LoadReport report = new LoadGenerator(options).run();
+			out.println(options.json() ? report.toJson() : report.toText());
+			return report.ok() ? 0 : 1;
+		}
+		catch (LoadException ex) {
+			err.println("load: " + ex.getMessage());
+			return 1;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			err.println("load: interrupted");
+			return 1;
+		}
+	}
+
+	/**
+	 * Waits for the workers, sends the warm-up and the timed requests, checks every answer and
+	 * reads the workers' health and the decode worker's bytes read.
+	 * @return the report
+	 * @throws LoadException when a worker does not become ready in time
+	 * @throws InterruptedException when interrupted
+	 */
+	public LoadReport run() throws InterruptedException {
+		long deadline = System.nanoTime() + this.options.readyWait().toNanos();
+		awaitReady(this.options.decode(), deadline);
+		if (this.options.prefill() != null) {
+			awaitReady(this.options.prefill(), deadline);
+		}
+		double readBefore = bytesRead();
+		for (int i = 0; i < this.options.warmup(); i++) {
+			RequestResult warm = send(-1 - i);
+			if (!warm.ok()) {
+				throw new LoadException("warm-up request " + (i + 1) + " failed: " + warm.error());
+			}
+		}
+		List<RequestResult> results = new ArrayList<>(this.options.requests());
+		long start = System.nanoTime();
+		try (ExecutorService pool = Executors.newFixedThreadPool(this.options.concurrency())) {
+			List<Future<RequestResult>> futures = new ArrayList<>();
+			for (int i = 0; i < this.options.requests(); i++) {
+				int index = i;
+				futures.add(pool.submit(() -> send(index)));
+			}
+			for (Future<RequestResult> future : futures) {
+				results.add(result(future));
+			}
+		}
+		long wallNanos = System.nanoTime() - start;
+		double readAfter = bytesRead();
+		return new LoadReport(this.options, results, wallNanos, health(this.options.decode()),
+				(this.options.prefill() != null) ? health(this.options.prefill()) : null,
+				Double.isNaN(readBefore) || Double.isNaN(readAfter) ? -1 : (long) (readAfter - readBefore));
+	}
+
+	private RequestResult result(Future<RequestResult> future) throws InterruptedException {
+		try {
+			return future.get(this.options.timeout().toNanos() * 2, TimeUnit.NANOSECONDS);
+		}
+		catch (ExecutionException ex) {
+			return RequestResult.failed(-1, 0, "the request threw " + ex.getCause());
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			return RequestResult.failed(-1, 0, "no answer within " + this.options.timeout());
+		}
+	}
+
+	/**
+	 * Sends one request and checks its answer.
+	 * @param index the request's number (negative for warm-up requests)
+	 * @return what happened
+	 */
+	RequestResult send(int index) {
+		int tokens = Math.max(1, this.options.promptTokens() - Math.floorMod(index, 16));
+		String prompt = prompt(index, tokens);
+		String requestId = "load-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "-" + index;
+		GenerateRequest request = new GenerateRequest(requestId, prompt, null, this.options.maxTokens(), null);
+		long start = System.nanoTime();
+		HttpResponse<String> response;
+		try {
+			response = this.http.send(HttpRequest.newBuilder(this.options.decode().resolve("/generate"))
+				.timeout(this.options.timeout())
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(request)))
+				.build(), HttpResponse.BodyHandlers.ofString());
+		}
+		catch (IOException ex) {
+			return RequestResult.failed(index, System.nanoTime() - start, "POST /generate failed: " + ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return RequestResult.failed(index, System.nanoTime() - start, "interrupted");
+		}
+		long nanos = System.nanoTime() - start;
+		if (response.statusCode() != 200) {
+			return RequestResult.failed(index, nanos, "status " + response.statusCode() + ": " + abbreviate(response.body()));
+		}
+		GenerateResponse answer;
+		try {
+			answer = JSON.readValue(response.body(), GenerateResponse.class);
+		}
+		catch (RuntimeException ex) {
+			return RequestResult.failed(index, nanos, "unreadable answer: " + ex.getMessage());
+		}
+		String wrong = check(prompt, tokens, answer);
+		return (wrong != null) ? RequestResult.failed(index, nanos, wrong) : RequestResult.ok(index, nanos, answer);
+	}
+
+	/** Checks an answer against what its prompt gives; returns what is wrong, or null. */
+	private @Nullable String check(String prompt, int tokens, GenerateResponse answer) {
+		KvCacheLayout layout = answer.layout().toLayout();
+		ToyModel model = new ToyModel(layout);
+		int[] ids = ToyModel.tokens(prompt, null, Integer.MAX_VALUE);
+		if (answer.promptTokens() != tokens || ids.length != tokens) {
+			return "the decode worker counted " + answer.promptTokens() + " tokens, the prompt has " + tokens;
+		}
+		if (!answer.verified()) {
+			return "the decode worker did not verify the blocks";
+		}
+		if (answer.blocks() != model.blocksFor(tokens) || answer.bytes() != answer.blocks() * model.bytesPerBlock()) {
+			return "expected " + model.blocksFor(tokens) + " blocks of " + model.bytesPerBlock() + " bytes, got "
+					+ answer.blocks() + " blocks and " + answer.bytes() + " bytes";
+		}
+		long crc = model.expectedCrc32c(ids);
+		if (answer.kvCrc32c() != crc) {
+			return String.format(Locale.ROOT, "KV CRC32C %08x, expected %08x", answer.kvCrc32c(), crc);
+		}
+		String text = ToyModel.generate(crc, tokens, this.options.maxTokens());
+		if (!text.equals(answer.text())) {
+			return "generated text '" + answer.text() + "', expected '" + text + "'";
+		}
+		return null;
+	}
+
+	private static String prompt(int index, int tokens) {
+		SplittableRandom random = new SplittableRandom(0x5eed_0000L + index);
+		StringBuilder text = new StringBuilder(tokens);
+		for (int i = 0; i < tokens; i++) {
+			text.append(TEXT.charAt(random.nextInt(TEXT.length())));
+		}
+		return text.toString();
+	}
+
+	private void awaitReady(URI worker, long deadline) throws InterruptedException {
+		String last = "no answer yet";
+		while (true) {
+			try {
+				HttpResponse<String> response = this.http.send(
+						HttpRequest.newBuilder(worker.resolve("/actuator/health/readiness")).timeout(Duration.ofSeconds(5)).build(),
+						HttpResponse.BodyHandlers.ofString());
+				if (response.statusCode() == 200) {
+					return;
+				}
+				last = "status " + response.statusCode();
+			}
+			catch (IOException ex) {
+				last = ex.toString();
+			}
+			if (System.nanoTime() - deadline >= 0) {
+				throw new LoadException(worker + " was not ready within " + this.options.readyWait() + " (" + last + ")");
+			}
+			TimeUnit.MILLISECONDS.sleep(200);
+		}
+	}
+
+	private String health(URI worker) {
+		JsonNode node = getJson(worker.resolve("/actuator/health"));
+		return (node != null) ? node.path("status").asString() : "unknown";
+	}
+
+	/** The decode worker's nixl.transfer.bytes of completed READs, or NaN. */
+	private double bytesRead() {
+		JsonNode node = getJson(this.options.decode()
+			.resolve("/actuator/metrics/nixl.transfer.bytes?tag=op:read&tag=outcome:completed"));
+		if (node == null) {
+			return Double.NaN;
+		}
+		for (JsonNode measurement : node.path("measurements")) {
+			return measurement.path("value").asDouble();
+		}
+		return Double.NaN;
+	}
+
+	private @Nullable JsonNode getJson(URI uri) {
+		try {
+			HttpResponse<String> response = this.http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
+					HttpResponse.BodyHandlers.ofString());
+			return (response.statusCode() == 200) ? JSON.readTree(response.body()) : null;
+		}
+		catch (IOException | RuntimeException ex) {
+			return null;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return null;
+		}
+	}
+
+	private static String abbreviate(String body) {
+		String flat = body.replaceAll("\\s+", " ");
+		return (flat.length() > 400) ? flat.substring(0, 400) + "..." : flat;
+	}
+
+	/**
+	 * One request's outcome.
+	 *
+	 * @param index its number
+	 * @param nanos its latency as the client saw it
+	 * @param answer the answer when it checked out
+	 * @param error what went wrong, else {@code null}
+	 */
+	public record RequestResult(int index, long nanos, @Nullable GenerateResponse answer, @Nullable String error) {
+
+		static RequestResult ok(int index, long nanos, GenerateResponse answer) {
+			return new RequestResult(index, nanos, answer, null);
+		}
+
+		static RequestResult failed(int index, long nanos, String error) {
+			return new RequestResult(index, nanos, null, error);
+		}
+
+		/**
+		 * Returns whether the request checked out.
+		 * @return {@code true} when it did
+		 */
+		public boolean ok() {
+			return this.error == null;
+		}
+
+	}
+
+	/**
+	 * The workers could not be driven (not ready, warm-up failed).
+	 */
+	public static final class LoadException extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		LoadException(String message) {
+			super(message);
+		}
+
+	}
+
+	static List<Double> sorted(List<Double> values) {
+		List<Double> copy = new ArrayList<>(values);
+		Collections.sort(copy);
+		return copy;
+	}
+
+}

@@ -1,0 +1,201 @@
+package dev.nixl4j.sample.load;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
+
+import dev.nixl4j.sample.api.GenerateResponse;
+import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What a load run measured. GB = 10^9 bytes. Throughput figures divide by the wall time of the
+ * timed requests; the per-transfer bandwidth divides their bytes by the sum of their pull times.
+ *
+ * @param options what was run
+ * @param results every timed request
+ * @param wallNanos wall time of the timed requests
+ * @param decodeHealth the decode worker's health status after the run
+ * @param prefillHealth the prefill worker's, or {@code null} when not asked
+ * @param bytesReadByDecode growth of the decode worker's {@code nixl.transfer.bytes} of completed
+ * READs over the run, warm-up included, or -1 when it could not be read
+ */
+public record LoadReport(LoadOptions options, List<RequestResult> results, long wallNanos, String decodeHealth,
+		@Nullable String prefillHealth, long bytesReadByDecode) {
+
+	/**
+	 * Returns whether every request checked out.
+	 * @return {@code true} when none failed
+	 */
+	public boolean ok() {
+		return failed().isEmpty() && !this.results.isEmpty();
+	}
+
+	/**
+	 * Returns the answers that checked out.
+	 * @return the answers
+	 */
+	public List<GenerateResponse> answers() {
+		return this.results.stream().map(RequestResult::answer).filter(Objects::nonNull).toList();
+	}
+
+	/**
+	 * Returns the requests that failed or did not check out.
+	 * @return the failures
+	 */
+	public List<RequestResult> failed() {
+		return this.results.stream().filter((r) -> !r.ok()).toList();
+	}
+
+	/**
+	 * Returns the bytes pulled by the requests that checked out.
+	 * @return the bytes
+	 */
+	public long bytes() {
+		return answers().stream().mapToLong(GenerateResponse::bytes).sum();
+	}
+
+	/**
+	 * Returns requests that checked out per second of wall time.
+	 * @return the rate
+	 */
+	public double requestsPerSecond() {
+		return answers().size() / (this.wallNanos / 1e9);
+	}
+
+	/**
+	 * Returns bytes pulled per second of wall time, in GB/s.
+	 * @return the throughput
+	 */
+	public double throughputGBps() {
+		return bytes() / (double) this.wallNanos;
+	}
+
+	/**
+	 * Returns bytes pulled per second spent pulling, in GB/s.
+	 * @return the per-transfer bandwidth
+	 */
+	public double transferGBps() {
+		double millis = answers().stream().mapToDouble((a) -> a.timings().transfer()).sum();
+		return (millis > 0) ? bytes() / (millis * 1e6) : 0;
+	}
+
+	/**
+	 * Returns a percentile of a timing of the requests that checked out, nearest rank.
+	 * @param timing the timing, in milliseconds
+	 * @param fraction the percentile as a fraction, e.g. 0.99
+	 * @return the value in milliseconds, or NaN without answers
+	 */
+	public double percentile(ToDoubleFunction<GenerateResponse> timing, double fraction) {
+		List<Double> values = LoadGenerator.sorted(answers().stream().map(timing::applyAsDouble).toList());
+		if (values.isEmpty()) {
+			return Double.NaN;
+		}
+		int rank = (int) Math.ceil(fraction * values.size());
+		return values.get(Math.clamp(rank - 1, 0, values.size() - 1));
+	}
+
+	/**
+	 * Returns a percentile of the latency that the client saw.
+	 * @param fraction the percentile as a fraction
+	 * @return milliseconds, or NaN without answers
+	 */
+	public double clientPercentile(double fraction) {
+		List<Double> values = LoadGenerator
+			.sorted(this.results.stream().filter(RequestResult::ok).map((r) -> r.nanos() / 1e6).toList());
+		if (values.isEmpty()) {
+			return Double.NaN;
+		}
+		int rank = (int) Math.ceil(fraction * values.size());
+		return values.get(Math.clamp(rank - 1, 0, values.size() - 1));
+	}
+
+	private double mean(ToDoubleFunction<GenerateResponse> timing) {
+		return answers().stream().mapToDouble(timing).average().orElse(Double.NaN);
+	}
+
+	/**
+	 * Returns the report as text.
+	 * @return the text
+	 */
+	public String toText() {
+		StringBuilder text = new StringBuilder();
+		List<GenerateResponse> answers = answers();
+		GenerateResponse first = answers.isEmpty() ? null : answers.getFirst();
+		if (first != null) {
+			text.append(String.format(Locale.ROOT, "engine: %s%n", first.engine()));
+			text.append(String.format(Locale.ROOT, "prefill agent %s -> decode agent %s%n", first.producerAgent(),
+					first.decodeAgent()));
+			text.append(String.format(Locale.ROOT, "KV cache: %s, %d KiB per block (all layers, K and V)%n",
+					first.layout().fingerprint(), first.bytes() / first.blocks() >> 10));
+		}
+		text.append(String.format(Locale.ROOT, "requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n",
+				this.results.size(), this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
+				this.options.promptTokens(), this.options.warmup()));
+		text.append(String.format(Locale.ROOT,
+				"verified: %d of %d answers byte for byte (KV CRC32C and text recomputed from each prompt), %d failed%n",
+				answers.size(), this.results.size(), failed().size()));
+		text.append(String.format(Locale.ROOT, "throughput: %.1f requests/s, %.3f GB/s (%.1f MiB pulled in %.2f s)%n",
+				requestsPerSecond(), throughputGBps(), bytes() / 1048576.0, this.wallNanos / 1e9));
+		text.append(String.format(Locale.ROOT,
+				"transfer latency (READ of all blocks + lease confirmation): p50 %.1f ms, p99 %.1f ms; %.3f GB/s per transfer%n",
+				percentile((a) -> a.timings().transfer(), 0.50), percentile((a) -> a.timings().transfer(), 0.99),
+				transferGBps()));
+		text.append(String.format(Locale.ROOT, "request latency (client): p50 %.1f ms, p99 %.1f ms%n",
+				clientPercentile(0.50), clientPercentile(0.99)));
+		text.append(String.format(Locale.ROOT,
+				"mean per request: prefill call %.1f ms (fill %.1f), metadata %.2f, transfer %.1f, verification %.1f, total %.1f%n",
+				mean((a) -> a.timings().prefillCall()), mean((a) -> a.timings().prefillFill()),
+				mean((a) -> a.timings().metadata()), mean((a) -> a.timings().transfer()),
+				mean((a) -> a.timings().verification()), mean((a) -> a.timings().total())));
+		text.append(String.format(Locale.ROOT, "actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
+				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
+				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes" : "(not readable)"));
+		for (RequestResult failure : failed().subList(0, Math.min(5, failed().size()))) {
+			text.append(String.format(Locale.ROOT, "FAILED request %d: %s%n", failure.index(), failure.error()));
+		}
+		text.append(ok() ? "OK: every request checked out" : "FAILED: not every request checked out");
+		return text.toString();
+	}
+
+	/**
+	 * Returns the report as one JSON document.
+	 * @return the JSON
+	 */
+	public String toJson() {
+		Map<String, Object> document = new LinkedHashMap<>();
+		List<GenerateResponse> answers = answers();
+		document.put("tool", "nixl4j-sample load");
+		document.put("engine", answers.isEmpty() ? null : answers.getFirst().engine());
+		document.put("layout", answers.isEmpty() ? null : answers.getFirst().layout().fingerprint());
+		document.put("requests", this.results.size());
+		document.put("concurrency", this.options.concurrency());
+		document.put("promptTokens", this.options.promptTokens());
+		document.put("warmup", this.options.warmup());
+		document.put("verified", answers.size());
+		document.put("failed", failed().size());
+		document.put("bytes", bytes());
+		document.put("wallSeconds", this.wallNanos / 1e9);
+		document.put("requestsPerSecond", requestsPerSecond());
+		document.put("throughputGBps", throughputGBps());
+		document.put("transferGBps", transferGBps());
+		document.put("transferP50Ms", percentile((a) -> a.timings().transfer(), 0.50));
+		document.put("transferP99Ms", percentile((a) -> a.timings().transfer(), 0.99));
+		document.put("requestP50Ms", clientPercentile(0.50));
+		document.put("requestP99Ms", clientPercentile(0.99));
+		document.put("decodeHealth", this.decodeHealth);
+		document.put("prefillHealth", this.prefillHealth);
+		document.put("bytesReadByDecode", this.bytesReadByDecode);
+		List<String> errors = new ArrayList<>();
+		failed().forEach((f) -> errors.add(f.error()));
+		document.put("errors", errors);
+		document.put("ok", ok());
+		return JsonMapper.builder().build().writeValueAsString(document);
+	}
+
+}

@@ -1,0 +1,28 @@
+package dev.nixl4j.sample.prefill;
+
+import java.util.Objects;
+
+import dev.nixl4j.sample.SampleApplication;
+import dev.nixl4j.sample.SampleProperties;
+
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Profile;
+
+/**
+ * Puts the prefill worker's API behind the bearer token.
+ */
+@Configuration(proxyBeanMethods = false)
+@Profile(SampleApplication.PREFILL)
+class PrefillConfiguration {
+
+	@Bean
+	FilterRegistrationBean<BearerTokenFilter> sampleBearerTokenFilter(SampleProperties properties) {
+		FilterRegistrationBean<BearerTokenFilter> registration = new FilterRegistrationBean<>(
+				new BearerTokenFilter(Objects.requireNonNull(properties.getToken(), "sample.token")));
+		registration.addUrlPatterns("/prefill", "/kv/*");
+		return registration;
+	}
+
+}

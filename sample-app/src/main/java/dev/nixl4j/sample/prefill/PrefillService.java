@@ -1,0 +1,141 @@
+package dev.nixl4j.sample.prefill;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.KvLease;
+import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.kv.LeaseOutcome;
+import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.sample.RequestIds;
+import dev.nixl4j.sample.SampleApplication;
+import dev.nixl4j.sample.SampleException;
+import dev.nixl4j.sample.SampleProperties;
+import dev.nixl4j.sample.ToyModel;
+import dev.nixl4j.sample.api.CacheHandleDocument;
+import dev.nixl4j.sample.api.PrefillRequest;
+import dev.nixl4j.sample.api.PrefillResponse;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.annotation.Profile;
+import org.springframework.http.HttpStatus;
+import org.springframework.stereotype.Service;
+
+/**
+ * The prefill worker's work: fills a request's blocks in the starter's paged KV cache from its
+ * tokens and positions, and leases them to the decode worker until it confirms its read.
+ *
+ * <p>Meters: {@code sample.leases} (counter, tag {@code outcome}: {@code COMPLETED},
+ * {@code EXPIRED}, {@code CLOSED}) and {@code sample.kv.blocks.free} (gauge).
+ */
+@Service
+@Profile(SampleApplication.PREFILL)
+public class PrefillService {
+
+	private final PagedKvCache cache;
+
+	private final KvProducer producer;
+
+	private final ToyModel model;
+
+	private final Duration leaseTtl;
+
+	private final int maxPromptTokens;
+
+	private final Map<LeaseOutcome, Counter> leases = new EnumMap<>(LeaseOutcome.class);
+
+	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, SampleProperties properties,
+			@Value("${nixl.kv.lease-ttl:30s}") Duration leaseTtl, MeterRegistry meters) {
+		this.cache = cache;
+		this.producer = producer;
+		this.model = model;
+		this.leaseTtl = leaseTtl;
+		this.maxPromptTokens = properties.getMaxPromptTokens();
+		for (LeaseOutcome outcome : LeaseOutcome.values()) {
+			this.leases.put(outcome, Counter.builder("sample.leases")
+				.description("Leases of prefilled blocks, by how they ended")
+				.tag("outcome", outcome.name())
+				.register(meters));
+		}
+		Gauge.builder("sample.kv.blocks.free", cache, (c) -> c.allocator().freeCount())
+			.description("Free blocks of the prefill worker's KV cache")
+			.register(meters);
+	}
+
+	/**
+	 * Returns the handle a decode worker needs once.
+	 * @return the cache's handle
+	 */
+	public CacheHandleDocument handle() {
+		return CacheHandleDocument.of(this.producer.handle());
+	}
+
+	/**
+	 * Fills and leases a request's blocks.
+	 * @param request the request
+	 * @return the transfer parameters
+	 * @throws SampleException 400 for a bad prompt or id, 409 for a request that holds a lease,
+	 * 503 when the cache has too few free blocks
+	 */
+	public PrefillResponse prefill(PrefillRequest request) {
+		String requestId = RequestIds.require(request.requestId());
+		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.maxPromptTokens);
+		int count = this.model.blocksFor(tokens.length);
+		int[] blocks;
+		try {
+			blocks = this.cache.allocator().allocate(count);
+		}
+		catch (NixlException ex) {
+			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full", "the prefill worker's KV cache "
+					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end", ex);
+		}
+		try {
+			long start = System.nanoTime();
+			long crc = fill(tokens, blocks);
+			double fillMillis = (System.nanoTime() - start) / 1e6;
+			KvLease lease = lease(requestId, blocks);
+			lease.outcome().thenAccept((outcome) -> this.leases.get(outcome).increment());
+			var params = lease.params();
+			return new PrefillResponse(params.producerAgent(), requestId, params.blockIds(), params.layoutFingerprint(),
+					params.leaseId(), this.leaseTtl.toMillis(), tokens.length, crc, fillMillis);
+		}
+		finally {
+			// The lease holds its own reference to each block.
+			this.cache.allocator().release(blocks);
+		}
+	}
+
+	private long fill(int[] tokens, int[] blocks) {
+		KvCacheLayout layout = this.cache.layout();
+		CRC32C crc = new CRC32C();
+		for (int region = 0; region < layout.regionCount(); region++) {
+			for (int b = 0; b < blocks.length; b++) {
+				var block = this.cache.block(region, blocks[b]);
+				this.model.fill(block, region, tokens, b);
+				crc.update(block.asByteBuffer());
+			}
+		}
+		return crc.getValue();
+	}
+
+	private KvLease lease(String requestId, int[] blocks) {
+		try {
+			return this.producer.lease(requestId, blocks, 1, this.leaseTtl);
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.ERROR_INVALID_PARAM) {
+				throw new SampleException(HttpStatus.CONFLICT, "Request not leasable", ex.getMessage(), ex);
+			}
+			throw ex;
+		}
+	}
+
+}
