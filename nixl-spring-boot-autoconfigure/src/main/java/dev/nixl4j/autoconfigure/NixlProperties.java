@@ -131,7 +131,7 @@ public class NixlProperties implements Validator {
 		private Duration nativeProgressDelay = Duration.ofMillis(1);
 
 		/**
-		 * Whether NIXL captures per-transfer telemetry.
+		 * Whether per-transfer telemetry is captured (by either engine).
 		 */
 		private boolean telemetry;
 
