@@ -107,14 +107,15 @@ public class NixlProperties implements Validator {
 		private Engine engine = Engine.AUTO;
 
 		/**
-		 * Backends created at start, in order. Each names a NIXL plugin (UCX, GDS, POSIX,
-		 * ...) and its parameters; NIXL's defaults apply to parameters left out.
+		 * Backends created at start, in order; by default one UCX backend. Each names a NIXL
+		 * plugin (UCX, GDS, POSIX, ...) and its parameters; NIXL's defaults apply to parameters
+		 * left out.
 		 */
 		private List<Backend> backends = new ArrayList<>(List.of(new Backend()));
 
 		/**
-		 * NIXL's locking mode. STRICT (the default) or RW are safe with many calling threads;
-		 * NONE is for one thread only.
+		 * NIXL's locking mode (native engine). STRICT (the default) or RW are safe with many
+		 * calling threads; NONE is for one thread only.
 		 */
 		private ThreadSync threadSync = ThreadSync.STRICT;
 
@@ -130,12 +131,13 @@ public class NixlProperties implements Validator {
 		private Duration nativeProgressDelay = Duration.ofMillis(1);
 
 		/**
-		 * Whether NIXL captures per-transfer telemetry.
+		 * Whether per-transfer telemetry is captured (by either engine).
 		 */
 		private boolean telemetry;
 
 		/**
-		 * How many unclaimed notifications the agent holds before it stops draining.
+		 * How many unclaimed notifications the agent holds before it stops draining the engine;
+		 * further notifications wait inside the engine and are not dropped.
 		 */
 		private int mailboxCapacity = 4096;
 
@@ -244,8 +246,9 @@ public class NixlProperties implements Validator {
 	public static class Native {
 
 		/**
-		 * Directory holding libnixl_capi.so, tried before the standard places
-		 * (NIXL_LIB_DIR, NIXL_PREFIX, /opt/nvidia/nvda_nixl and nixl4j's cache).
+		 * Directory holding libnixl_capi.so, tried before the standard places (system
+		 * property "nixl.native.dir", NIXL_LIB_DIR, NIXL_PREFIX, /opt/nvidia/nvda_nixl and
+		 * nixl4j's cache).
 		 */
 		private @Nullable Path libraryDirectory;
 
@@ -491,8 +494,9 @@ public class NixlProperties implements Validator {
 		private String basePath = "/nixl";
 
 		/**
-		 * Bearer token every request to the registry must carry; required. At least 16
-		 * visible ASCII characters, no spaces. Never logged.
+		 * Bearer token every request to the registry must carry; required by the "http"
+		 * exchange, both to serve the registry and to use one. At least 16 visible ASCII
+		 * characters, no spaces. Never logged.
 		 */
 		private @Nullable String token;
 
@@ -571,7 +575,8 @@ public class NixlProperties implements Validator {
 	public static class Etcd {
 
 		/**
-		 * etcd endpoints, for example "http://127.0.0.1:2379".
+		 * etcd endpoints, for example "http://127.0.0.1:2379". An EtcdConnectionDetails bean
+		 * (for example from a Testcontainers @ServiceConnection) takes precedence.
 		 */
 		private List<String> endpoints = new ArrayList<>(List.of("http://127.0.0.1:2379"));
 
@@ -700,17 +705,17 @@ public class NixlProperties implements Validator {
 		private int blockSize = 16;
 
 		/**
-		 * Number of KV heads.
+		 * Number of KV heads this worker holds (after tensor-parallel sharding).
 		 */
 		private int kvHeads = 8;
 
 		/**
-		 * Size of one head.
+		 * Elements per head (the head dimension).
 		 */
 		private int headDim = 128;
 
 		/**
-		 * Bytes per element: 2 for fp16 or bf16, 1 for fp8.
+		 * Bytes per element (1, 2, 4 or 8): 2 for fp16 or bf16, 1 for fp8.
 		 */
 		private int dtypeSize = 2;
 
@@ -725,8 +730,9 @@ public class NixlProperties implements Validator {
 		private int rank;
 
 		/**
-		 * How long a producer keeps a request's blocks for its consumers before the lease
-		 * expires and the blocks are freed.
+		 * Time to live of a lease of a request's blocks, for the application to pass to
+		 * KvProducer.lease: the producer takes the time to live per lease and does not apply
+		 * this value by itself.
 		 */
 		private Duration leaseTtl = Duration.ofSeconds(30);
 
