@@ -1,6 +1,7 @@
 package dev.nixl4j.sample.decode;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -159,7 +160,7 @@ public class DecodeService {
 			GenerateResponse.Timings timings = new GenerateResponse.Timings(millis(prefillNanos), prefilled.fillMillis(),
 					millis(metadataNanos), millis(transferNanos), millis(verifyNanos), millis(System.nanoTime() - start));
 			return new GenerateResponse(requestId, prefilled.producerAgent(), this.agent.name(),
-					this.agent.engineDescription(), LayoutDocument.of(layout), tokens.length, local.length, bytes, crc, true,
+					engine(), LayoutDocument.of(layout), tokens.length, local.length, bytes, crc, true,
 					text, timings);
 		}
 		finally {
@@ -293,6 +294,11 @@ public class DecodeService {
 			Thread.currentThread().interrupt();
 			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Interrupted", "the request was interrupted", ex);
 		}
+	}
+
+	/** The engine, e.g. "native: NIXL 1.5.1 (...)" or "embedded: embedded engine (...)". */
+	private String engine() {
+		return this.agent.engine().name().toLowerCase(Locale.ROOT) + ": " + this.agent.engineDescription();
 	}
 
 	private static double millis(long nanos) {

@@ -149,7 +149,7 @@ public final class LoadGenerator {
 	 * @param index the request's number (negative for warm-up requests)
 	 * @return what happened
 	 */
-	RequestResult send(int index) {
+	public RequestResult send(int index) {
 		int tokens = Math.max(1, this.options.promptTokens() - Math.floorMod(index, 16));
 		String prompt = prompt(index, tokens);
 		String requestId = "load-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "-" + index;
