@@ -142,13 +142,18 @@ public class PrefillClient {
 		return ex.getStatusText();
 	}
 
+	/** The first message in the chain of causes, or the first cause's type when none has one. */
 	private static String rootMessage(Throwable ex) {
-		Throwable root = ex;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
+		Throwable first = (ex.getCause() != null) ? ex.getCause() : ex;
+		for (Throwable cause = first; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
+				return cause.getClass().getSimpleName() + ": " + cause.getMessage();
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
 		}
-		String message = root.getMessage();
-		return root.getClass().getSimpleName() + ((message != null) ? ": " + message : "");
+		return first.getClass().getSimpleName();
 	}
 
 }

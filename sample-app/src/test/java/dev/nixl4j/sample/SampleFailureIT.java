@@ -1,0 +1,236 @@
+package dev.nixl4j.sample;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.sample.api.GenerateRequest;
+import dev.nixl4j.sample.api.GenerateResponse;
+import dev.nixl4j.sample.api.PrefillRequest;
+import dev.nixl4j.sample.load.LoadGenerator;
+import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
+import dev.nixl4j.sample.load.LoadOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
+ * a decode worker whose model shape differs, a lease that expires before the read, and a prefill
+ * worker that dies in the middle of a run and comes back.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SampleFailureIT {
+
+	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+
+	private static final String EMBEDDED = "--nixl.agent.engine=embedded";
+
+	private SampleWorker prefill;
+
+	private SampleWorker decode;
+
+	@BeforeAll
+	void startWorkers() {
+		// Leases of 2 s: long enough for a pull here, short enough to expire in a test.
+		this.prefill = SampleWorker.start("prefill-failures", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN,
+				EMBEDDED, "--nixl.kv.lease-ttl=2s");
+		this.decode = startDecode("decode-failures", this.prefill, SampleWorker.TOKEN);
+	}
+
+	@AfterAll
+	void stopWorkers() {
+		if (this.decode != null) {
+			this.decode.close();
+		}
+		if (this.prefill != null) {
+			this.prefill.close();
+		}
+	}
+
+	private static SampleWorker startDecode(String name, SampleWorker prefill, String token, String... more) {
+		List<String> args = new ArrayList<>(List.of(EMBEDDED, "--sample.decode.prefill-url=" + prefill.uri()));
+		args.addAll(List.of(more));
+		return SampleWorker.start(name, "decode", SampleWorker.freePort(), token, args.toArray(String[]::new));
+	}
+
+	@Test
+	void aWrongTokenIsRefusedEverywhere() {
+		PrefillRequest request = new PrefillRequest("token-check", "some prompt", null);
+		assertThat(this.prefill.post("/prefill", request, REQUEST_TIMEOUT).statusCode()).isEqualTo(401);
+		HttpResponse<String> wrong = this.prefill.post("/prefill", request, REQUEST_TIMEOUT, "Authorization",
+				"Bearer not-the-token-0123456789");
+		assertThat(wrong.statusCode()).isEqualTo(401);
+		assertThat(wrong.body()).isEmpty();
+		assertThat(this.prefill.get("/kv/handle").statusCode()).isEqualTo(401);
+		assertThat(this.prefill.get("/nixl/agents/any/metadata").statusCode()).isEqualTo(401);
+
+		try (SampleWorker misconfigured = startDecode("decode-wrong-token", this.prefill, "not-the-token-0123456789")) {
+			HttpResponse<String> response = misconfigured.post("/generate",
+					new GenerateRequest(null, "a prompt", null, null, null), REQUEST_TIMEOUT);
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(502);
+			JsonNode problem = SampleWorker.JSON.readTree(response.body());
+			assertThat(problem.path("title").asString()).isEqualTo("Prefill worker refused the token");
+			assertThat(problem.path("detail").asString()).contains("(401)", "sample.token must be the same on both workers");
+			assertThat(misconfigured.log()).doesNotContain("not-the-token-0123456789");
+		}
+	}
+
+	@Test
+	void aDecodeWorkerWithAnotherModelShapeIsRefusedBeforeAnythingIsLeased() {
+		double free = this.prefill.meter("sample.kv.blocks.free");
+		try (SampleWorker other = startDecode("decode-16-layers", this.prefill, SampleWorker.TOKEN,
+				"--nixl.kv.layers=16")) {
+			HttpResponse<String> response = other.post("/generate", new GenerateRequest(null, "a prompt", null, null, null),
+					REQUEST_TIMEOUT);
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(409);
+			JsonNode problem = SampleWorker.JSON.readTree(response.body());
+			assertThat(problem.path("title").asString()).isEqualTo("KV layout mismatch");
+			assertThat(problem.path("detail").asString()).contains(
+					"the prefill worker's KV cache has layout kv-layout/1;layers=32;",
+					"but this decode worker's has kv-layout/1;layers=16;", "same model shape and dtype");
+		}
+		assertThat(this.prefill.meter("sample.kv.blocks.free")).isEqualTo(free);
+	}
+
+	@Test
+	void anExpiredLeaseFailsTheRequestAndItsBlocksServeTheNextOne() {
+		double expired = this.prefill.meter("sample.leases", "outcome:EXPIRED");
+		double completed = this.prefill.meter("sample.leases", "outcome:COMPLETED");
+		// A waits 6 s in the decode worker's queue: its lease of 2 s runs out meanwhile.
+		CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> this.decode.post("/generate",
+				new GenerateRequest("slow-request", "a".repeat(64), null, null, 6000L), REQUEST_TIMEOUT));
+		PrefillDecodeEndToEndTests.awaitMeter(this.prefill, "sample.leases", expired + 1, "outcome:EXPIRED");
+
+		// B takes the blocks A's lease gave back and overwrites them with its own values.
+		String prompt = "b".repeat(64);
+		HttpResponse<String> fast = this.decode.post("/generate", new GenerateRequest("fast-request", prompt, null, 8, null),
+				REQUEST_TIMEOUT);
+		assertThat(fast.statusCode()).as(fast.body()).isEqualTo(200);
+		GenerateResponse answer = SampleWorker.JSON.readValue(fast.body(), GenerateResponse.class);
+		KvCacheLayout layout = answer.layout().toLayout();
+		assertThat(answer.kvCrc32c()).isEqualTo(new ToyModel(layout).expectedCrc32c(ToyModel.tokens(prompt, null, 64)));
+
+		HttpResponse<String> late = slow.join();
+		assertThat(late.statusCode()).as(late.body()).isEqualTo(410);
+		JsonNode problem = SampleWorker.JSON.readTree(late.body());
+		assertThat(problem.path("title").asString()).isEqualTo("Lease lost");
+		assertThat(problem.path("detail").asString()).contains("request 'slow-request'",
+				"the prefill worker did not confirm its lease", "the data was discarded", "lease time 2000 ms")
+			.containsPattern("\\((EXPIRED|UNKNOWN)\\)");
+		assertThat(late.body()).doesNotContain("\"text\"");
+		PrefillDecodeEndToEndTests.awaitMeter(this.prefill, "sample.leases", completed + 1, "outcome:COMPLETED");
+		assertThat(this.prefill.meter("sample.leases", "outcome:EXPIRED")).isEqualTo(expired + 1);
+		assertThat(this.decode.meter("sample.generate", "status:410")).isPositive();
+	}
+
+	@Test
+	void aPrefillWorkerThatDiesFailsRequestsFastAndTheyRecoverWhenItIsBack() throws Exception {
+		int port = SampleWorker.freePort();
+		SampleWorker first = SampleWorker.start("prefill-dies", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
+		SampleWorker second = null;
+		try (SampleWorker consumer = startDecode("decode-survives", first, SampleWorker.TOKEN)) {
+			LoadGenerator client = new LoadGenerator(LoadOptions.parse(new String[] { "--url", consumer.uri().toString(),
+					"--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }));
+			List<Phased> results = Collections.synchronizedList(new ArrayList<>());
+			String[] phase = { "up" };
+			AtomicBoolean running = new AtomicBoolean(true);
+			Thread load = Thread.ofPlatform().name("sample-load").start(() -> {
+				for (int i = 0; running.get(); i++) {
+					RequestResult result = client.send(i);
+					results.add(new Phased(phase[0], result));
+				}
+			});
+			try {
+				awaitResults(results, (r) -> r.phase().equals("up") && r.result().ok(), 3);
+				String firstAgent = firstAnswer(results, "up").producerAgent();
+
+				first.kill();
+				phase[0] = "down";
+				awaitResults(results, (r) -> r.phase().equals("down") && !r.result().ok(), 6);
+				awaitResults(results,
+						(r) -> r.phase().equals("down") && String.valueOf(r.result().error()).contains("circuit breaker 'prefill' is open"),
+						1);
+
+				second = SampleWorker.start("prefill-back", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
+				phase[0] = "back";
+				awaitResults(results, (r) -> r.phase().equals("back") && r.result().ok(), 3);
+				assertThat(firstAnswer(results, "back").producerAgent()).isNotEqualTo(firstAgent);
+			}
+			finally {
+				running.set(false);
+				load.join(Duration.ofSeconds(30));
+			}
+			List<Phased> all;
+			synchronized (results) {
+				all = List.copyOf(results);
+			}
+			// While the prefill worker was down, every request failed with a clear answer in time;
+			// no request ever returned data that did not check out.
+			assertThat(all).filteredOn((r) -> r.phase().equals("down") && !r.result().ok())
+				.allSatisfy((r) -> assertThat(r.result().error()).matches("status 50[23]: .*")
+					.containsAnyOf("is not reachable", "circuit breaker 'prefill' is open", "pulling the blocks of request",
+							"could not exchange NIXL metadata"));
+			assertThat(all).filteredOn((r) -> !r.result().ok())
+				.allSatisfy((r) -> assertThat(r.result().error()).startsWith("status ")
+					.doesNotContain("KV CRC32C", "generated text", "bytes, got", "unreadable answer"));
+		}
+		finally {
+			first.close();
+			if (second != null) {
+				second.close();
+			}
+		}
+	}
+
+	private static GenerateResponse firstAnswer(List<Phased> results, String phase) {
+		synchronized (results) {
+			return results.stream()
+				.filter((r) -> r.phase().equals(phase) && r.result().ok())
+				.map((r) -> r.result().answer())
+				.findFirst()
+				.orElseThrow();
+		}
+	}
+
+	private static void awaitResults(List<Phased> results, Predicate<Phased> condition, int count) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+		while (true) {
+			long matching;
+			synchronized (results) {
+				matching = results.stream().filter(condition).count();
+			}
+			if (matching >= count) {
+				return;
+			}
+			if (System.nanoTime() - deadline >= 0) {
+				synchronized (results) {
+					throw new AssertionError("expected " + count + " results of the condition within 90 s; got " + matching
+							+ ":\n" + results.stream().map(Phased::toString).reduce("", (a, b) -> a + b + "\n"));
+				}
+			}
+			SampleWorker.pause(Duration.ofMillis(50));
+		}
+	}
+
+	record Phased(String phase, RequestResult result) {
+
+		@Override
+		public String toString() {
+			return this.phase + " " + (this.result.ok() ? "ok " + this.result.answer().producerAgent()
+					: this.result.error());
+		}
+
+	}
+
+}
