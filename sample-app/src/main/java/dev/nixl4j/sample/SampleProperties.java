@@ -78,7 +78,7 @@ public class SampleProperties {
 		private int maxTokens = 32;
 
 		/**
-		 * Longest simulated queue wait ({@code decodeDelayMillis}) a request may ask for.
+		 * Longest simulated queue wait (the decodeDelayMillis of a request) a request may ask for.
 		 */
 		private Duration maxDecodeDelay = Duration.ofMinutes(1);
 
