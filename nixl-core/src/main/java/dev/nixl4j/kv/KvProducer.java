@@ -98,6 +98,9 @@ public final class KvProducer implements AutoCloseable {
 
 	private boolean closed;
 
+	/** Whether the producer's thread is between taking a consumer's notification and answering it. */
+	private boolean answering;
+
 	private volatile @Nullable Thread thread;
 
 	/**
@@ -215,6 +218,33 @@ public final class KvProducer implements AutoCloseable {
 	}
 
 	/**
+	 * Waits until no lease is held and the last consumer's confirmation has been sent: for a
+	 * graceful stop that lets the reads of leased blocks finish before the producer closes. Leases
+	 * end when their consumers confirm, when they expire or when the producer closes.
+	 * @param timeout how long to wait at most
+	 * @return {@code true} when no lease is left, {@code false} when the time ran out first
+	 */
+	public boolean awaitLeasesEnded(Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this.lock) {
+			while (!this.leases.isEmpty() || this.answering) {
+				long remaining = deadline - System.nanoTime();
+				if (remaining <= 0) {
+					return false;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.lock, remaining);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return false;
+				}
+			}
+			return true;
+		}
+	}
+
+	/**
 	 * Pushes blocks into a consumer's cache with a WRITE whose notification,
 	 * {@code <prefix>push:<request>}, tells the consumer they landed. The local blocks are
 	 * retained while the WRITE runs.
@@ -288,12 +318,21 @@ public final class KvProducer implements AutoCloseable {
 
 	private void received(@Nullable Notification notification, @Nullable Throwable failure) {
 		if (notification != null) {
+			synchronized (this.lock) {
+				this.answering = true;
+			}
 			try {
 				answer(notification);
 			}
 			catch (RuntimeException ex) {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
 						notification.remoteAgent(), ex.toString());
+			}
+			finally {
+				synchronized (this.lock) {
+					this.answering = false;
+					this.lock.notifyAll();
+				}
 			}
 		}
 		else if (failure != null && !isTimeout(failure)) {
@@ -356,6 +395,7 @@ public final class KvProducer implements AutoCloseable {
 			this.leases.remove(lease.requestId());
 			this.expired.put(lease.id(), Boolean.TRUE);
 			this.cache.allocator().release(lease.blockIds());
+			this.lock.notifyAll();
 		}
 		logger.log(Level.WARNING,
 				"KV lease of request ''{0}'' (lease {1}) on agent ''{2}'' expired after {3} with {4} of {5} consumer ranks"
@@ -401,6 +441,7 @@ public final class KvProducer implements AutoCloseable {
 			}
 			held = new ArrayList<>(this.leases.values());
 			this.leases.clear();
+			this.lock.notifyAll();
 			for (KvLease lease : held) {
 				lease.cancelExpiry();
 				this.cache.allocator().release(lease.blockIds());

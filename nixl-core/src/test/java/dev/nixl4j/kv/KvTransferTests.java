@@ -272,6 +272,28 @@ public abstract class KvTransferTests {
 		assertThat(producer.activeLeases()).isZero();
 	}
 
+	@Test
+	void awaitingTheEndOfLeasesWaitsForTheReadsConfirmationOrExpiry(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		assertThat(producer.awaitLeasesEnded(Duration.ZERO)).isTrue();
+		int[] blocks = producerCache.allocator().allocate(3);
+		fill(producerCache, blocks, 3);
+		KvLease read = producer.lease("read", blocks, 1, WAIT);
+		KvLease abandoned = producer.lease("abandoned", producerCache.allocator().allocate(1), 1, Duration.ofMillis(200));
+
+		assertThat(producer.awaitLeasesEnded(Duration.ofMillis(20))).isFalse();
+		int[] local = consumerCache.allocator().allocate(3);
+		consumer.pull(read.params(), local, WAIT);
+		assertThat(read.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(producer.awaitLeasesEnded(WAIT)).isTrue();
+		assertThat(abandoned.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
+		assertThat(producer.activeLeases()).isZero();
+	}
+
 	@ParameterizedTest
 	@ValueSource(ints = { 2, 4 })
 	void consumerRanksEachReadTheirSliceOfHeadsAndTheLeaseWaitsForAll(int ranks, TestInfo info) throws Exception {

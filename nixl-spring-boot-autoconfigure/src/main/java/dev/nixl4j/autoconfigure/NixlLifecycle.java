@@ -12,6 +12,7 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;
 
@@ -19,8 +20,9 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Publishes the agent's metadata when the application starts, and shuts NIXL down gracefully
- * when it stops: new transfers are refused, transfers in flight may finish until
- * {@code nixl.shutdown.timeout}, the metadata is withdrawn, the users of registered memory
+ * when it stops: new transfers are refused, transfers in flight and the KV producer's leases
+ * (consumers still reading leased blocks) may finish until {@code nixl.shutdown.timeout}, the
+ * metadata is withdrawn, the users of registered memory
  * (KV producer, connector, KV cache) are closed, and the agent is destroyed.
  *
  * <p>It stops after the web server's graceful shutdown (requests still running may finish their
@@ -110,11 +112,20 @@ public class NixlLifecycle implements SmartLifecycle {
 	public void stop() {
 		this.running = false;
 		this.gate.close();
+		long deadline = System.nanoTime() + this.timeout.toNanos();
 		boolean drained = this.gate.awaitIdle(this.timeout);
 		if (!drained) {
 			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still had "
 					+ this.agent.inFlightTransfers().size() + " transfer(s) in flight after the shutdown timeout of "
 					+ this.timeout + "; they are cancelled");
+		}
+		for (AutoCloseable user : this.memoryUsers) {
+			// Consumers may still be reading leased blocks: let them finish, within the same timeout.
+			if (user instanceof KvProducer producer
+					&& !producer.awaitLeasesEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+				logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still held " + producer.activeLeases()
+						+ " KV lease(s) after the shutdown timeout of " + this.timeout + "; they are released");
+			}
 		}
 		if (this.published && this.exchange != null) {
 			try {

@@ -3,8 +3,12 @@ package dev.nixl4j.autoconfigure;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.nixl4j.NativeNixl;
+import dev.nixl4j.NixlAgent;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvLease;
 import dev.nixl4j.kv.KvPart;
@@ -13,6 +17,7 @@ import dev.nixl4j.kv.LeaseOutcome;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -70,8 +75,54 @@ class NixlKvCacheTests {
 					}
 				}
 			}
-			assertThat(lease.outcome().get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+			assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS))
 				.isEqualTo(LeaseOutcome.COMPLETED);
+		}));
+	}
+
+	@Test
+	void aStoppingProducerLetsAConsumerReadItsLeasedBlocksFirst() throws Exception {
+		InMemoryMetadataExchange registry = new InMemoryMetadataExchange();
+		ApplicationContextRunner runner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withBean("registry", MetadataExchange.class, () -> new NixlAutoConfigurationTests.NamedExchange(registry))
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.blocks=8", "nixl.kv.kv-heads=2",
+					"nixl.kv.head-dim=64", "nixl.shutdown.timeout=30s");
+		runner.run(prefill -> runner.run(decode -> {
+			PagedKvCache producerCache = prefill.getBean(PagedKvCache.class);
+			int[] blocks = producerCache.allocator().allocate(2);
+			for (int region = 0; region < producerCache.layout().regionCount(); region++) {
+				for (int block : blocks) {
+					fill(producerCache.block(region, block), region * 100 + block);
+				}
+			}
+			KvProducer producer = prefill.getBean(KvProducer.class);
+			KvLease lease = producer.lease("req-stop", blocks, 1, WAIT);
+			KvConsumer consumer = decode.getBean(KvConsumer.class);
+			consumer.connect(producer.handle());
+			NixlLifecycle lifecycle = prefill.getBean(NixlLifecycle.class);
+			NixlAgent agent = prefill.getBean(NixlAgent.class);
+
+			CompletableFuture<Void> closing = CompletableFuture.runAsync(prefill::close);
+			long deadline = System.nanoTime() + WAIT.toNanos();
+			while (!lifecycle.isStopping() && !closing.isDone() && System.nanoTime() - deadline < 0) {
+				LockSupport.parkNanos(1_000_000);
+			}
+			assertThat(lifecycle.isStopping()).as("the producer's application is stopping").isTrue();
+			assertThat(closing).as("stop waits for the lease").isNotDone();
+
+			PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
+			int[] local = consumerCache.allocator().allocate(2);
+			consumer.pull(lease.params(), local, WAIT);
+			for (int region = 0; region < consumerCache.layout().regionCount(); region++) {
+				for (int i = 0; i < blocks.length; i++) {
+					assertThat(consumerCache.block(region, local[i]).mismatch(producerCache.block(region, blocks[i])))
+						.isEqualTo(-1);
+				}
+			}
+			closing.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+			assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(LeaseOutcome.COMPLETED);
+			assertThat(agent.isOpen()).isFalse();
 		}));
 	}
 
