@@ -26,8 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
- * a decode worker whose model shape differs, a lease that expires before the read, and a prefill
- * worker that dies in the middle of a run and comes back.
+ * a decode worker whose model shape differs, a lease that expires before the read, a prefill
+ * worker that dies in the middle of a run and comes back, and one that stops gracefully while a
+ * decode worker still has to read its leased blocks.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SampleFailureIT {
@@ -190,6 +191,42 @@ class SampleFailureIT {
 			if (second != null) {
 				second.close();
 			}
+		}
+	}
+
+	@Test
+	void aPrefillWorkerStoppedGracefullyLetsTheDecodeWorkerReadItsLeasedBlocksFirst() {
+		SampleWorker stopping = SampleWorker.start("prefill-stops", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN,
+				EMBEDDED);
+		try (SampleWorker consumer = startDecode("decode-of-stopping", stopping, SampleWorker.TOKEN)) {
+			assertThat(consumer.post("/generate", new GenerateRequest(null, "warm up", null, null, null), REQUEST_TIMEOUT)
+				.statusCode()).isEqualTo(200);
+			double free = stopping.meter("sample.kv.blocks.free");
+			String prompt = "c".repeat(80);
+			// The decode worker holds this request for 3 s between the prefill call and the pull.
+			CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(() -> consumer.post("/generate",
+					new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT));
+			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+			while (stopping.meter("sample.kv.blocks.free") == free && System.nanoTime() - deadline < 0) {
+				SampleWorker.pause(Duration.ofMillis(20));
+			}
+			assertThat(stopping.meter("sample.kv.blocks.free")).as("blocks leased").isEqualTo(free - 5);
+
+			CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(stopping::stop);
+			HttpResponse<String> answer = pending.join();
+			assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+			GenerateResponse generated = SampleWorker.JSON.readValue(answer.body(), GenerateResponse.class);
+			assertThat(generated.kvCrc32c())
+				.isEqualTo(new ToyModel(generated.layout().toLayout()).expectedCrc32c(ToyModel.tokens(prompt, null, 80)));
+			assertThat(exit.join()).isIn(0, 143);
+			assertThat(stopping.log()).doesNotContain("KV lease(s) after the shutdown timeout");
+
+			HttpResponse<String> after = consumer.post("/generate", new GenerateRequest(null, "too late", null, null, null),
+					REQUEST_TIMEOUT);
+			assertThat(after.statusCode()).as(after.body()).isEqualTo(503);
+		}
+		finally {
+			stopping.close();
 		}
 	}
 
