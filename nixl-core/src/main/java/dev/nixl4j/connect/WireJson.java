@@ -311,31 +311,10 @@ final class WireJson {
 	}
 
 	private static void append(StringBuilder json, @Nullable Object value) {
+		if (JsonStrings.appendContainer(json, value, WireJson::append)) {
+			return;
+		}
 		switch (value) {
-			case Map<?, ?> map -> {
-				json.append('{');
-				boolean first = true;
-				for (Map.Entry<?, ?> entry : map.entrySet()) {
-					if (!first) {
-						json.append(',');
-					}
-					first = false;
-					JsonStrings.append(json, (String) entry.getKey());
-					json.append(':');
-					append(json, entry.getValue());
-				}
-				json.append('}');
-			}
-			case List<?> list -> {
-				json.append('[');
-				for (int i = 0; i < list.size(); i++) {
-					if (i > 0) {
-						json.append(',');
-					}
-					append(json, list.get(i));
-				}
-				json.append(']');
-			}
 			case String string -> JsonStrings.append(json, string);
 			case Long number -> json.append(number.longValue());
 			case Integer number -> json.append(number.intValue());

@@ -29,32 +29,11 @@ final class Json {
 	}
 
 	private static void append(StringBuilder json, @Nullable Object value) {
+		if (JsonStrings.appendContainer(json, value, Json::append)) {
+			return;
+		}
 		switch (value) {
 			case null -> json.append("null");
-			case Map<?, ?> map -> {
-				json.append('{');
-				boolean first = true;
-				for (Map.Entry<?, ?> entry : map.entrySet()) {
-					if (!first) {
-						json.append(',');
-					}
-					first = false;
-					JsonStrings.append(json, String.valueOf(entry.getKey()));
-					json.append(':');
-					append(json, entry.getValue());
-				}
-				json.append('}');
-			}
-			case List<?> list -> {
-				json.append('[');
-				for (int i = 0; i < list.size(); i++) {
-					if (i > 0) {
-						json.append(',');
-					}
-					append(json, list.get(i));
-				}
-				json.append(']');
-			}
 			case Double number when number.isNaN() || number.isInfinite() -> json.append("null");
 			case Double number -> json.append(String.format(Locale.ROOT, "%.3f", number));
 			case Number number -> json.append(number);
