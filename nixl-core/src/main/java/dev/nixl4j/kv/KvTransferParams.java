@@ -3,6 +3,8 @@ package dev.nixl4j.kv;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a consumer needs to pull one request's blocks from a producer, as
  * {@link KvProducer#lease} returns it (vLLM's {@code kv_transfer_params}): the producer agent,
@@ -43,6 +45,18 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 		if (consumerRanks <= 0) {
 			throw new IllegalArgumentException("consumerRanks must be positive, was " + consumerRanks);
 		}
+	}
+
+	/**
+	 * Checks a request id as the KV helpers take it: 1 to 256 characters, no {@code ':'} (their
+	 * notifications use it as a separator) and no control characters.
+	 * @param requestId the id
+	 * @return the id
+	 * @throws IllegalArgumentException naming what is wrong
+	 */
+	public static String requireRequestId(@Nullable String requestId) {
+		KvMessages.requireRequestId(requestId);
+		return Objects.requireNonNull(requestId);
 	}
 
 	/**

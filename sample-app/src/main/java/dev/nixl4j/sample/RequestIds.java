@@ -1,15 +1,13 @@
 package dev.nixl4j.sample;
 
+import dev.nixl4j.kv.KvTransferParams;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The rule for request ids: 1 to 128 characters, no {@code ':'} (the KV helpers' notifications
- * use it as a separator) and no control characters.
+ * Request ids follow the KV helpers' rule ({@link KvTransferParams#requireRequestId}); a request
+ * that breaks it is answered 400.
  */
 public final class RequestIds {
-
-	/** The longest request id. */
-	public static final int MAX_LENGTH = 128;
 
 	private RequestIds() {
 	}
@@ -18,19 +16,15 @@ public final class RequestIds {
 	 * Checks a request id.
 	 * @param requestId the id
 	 * @return the id
-	 * @throws SampleException (400) when it breaks the rule
+	 * @throws SampleException (400) naming what is wrong
 	 */
 	public static String require(@Nullable String requestId) {
-		if (requestId == null || requestId.isEmpty() || requestId.length() > MAX_LENGTH) {
-			throw SampleException.badRequest("requestId must have 1 to " + MAX_LENGTH + " characters");
+		try {
+			return KvTransferParams.requireRequestId(requestId);
 		}
-		for (int i = 0; i < requestId.length(); i++) {
-			char c = requestId.charAt(i);
-			if (c == ':' || Character.isISOControl(c)) {
-				throw SampleException.badRequest("requestId must not contain ':' or control characters");
-			}
+		catch (IllegalArgumentException ex) {
+			throw SampleException.badRequest(ex.getMessage());
 		}
-		return requestId;
 	}
 
 }

@@ -38,8 +38,12 @@ public class SampleApplication {
 		SpringApplication.run(SampleApplication.class, args);
 	}
 
+	/**
+	 * The role this process runs: exactly one of the two profiles, and a token to talk with the
+	 * other role; anything else stops the start with what to do.
+	 */
 	@Bean
-	ToyModel toyModel(KvCacheLayout layout, Environment environment, SampleProperties properties) {
+	String sampleRole(Environment environment, SampleProperties properties) {
 		boolean prefill = environment.acceptsProfiles(Profiles.of(PREFILL));
 		boolean decode = environment.acceptsProfiles(Profiles.of(DECODE));
 		if (prefill == decode) {
@@ -52,6 +56,11 @@ public class SampleApplication {
 			throw new IllegalStateException("sample.token is not set: give both workers the same token "
 					+ "(by default nixl.metadata.http.token, i.e. the NIXL_TOKEN environment variable)");
 		}
+		return prefill ? PREFILL : DECODE;
+	}
+
+	@Bean
+	ToyModel toyModel(KvCacheLayout layout) {
 		return new ToyModel(layout);
 	}
 

@@ -120,21 +120,15 @@ public final class ToyModel {
 	 * {@code blockIndex x blockSize})
 	 */
 	public void fill(MemorySegment block, int region, int[] tokens, int blockIndex) {
-		int first = blockIndex * this.layout.blockSize();
-		for (int part = 0; part < this.parts; part++) {
-			for (int slot = 0; slot < this.layout.blockSize(); slot++) {
-				int position = first + slot;
-				for (int head = 0; head < this.layout.numKvHeads(); head++) {
-					long offset = offset(part, slot, head);
-					if (position < tokens.length) {
-						writeRun(block, offset, seed(tokens[position], position, region, part, head));
-					}
-					else {
-						block.asSlice(offset, this.runBytes).fill((byte) 0);
-					}
-				}
+		eachRun(region, tokens, blockIndex, (offset, seed, filled) -> {
+			if (filled) {
+				writeRun(block, offset, seed);
 			}
-		}
+			else {
+				block.asSlice(offset, this.runBytes).fill((byte) 0);
+			}
+			return -1;
+		});
 	}
 
 	/**
@@ -146,14 +140,23 @@ public final class ToyModel {
 	 * @return {@code null} when every byte is right, else where the first wrong byte is
 	 */
 	public @Nullable String check(MemorySegment block, int region, int[] tokens, int blockIndex) {
+		return eachRun(region, tokens, blockIndex, (offset, seed, filled) -> checkRun(block, offset, seed, filled));
+	}
+
+	/**
+	 * Visits the runs of one block of one region (one head of one token of K or V each) in
+	 * order, until the action reports a wrong byte.
+	 * @return {@code null}, or where the wrong byte the action reported is
+	 */
+	private @Nullable String eachRun(int region, int[] tokens, int blockIndex, RunAction action) {
 		int first = blockIndex * this.layout.blockSize();
 		for (int part = 0; part < this.parts; part++) {
 			for (int slot = 0; slot < this.layout.blockSize(); slot++) {
 				int position = first + slot;
+				boolean filled = position < tokens.length;
 				for (int head = 0; head < this.layout.numKvHeads(); head++) {
-					long offset = offset(part, slot, head);
-					long seed = (position < tokens.length) ? seed(tokens[position], position, region, part, head) : 0;
-					long bad = checkRun(block, offset, seed, position < tokens.length);
+					long seed = filled ? seed(tokens[position], position, region, part, head) : 0;
+					long bad = action.run(offset(part, slot, head), seed, filled);
 					if (bad >= 0) {
 						return String.format(Locale.ROOT,
 								"region %d (layer %d), block %d of the request, token position %d, head %d: byte %d differs",
@@ -242,6 +245,14 @@ public final class ToyModel {
 
 	private static long seed(int token, int position, int region, int part, int head) {
 		return mix(((long) token << 32) ^ position) ^ mix(((long) region << 20) ^ ((long) part << 16) ^ head ^ GOLDEN);
+	}
+
+	/** What {@link #eachRun} does with one run; returns the offset of a wrong byte in it, or -1. */
+	@FunctionalInterface
+	private interface RunAction {
+
+		long run(long offset, long seed, boolean filled);
+
 	}
 
 	/** SplitMix64's finalizer. */

@@ -120,7 +120,7 @@ abstract class PrefillDecodeEndToEndTests {
 
 		assertThat(this.decode.meter("nixl.transfer.bytes", "op:read", "outcome:completed") - readBefore)
 			.isEqualTo(answer.bytes());
-		awaitMeter(this.prefill, "sample.leases", leasesBefore + 1, "outcome:COMPLETED");
+		this.prefill.awaitMeter("sample.leases", leasesBefore + 1, "outcome:COMPLETED");
 		assertThat(this.decode.meter("sample.generate", "status:200")).isPositive();
 	}
 
@@ -159,16 +159,6 @@ abstract class PrefillDecodeEndToEndTests {
 			assertThat(SampleWorker.JSON.readTree(response.body()).path("detail").asString()).contains(reason);
 		});
 		assertThat(this.prefill.meter("sample.kv.blocks.free")).isEqualTo(freeBefore);
-	}
-
-	static void awaitMeter(SampleWorker worker, String name, double expected, String... tags) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		double value = worker.meter(name, tags);
-		while (value < expected && System.nanoTime() - deadline < 0) {
-			SampleWorker.pause(Duration.ofMillis(50));
-			value = worker.meter(name, tags);
-		}
-		assertThat(value).as(name + " " + List.of(tags) + " on " + worker).isEqualTo(expected);
 	}
 
 }

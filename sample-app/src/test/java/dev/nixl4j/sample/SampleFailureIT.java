@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 import dev.nixl4j.kv.KvCacheLayout;
@@ -111,7 +112,7 @@ class SampleFailureIT {
 		// A waits 6 s in the decode worker's queue: its lease of 2 s runs out meanwhile.
 		CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> this.decode.post("/generate",
 				new GenerateRequest("slow-request", "a".repeat(64), null, null, 6000L), REQUEST_TIMEOUT));
-		PrefillDecodeEndToEndTests.awaitMeter(this.prefill, "sample.leases", expired + 1, "outcome:EXPIRED");
+		this.prefill.awaitMeter("sample.leases", expired + 1, "outcome:EXPIRED");
 
 		// B takes the blocks A's lease gave back and overwrites them with its own values.
 		String prompt = "b".repeat(64);
@@ -130,7 +131,7 @@ class SampleFailureIT {
 				"the prefill worker did not confirm its lease", "the data was discarded", "lease time 2000 ms")
 			.containsPattern("\\((EXPIRED|UNKNOWN)\\)");
 		assertThat(late.body()).doesNotContain("\"text\"");
-		PrefillDecodeEndToEndTests.awaitMeter(this.prefill, "sample.leases", completed + 1, "outcome:COMPLETED");
+		this.prefill.awaitMeter("sample.leases", completed + 1, "outcome:COMPLETED");
 		assertThat(this.prefill.meter("sample.leases", "outcome:EXPIRED")).isEqualTo(expired + 1);
 		assertThat(this.decode.meter("sample.generate", "status:410")).isPositive();
 	}
@@ -144,12 +145,12 @@ class SampleFailureIT {
 			LoadGenerator client = new LoadGenerator(LoadOptions.parse(new String[] { "--url", consumer.uri().toString(),
 					"--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }));
 			List<Phased> results = Collections.synchronizedList(new ArrayList<>());
-			String[] phase = { "up" };
+			AtomicReference<String> phase = new AtomicReference<>("up");
 			AtomicBoolean running = new AtomicBoolean(true);
 			Thread load = Thread.ofPlatform().name("sample-load").start(() -> {
 				for (int i = 0; running.get(); i++) {
 					RequestResult result = client.send(i);
-					results.add(new Phased(phase[0], result));
+					results.add(new Phased(phase.get(), result));
 				}
 			});
 			try {
@@ -157,14 +158,14 @@ class SampleFailureIT {
 				String firstAgent = firstAnswer(results, "up").producerAgent();
 
 				first.kill();
-				phase[0] = "down";
+				phase.set("down");
 				awaitResults(results, (r) -> r.phase().equals("down") && !r.result().ok(), 6);
 				awaitResults(results,
 						(r) -> r.phase().equals("down") && String.valueOf(r.result().error()).contains("circuit breaker 'prefill' is open"),
 						1);
 
 				second = SampleWorker.start("prefill-back", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
-				phase[0] = "back";
+				phase.set("back");
 				awaitResults(results, (r) -> r.phase().equals("back") && r.result().ok(), 3);
 				assertThat(firstAnswer(results, "back").producerAgent()).isNotEqualTo(firstAgent);
 			}
@@ -206,11 +207,8 @@ class SampleFailureIT {
 			// The decode worker holds this request for 3 s between the prefill call and the pull.
 			CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(() -> consumer.post("/generate",
 					new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT));
-			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-			while (stopping.meter("sample.kv.blocks.free") == free && System.nanoTime() - deadline < 0) {
-				SampleWorker.pause(Duration.ofMillis(20));
-			}
-			assertThat(stopping.meter("sample.kv.blocks.free")).as("blocks leased").isEqualTo(free - 5);
+			// 80 tokens: 5 blocks leased.
+			stopping.awaitMeter("sample.kv.blocks.free", free - 5);
 
 			CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(stopping::stop);
 			HttpResponse<String> answer = pending.join();

@@ -20,6 +20,8 @@ import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * One worker of the sample, started from the packaged jar ({@code sample.jar}, set by the
  * failsafe plugin) as a separate JVM, with its output in {@code target/sample-workers/}.
@@ -158,6 +160,17 @@ final class SampleWorker implements AutoCloseable {
 		}
 		JsonNode measurements = JSON.readTree(response.body()).path("measurements");
 		return measurements.path(0).path("value").asDouble();
+	}
+
+	/** Waits, at most 30 s, until a meter shows a value, then asserts it. */
+	void awaitMeter(String name, double expected, String... tags) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		double value = meter(name, tags);
+		while (value != expected && System.nanoTime() - deadline < 0) {
+			pause(Duration.ofMillis(20));
+			value = meter(name, tags);
+		}
+		assertThat(value).as(name + " " + List.of(tags) + " on " + this).isEqualTo(expected);
 	}
 
 	private static HttpResponse<String> send(HttpRequest request) {

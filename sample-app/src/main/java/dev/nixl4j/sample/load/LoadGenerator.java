@@ -8,7 +8,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -319,12 +318,6 @@ public final class LoadGenerator {
 			super(message);
 		}
 
-	}
-
-	static List<Double> sorted(List<Double> values) {
-		List<Double> copy = new ArrayList<>(values);
-		Collections.sort(copy);
-		return copy;
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.nixl4j.sample.load;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -92,12 +93,7 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 	 * @return the value in milliseconds, or NaN without answers
 	 */
 	public double percentile(ToDoubleFunction<GenerateResponse> timing, double fraction) {
-		List<Double> values = LoadGenerator.sorted(answers().stream().map(timing::applyAsDouble).toList());
-		if (values.isEmpty()) {
-			return Double.NaN;
-		}
-		int rank = (int) Math.ceil(fraction * values.size());
-		return values.get(Math.clamp(rank - 1, 0, values.size() - 1));
+		return nearestRank(answers().stream().mapToDouble(timing).toArray(), fraction);
 	}
 
 	/**
@@ -106,13 +102,17 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 	 * @return milliseconds, or NaN without answers
 	 */
 	public double clientPercentile(double fraction) {
-		List<Double> values = LoadGenerator
-			.sorted(this.results.stream().filter(RequestResult::ok).map((r) -> r.nanos() / 1e6).toList());
-		if (values.isEmpty()) {
+		return nearestRank(this.results.stream().filter(RequestResult::ok).mapToDouble((r) -> r.nanos() / 1e6).toArray(),
+				fraction);
+	}
+
+	private static double nearestRank(double[] values, double fraction) {
+		if (values.length == 0) {
 			return Double.NaN;
 		}
-		int rank = (int) Math.ceil(fraction * values.size());
-		return values.get(Math.clamp(rank - 1, 0, values.size() - 1));
+		Arrays.sort(values);
+		int rank = (int) Math.ceil(fraction * values.length);
+		return values[Math.clamp(rank - 1, 0, values.length - 1)];
 	}
 
 	private double mean(ToDoubleFunction<GenerateResponse> timing) {
