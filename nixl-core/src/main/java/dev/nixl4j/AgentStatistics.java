@@ -37,4 +37,12 @@ public interface AgentStatistics {
 	 */
 	long notificationsReceived();
 
+	/**
+	 * Returns how many times a unit of work on one of the agent's internal threads (the progress
+	 * loop, the embedded engine's listener and connections) threw and the thread went on. Each
+	 * was logged once with its context.
+	 * @return the count
+	 */
+	long internalErrors();
+
 }

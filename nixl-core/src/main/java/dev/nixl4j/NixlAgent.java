@@ -268,6 +268,21 @@ public interface NixlAgent extends AutoCloseable {
 	boolean isOpen();
 
 	/**
+	 * Returns whether the agent can move data: {@link AgentState#ACTIVE} while it is open and its
+	 * internal threads run, {@link AgentState#FAILED} once one of them could not go on,
+	 * {@link AgentState#CLOSED} once closed. Cheap and never blocks, for health checks.
+	 * @return the state
+	 */
+	AgentState state();
+
+	/**
+	 * Returns why the agent failed: a {@link NixlException} of status {@link NixlStatus#FAILED}
+	 * that names the internal thread, with what it threw as its cause.
+	 * @return the failure, or empty while the agent has not failed
+	 */
+	Optional<NixlException> failure();
+
+	/**
 	 * Closes the agent and every native resource it owns. Closing twice is harmless.
 	 */
 	@Override

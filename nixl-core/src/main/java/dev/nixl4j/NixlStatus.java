@@ -29,6 +29,11 @@ public enum NixlStatus {
 
 	/** The object was already closed. */
 	CLOSED(Integer.MIN_VALUE),
+	/**
+	 * The agent failed: one of its internal threads (for example the progress loop) could not go
+	 * on, so it can no longer move data. See {@link NixlAgent#failure()}.
+	 */
+	FAILED(Integer.MIN_VALUE),
 	/** A deadline passed before the operation finished. */
 	TIMEOUT(Integer.MIN_VALUE),
 	/** A transfer stayed in progress beyond the agent's stall limit and was cancelled. */

@@ -19,6 +19,7 @@ import java.util.function.Supplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.BackendConfig;
@@ -84,6 +85,14 @@ public final class AgentCore implements NixlAgent {
 	/** Whether the last notification drain failed; read and written by the progress loop only. */
 	private boolean drainFailing;
 
+	/** Why the agent failed, once one of its threads could not go on; never reset. */
+	private volatile @Nullable NixlException failure;
+
+	/** The thread whose fault failed the agent; written before {@link #failure}. */
+	private volatile String failedThread = "";
+
+	private final Faults faults = new Faults();
+
 	/**
 	 * Creates the agent over a driver and creates the configured backends.
 	 * @param config the configuration
@@ -95,6 +104,7 @@ public final class AgentCore implements NixlAgent {
 		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity());
 		this.progressLoop = new ProgressLoop(this);
 		driver.progressListener(this.progressLoop::wakeUp);
+		driver.faultListener(this.faults);
 		try {
 			for (BackendConfig backend : config.backends()) {
 				this.backends.add(driver.createBackend(backend.plugin(), backend.parameters()));
@@ -115,6 +125,30 @@ public final class AgentCore implements NixlAgent {
 		if (!this.open) {
 			throw new NixlException(NixlStatus.CLOSED, operation, this.config.name(), null, "the agent was closed");
 		}
+	}
+
+	/**
+	 * Throws unless the agent is open and has not failed: the check of everything that moves data
+	 * or waits for it (posts, notifications).
+	 */
+	void ensureActive(String operation) {
+		ensureOpen(operation);
+		NixlException failed = this.failure;
+		if (failed != null) {
+			throw new NixlException(NixlStatus.FAILED, operation, name(), null,
+					"the agent failed and can no longer move data (" + this.failedThread
+							+ " thread stopped); close it and create a new one",
+					failed.getCause());
+		}
+	}
+
+	/**
+	 * Returns what the agent's internal threads report to: the progress loop and the engine's own
+	 * threads.
+	 * @return the fault listener
+	 */
+	EngineDriver.FaultListener faults() {
+		return this.faults;
 	}
 
 	private <T> T guarded(String operation, Supplier<T> call) {
@@ -524,13 +558,16 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public void sendNotification(String remoteAgent, byte[] message) {
 		byte[] copy = message.clone();
-		guarded("gen_notif", () -> this.driver.sendNotification(remoteAgent, copy));
+		guarded("gen_notif", () -> {
+			ensureActive("gen_notif");
+			this.driver.sendNotification(remoteAgent, copy);
+		});
 		this.statistics.notificationSent();
 	}
 
 	@Override
 	public CompletableFuture<Notification> expectNotification(NotificationMatcher matcher, Duration timeout) {
-		ensureOpen("get_notifs");
+		ensureActive("get_notifs");
 		CompletableFuture<Notification> future = this.notifications.expect(matcher, timeout);
 		this.progressLoop.wakeUp();
 		return future;
@@ -584,6 +621,19 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	@Override
+	public AgentState state() {
+		if (!this.open) {
+			return AgentState.CLOSED;
+		}
+		return (this.failure != null) ? AgentState.FAILED : AgentState.ACTIVE;
+	}
+
+	@Override
+	public Optional<NixlException> failure() {
+		return Optional.ofNullable(this.failure);
+	}
+
+	@Override
 	public void close() {
 		this.lifecycle.writeLock().lock();
 		try {
@@ -632,6 +682,8 @@ public final class AgentCore implements NixlAgent {
 
 		private final AtomicLong notificationsSent = new AtomicLong();
 
+		private final AtomicLong internalErrors = new AtomicLong();
+
 		void record(TransferImpl transfer, TransferState outcome, boolean notified) {
 			int slot = slot(transfer.op(), outcome);
 			if (slot >= 0) {
@@ -678,6 +730,64 @@ public final class AgentCore implements NixlAgent {
 			return AgentCore.this.notifications.received();
 		}
 
+		@Override
+		public long internalErrors() {
+			return this.internalErrors.get();
+		}
+
+	}
+
+	/**
+	 * Logs, counts and acts on what the agent's internal threads report. A thread that keeps
+	 * failing logs its stack trace at most once a second; the rest are counted.
+	 */
+	private final class Faults implements EngineDriver.FaultListener {
+
+		private static final long LOG_INTERVAL_NANOS = 1_000_000_000L;
+
+		private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+
+		@Override
+		public void survived(String thread, Throwable error) {
+			AgentCore.this.statistics.internalErrors.incrementAndGet();
+			long now = System.nanoTime();
+			Long last = this.lastLogged.get(thread);
+			if (last == null || now - last >= LOG_INTERVAL_NANOS) {
+				this.lastLogged.put(thread, now);
+				logger.log(Level.ERROR, "Agent '" + name() + "': one unit of work of its " + thread
+						+ " thread failed; the thread goes on (errors so far: " + statistics().internalErrors() + ")", error);
+			}
+		}
+
+		@Override
+		public void fatal(String thread, Throwable error) {
+			AgentCore.this.statistics.internalErrors.incrementAndGet();
+			fail(thread, error);
+		}
+
+	}
+
+	/**
+	 * Turns the agent {@link AgentState#FAILED}: from now on posts and notification waits are
+	 * refused, transfers in flight fail and notification waiters fail at once. Only the first call
+	 * counts.
+	 */
+	private void fail(String thread, Throwable error) {
+		NixlException failed = new NixlException(NixlStatus.FAILED, "agent", name(), null,
+				"its " + thread + " thread cannot go on (" + error + ")", error);
+		synchronized (this.faults) {
+			if (this.failure != null || !this.open) {
+				return;
+			}
+			this.failedThread = thread;
+			this.failure = failed;
+		}
+		logger.log(Level.ERROR, "Agent '" + name() + "' failed and can no longer move data: its " + thread
+				+ " thread cannot go on. Close the agent and create a new one.", error);
+		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
+			transfer.abort(failed);
+		}
+		this.notifications.failWaiters(failed);
 	}
 
 	/**

@@ -172,6 +172,15 @@ public interface EngineDriver extends AutoCloseable {
 	}
 
 	/**
+	 * Gives the driver the agent's {@link FaultListener}, for engines that run threads of their own
+	 * (listeners, connections): they report there what a unit of work threw, and a thread that
+	 * cannot go on. Called once, before any other call.
+	 * @param faults receives the faults; safe to call from any thread
+	 */
+	default void faultListener(FaultListener faults) {
+	}
+
+	/**
 	 * Releases a request, cancelling it if in progress, and frees its handle.
 	 * @param request the handle
 	 * @return a NIXL status code of the release
@@ -217,6 +226,29 @@ public interface EngineDriver extends AutoCloseable {
 		 * @param message the message
 		 */
 		void accept(String remoteAgent, byte[] message);
+
+	}
+
+	/**
+	 * Receives what an agent's internal threads (the progress loop, an engine's own threads) could
+	 * not handle. The agent logs and counts each report, and turns
+	 * {@link dev.nixl4j.AgentState#FAILED} on a fatal one.
+	 */
+	interface FaultListener {
+
+		/**
+		 * Reports that one unit of work of a thread threw and that the thread goes on.
+		 * @param thread what the thread does, for the log (for example {@code "embedded listener"})
+		 * @param error what the unit of work threw
+		 */
+		void survived(String thread, Throwable error);
+
+		/**
+		 * Reports that a thread cannot go on, so the agent can no longer move data.
+		 * @param thread what the thread did, for the log and the failure
+		 * @param error why it stopped
+		 */
+		void fatal(String thread, Throwable error);
 
 	}
 

@@ -127,16 +127,22 @@ final class NotificationDispatcher {
 	}
 
 	void close() {
+		synchronized (this.lock) {
+			this.mailbox.clear();
+		}
+		failWaiters(new NixlException(NixlStatus.CLOSED, "get_notifs", this.agentName, null, "the agent was closed"));
+	}
+
+	/** Fails every waiter at once with the given failure; the mailbox stays. */
+	void failWaiters(NixlException failure) {
 		List<Waiter> pending;
 		synchronized (this.lock) {
 			pending = new ArrayList<>(this.waiters);
 			this.waiters.clear();
-			this.mailbox.clear();
 			updateCounts();
 		}
 		for (Waiter waiter : pending) {
-			waiter.future.completeExceptionally(
-					new NixlException(NixlStatus.CLOSED, "get_notifs", this.agentName, null, "the agent was closed"));
+			waiter.future.completeExceptionally(failure);
 		}
 	}
 

@@ -123,7 +123,7 @@ final class TransferImpl implements Transfer {
 		Finish finish;
 		this.agent.lifecycle().readLock().lock();
 		try {
-			this.agent.ensureOpen("post_xfer_req");
+			this.agent.ensureActive("post_xfer_req");
 			finish = postLocked(future, message, accepted);
 		}
 		catch (RuntimeException ex) {
@@ -316,6 +316,24 @@ final class TransferImpl implements Transfer {
 			throw failure(NixlStatus.CLOSED, "get_xfer_telemetry", "the transfer's native request was released");
 		}
 		return this.driver.telemetry(this.handle);
+	}
+
+	/**
+	 * Ends a post in flight as {@link TransferState#FAILED} with the given failure, releasing (and
+	 * so cancelling) its native request: the agent failed.
+	 */
+	void abort(NixlException failure) {
+		Finish finish = null;
+		synchronized (this) {
+			if (this.state == TransferState.IN_PROGRESS) {
+				this.driver.release(this.handle);
+				this.handle = 0;
+				finish = end(TransferState.FAILED, failure);
+			}
+		}
+		if (finish != null) {
+			finish.run();
+		}
 	}
 
 	@Override
