@@ -490,14 +490,19 @@ class MetadataFramingTest {
 	 * info of backend UCX that the check accepts is a UCX worker address.
 	 */
 	static byte[] ucxWorkerAddress() {
-		ByteBuffer blob = ByteBuffer.wrap(sample("one-dram-1mib")).order(ByteOrder.LITTLE_ENDIAN);
-		// Header, then "Agent", "Conns" and "t" fields, then the tag "c" and its length.
+		return connectionInfo(sample("one-dram-1mib"));
+	}
+
+	/** The connection info of a well-formed blob whose agent has at least one connection. */
+	static byte[] connectionInfo(byte[] bytes) {
+		ByteBuffer blob = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+		// Header, then the "Agent", "Conns" and "t" fields, then the tag "c" and its length.
 		int at = "nixlSerDes|".length();
 		for (String tag : List.of("Agent", "Conns", "t")) {
 			at += tag.length() + Long.BYTES + (int) blob.getLong(at + tag.length()) + 1;
 		}
 		int length = (int) blob.getLong(at + 1);
-		return Arrays.copyOfRange(blob.array(), at + 1 + Long.BYTES, at + 1 + Long.BYTES + length);
+		return Arrays.copyOfRange(bytes, at + 1 + Long.BYTES, at + 1 + Long.BYTES + length);
 	}
 
 	private static byte[] concat(byte[] first, byte[] second) {

@@ -97,7 +97,7 @@ class UcxConnectionInfoTest {
 					.singleElement()
 					.satisfies(connection -> assertThat(connection.backend()).isEqualTo("UCX"));
 				// The format version the setting asked for: 0 is v1, 1 is v2.
-				assertThat(addressIn(blob)[0] & 0x0f).as(config).isEqualTo(config.contains("v2") ? 1 : 0);
+				assertThat(MetadataFramingTest.connectionInfo(blob)[0] & 0x0f).as(config).isEqualTo(config.contains("v2") ? 1 : 0);
 			}
 		}
 		try (NixlAgent embedded = NixlAgent.create(AgentConfig.builder("embedded-check").engine(Engine.EMBEDDED).build())) {
@@ -155,7 +155,7 @@ class UcxConnectionInfoTest {
 		}
 		// The self interface address one byte shorter, its length byte saying so: the framing
 		// holds, the shape does not.
-		assertInvalidAddress(Bytes.remove(edit(address, SELF_IFACE_LENGTH, 0x87), SELF_IFACE_LENGTH + 1))
+		assertInvalidAddress(Edit.remove(edit(address, SELF_IFACE_LENGTH, 0x87), SELF_IFACE_LENGTH + 1))
 			.contains("transport self");
 		// A tcp device address of another family than its length says.
 		assertInvalidAddress(edit(address, TCP_DEVICE_LENGTH + 2, 10)).contains("transport tcp");
@@ -173,7 +173,7 @@ class UcxConnectionInfoTest {
 		byte[] v2 = addressOf("ucx-v2");
 		int md = 10;
 		assertThat(v2[md]).isEqualTo((byte) 0x00);
-		assertInvalidAddress(Bytes.insert(edit(v2, md, 0x7f), md + 1, (byte) 200)).contains("memory domain index 200");
+		assertInvalidAddress(Edit.insert(edit(v2, md, 0x7f), md + 1, (byte) 200)).contains("memory domain index 200");
 		// A bandwidth that is not a positive number.
 		for (float bandwidth : new float[] { Float.NaN, 0f, -1f, Float.POSITIVE_INFINITY }) {
 			byte[] edited = address.clone();
@@ -194,12 +194,12 @@ class UcxConnectionInfoTest {
 		byte[] v2 = addressOf("ucx-v2");
 		assertInvalidAddress(edit(v2, 10, 0x80)).contains("flagged empty");
 		// A path count of 1 and the unknown system device are never packed.
-		assertInvalidAddress(Bytes.insert(edit(address, TCP_DEVICE_LENGTH, 0x46), TCP_DEVICE_LENGTH + 1, (byte) 1))
+		assertInvalidAddress(Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x46), TCP_DEVICE_LENGTH + 1, (byte) 1))
 			.contains("path count");
-		assertInvalidAddress(Bytes.insert(edit(address, TCP_DEVICE_LENGTH, 0x26), TCP_DEVICE_LENGTH + 1, (byte) 0xff))
+		assertInvalidAddress(Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x26), TCP_DEVICE_LENGTH + 1, (byte) 0xff))
 			.contains("system device");
 		// The same shapes with a path count of 2 and a system device are what UCX writes on GPU hosts.
-		byte[] gpuHost = Bytes.insert(Bytes.insert(edit(address, TCP_DEVICE_LENGTH, 0x66), TCP_DEVICE_LENGTH + 1,
+		byte[] gpuHost = Edit.insert(Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x66), TCP_DEVICE_LENGTH + 1,
 				(byte) 2), TCP_DEVICE_LENGTH + 2, (byte) 0);
 		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(blob("a", gpuHost)));
 	}
@@ -240,8 +240,8 @@ class UcxConnectionInfoTest {
 				switch (random.nextInt(4)) {
 					case 0 -> address[at] ^= (byte) (1 << random.nextInt(8));
 					case 1 -> address[at] = (byte) random.nextInt(256);
-					case 2 -> address = Bytes.remove(address, at);
-					default -> address = Bytes.insert(address, at, (byte) random.nextInt(256));
+					case 2 -> address = Edit.remove(address, at);
+					default -> address = Edit.insert(address, at, (byte) random.nextInt(256));
 				}
 			}
 			try {
@@ -269,20 +269,9 @@ class UcxConnectionInfoTest {
 		return MetadataFramingTest.ucxWorkerAddress();
 	}
 
-	/** The UCX connection info of a fixture whose agent has one connection. */
+	/** The UCX connection info of a fixture. */
 	private static byte[] addressOf(String sample) {
-		return addressIn(MetadataFramingTest.sample(sample));
-	}
-
-	/** The connection info of a blob whose agent has one connection. */
-	private static byte[] addressIn(byte[] bytes) {
-		ByteBuffer blob = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-		int at = "nixlSerDes|".length();
-		for (String tag : List.of("Agent", "Conns", "t")) {
-			at += tag.length() + Long.BYTES + (int) blob.getLong(at + tag.length()) + 1;
-		}
-		int length = (int) blob.getLong(at + 1);
-		return Arrays.copyOfRange(blob.array(), at + 1 + Long.BYTES, at + 1 + Long.BYTES + length);
+		return MetadataFramingTest.connectionInfo(MetadataFramingTest.sample(sample));
 	}
 
 	/** Metadata of an agent with one UCX connection of the given info and no memory sections. */
@@ -328,7 +317,7 @@ class UcxConnectionInfoTest {
 	}
 
 	/** Byte edits of an address. */
-	private static final class Bytes {
+	private static final class Edit {
 
 		static byte[] remove(byte[] bytes, int at) {
 			return dev.nixl4j.Bytes.splice(bytes, at, 1, new byte[0]);
