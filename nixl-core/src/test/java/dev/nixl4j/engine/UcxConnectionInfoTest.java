@@ -166,7 +166,8 @@ class UcxConnectionInfoTest {
 	void refusesWhatUcxWouldIndexOutOfBounds() {
 		byte[] address = realAddress();
 		assertThat(address[TCP_MD]).isEqualTo((byte) 0x01);
-		// Memory domain 64 and more index UCX's arrays of 64 (UCX 1.23 writes a release trailer, so no legacy bits are cleared).
+		// Memory domain 64 and more index UCX's arrays of 64 (UCX 1.23 writes a release trailer, so
+		// UCX clears no legacy bits).
 		assertInvalidAddress(edit(address, TCP_MD, 0x40)).contains("memory domain index 64 is not below 64");
 		assertInvalidAddress(edit(address, TCP_MD, 0x7f)).contains("memory domain index 127");
 		// v2 extends the index into the next byte.
