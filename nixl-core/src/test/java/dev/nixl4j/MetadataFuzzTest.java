@@ -42,15 +42,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The real metadata comes from native agents in another child JVM ({@link MetadataSourceChild}),
  * which stays up while the mutants are loaded: their connection info must lead somewhere.
  *
+ * <p>The mutations include the connection info: UCX reads it as a packed worker address without
+ * knowing its length, and a forged one aborted native agents inside UCX. Such mutants count apart
+ * ({@code connection-info-*} in the report).
+ *
  * <p>Network safety: loading metadata makes UCX create endpoints from the connection info inside
  * it, and a mutated connection info could point UCX at any address. So:
  * <ul>
- * <li>no blob whose connection info differs, byte for byte, from one the source agents wrote goes
- * to a loader (such mutants are only parse-checked);</li>
  * <li>where {@code unshare --net} is permitted, the source child runs in a fresh network namespace
  * with nothing but loopback, and the loaders join that namespace ({@code nsenter}), so that they
- * can reach the source agents and nothing else; elsewhere all children run in the host's network,
- * which the first rule keeps safe;</li>
+ * can reach the source agents and nothing else; mutants with changed connection info are loaded
+ * there too;</li>
+ * <li>elsewhere all children run in the host's network, and no blob whose connection info differs,
+ * byte for byte, from one the source agents wrote goes to a loader (such mutants are only
+ * parse-checked);</li>
  * <li>all children run with {@code UCX_NET_DEVICES=lo}, so the connection info names loopback
  * only.</li>
  * </ul>
@@ -171,6 +176,14 @@ class MetadataFuzzTest {
 
 		int duplicates;
 
+		/** Mutants whose connection info differs from every genuine one: made, refused by the Java check. */
+		int connectionInfoMutants;
+
+		int connectionInfoRefused;
+
+		/** Per record: whether its connection info differs from every genuine one. */
+		final List<Boolean> changedConnectionInfo = new ArrayList<>();
+
 		final List<String> unexpected = new ArrayList<>();
 
 		final Map<String, int[]> byOperation = new TreeMap<>();
@@ -195,6 +208,10 @@ class MetadataFuzzTest {
 			for (int i = 0; i < MUTATIONS; i++) {
 				Mutant mutant = mutator.next("fuzz#" + i);
 				this.mutations++;
+				boolean connectionInfo = mutant.operations().contains("connection-info");
+				if (connectionInfo) {
+					this.connectionInfoMutants++;
+				}
 				try {
 					MetadataFraming.parse(mutant.blob());
 				}
@@ -204,6 +221,9 @@ class MetadataFuzzTest {
 					}
 					else {
 						this.malformed++;
+						if (connectionInfo) {
+							this.connectionInfoRefused++;
+						}
 						tally(mutant, 0);
 					}
 					continue;
@@ -214,9 +234,12 @@ class MetadataFuzzTest {
 				}
 				this.wellFormed++;
 				tally(mutant, 1);
-				if (!genuineConnectionInfo(mutant.blob())) {
+				boolean changed = !genuineConnectionInfo(mutant.blob());
+				if (changed) {
 					this.connectionInfoChanged++;
-					continue;
+					if (!isolatedNetwork) {
+						continue;
+					}
 				}
 				// Partial metadata meets an agent known from its full metadata; a third of the
 				// full mutants do too, which takes NIXL through its update path.
@@ -227,13 +250,46 @@ class MetadataFuzzTest {
 					continue;
 				}
 				add(prelude, mutant.blob(), "mutation " + i + " of " + mutant.source().name()
-						+ (partial ? " (partial)" : "") + ": " + mutant.operations());
+						+ (partial ? " (partial)" : "") + ": " + mutant.operations(), changed);
 			}
 		}
 
 		private void add(byte[] prelude, byte[] blob, String origin) {
+			add(prelude, blob, origin, false);
+		}
+
+		private void add(byte[] prelude, byte[] blob, String origin, boolean changed) {
 			this.records.add(new byte[][] { prelude, blob });
 			this.origins.add(origin);
+			this.changedConnectionInfo.add(changed);
+		}
+
+		/** Counts the records with changed connection info by what NIXL did with them. */
+		String connectionInfoOutcomes(NativeLoader loader) {
+			int loaded = 0;
+			int refused = 0;
+			int crashed = 0;
+			int loadedRecords = 0;
+			for (int i = 0; i < this.records.size(); i++) {
+				if (!this.changedConnectionInfo.get(i)) {
+					continue;
+				}
+				loadedRecords++;
+				String result = loader.results[i];
+				if (result == null) {
+					crashed += loader.crashed.contains(i) ? 1 : 0;
+				}
+				else if (result.startsWith("LOADED")) {
+					loaded++;
+				}
+				else {
+					refused++;
+				}
+			}
+			return "connection-info-mutants=" + this.connectionInfoMutants + " connection-info-refused-in-java="
+					+ this.connectionInfoRefused + " connection-info-changed-records=" + loadedRecords
+					+ " connection-info-loaded=" + loaded + " connection-info-refused-by-nixl=" + refused
+					+ " connection-info-crashes=" + crashed;
 		}
 
 		private void tally(Mutant mutant, int wellFormed) {
@@ -294,6 +350,7 @@ class MetadataFuzzTest {
 			for (String line : loader.notes) {
 				System.out.println("MetadataFuzzTest " + line);
 			}
+			System.out.println("MetadataFuzzTest " + connectionInfoOutcomes(loader));
 			System.out.printf(
 					"MetadataFuzzTest seed=%#x mutations=%d malformed=%d well-formed=%d (connection-info-changed=%d, "
 							+ "duplicates=%d) records=%d (controls=%d) loaded=%d refused-by-NIXL=%d crashes=%d "
@@ -314,6 +371,8 @@ class MetadataFuzzTest {
 				assertThat(loader.results[i]).as("genuine %s", this.origins.get(i)).startsWith("LOADED");
 			}
 			assertThat(loader.loaded - this.sources.size()).as("mutants NIXL loaded").isPositive();
+			assertThat(this.connectionInfoMutants).as("mutants of the connection info").isPositive();
+			assertThat(this.connectionInfoRefused).as("connection info mutants refused in Java").isPositive();
 		}
 
 	}
@@ -357,7 +416,7 @@ class MetadataFuzzTest {
 		/** The notes of the child's result lines (ALIAS, DROPPED, RESET), counted. */
 		final Map<String, Integer> observations = new TreeMap<>();
 
-		private final List<Integer> crashed = new ArrayList<>();
+		final List<Integer> crashed = new ArrayList<>();
 
 		NativeLoader(Path work, Campaign campaign, List<String> prefix, ChildJvm source) throws IOException {
 			this.work = work;

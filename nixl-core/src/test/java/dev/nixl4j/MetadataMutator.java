@@ -21,9 +21,11 @@ import java.util.Random;
  * then edit the serialized bytes (bit flips, inserted and deleted bytes, truncation, duplicated
  * chunks, trailing data) and mostly break the framing.
  *
- * <p>The mutator does not avoid connection info (the {@code c} values): it cannot promise that a
- * raw edit misses them. The caller checks each accepted mutant with
- * {@link #connectionInfos(byte[])} instead.
+ * <p>Connection info (the {@code c} values) is mutated on purpose as well: a UCX connection info is
+ * a packed UCX worker address, whose header, device and interface entries
+ * {@link #connectionInfo(List)} edits with knowledge of their layout. The caller decides with
+ * {@link #connectionInfos(byte[])} which mutants may reach a loader, as a changed connection info
+ * makes UCX connect wherever it points.
  *
  * <p>Not thread-safe; one instance per seed.
  */
@@ -174,7 +176,7 @@ final class MetadataMutator {
 	private String structural(List<Field> fields) {
 		// Each case returns null when the blob has nothing it applies to; then another is tried.
 		for (int attempt = 0; attempt < 20; attempt++) {
-			String done = switch (this.random.nextInt(16)) {
+			String done = switch (this.random.nextInt(18)) {
 				case 0 -> agentName(fields);
 				case 1 -> count(fields);
 				case 2 -> memoryType(fields);
@@ -189,6 +191,7 @@ final class MetadataMutator {
 				case 12 -> length(fields);
 				case 13 -> separator(fields);
 				case 14 -> splice(fields);
+				case 15, 16 -> connectionInfo(fields);
 				default -> syntheticSection(fields);
 			};
 			if (done != null) {
@@ -314,6 +317,156 @@ final class MetadataMutator {
 				return "key-foreign";
 			}
 		}
+	}
+
+	/**
+	 * Edits a connection info. UCX connection info is a packed UCX worker address (UCX 1.23,
+	 * {@code src/ucp/wireup/address.c}): a header (v1: version 0 and flags in one byte; v2:
+	 * version 1 and release, then a flags byte), a UUID, a worker name if flagged, then per device
+	 * an md byte, a length byte with flags, optional path count and system device, the device
+	 * address, and per interface a checksum, attributes (v1: 16 bytes, v2: 8), a length byte with
+	 * flags and the interface address. Most edits hit one of those fields with a value UCX reads
+	 * differently; the rest damage the bytes in general.
+	 */
+	private String connectionInfo(List<Field> fields) {
+		Field field = any(fields, Role.CONN_INFO);
+		if (field == null || field.value.length == 0) {
+			return null;
+		}
+		byte[] value = field.value.clone();
+		List<int[]> layout = ucxLayout(value);
+		byte[] extremes = { 0, 1, 2, (byte) 0x1f, (byte) 0x3f, (byte) 0x40, (byte) 0x7f, (byte) 0x80, (byte) 0xff };
+		switch (this.random.nextInt(12)) {
+			case 0 -> value[0] = (byte) ((value[0] & 0xf0) | this.random.nextInt(16));
+			case 1 -> {
+				if ((value[0] & 0x0f) == 1 && value.length > 1) {
+					value[1] = (byte) this.random.nextInt(16);
+				}
+				else {
+					value[0] = (byte) ((value[0] & 0x0f) | (this.random.nextInt(16) << 4));
+				}
+			}
+			case 2, 3, 4, 5 -> {
+				// A structural byte of the address: an md, length, flag or count byte.
+				if (layout.isEmpty()) {
+					return null;
+				}
+				int at = layout.get(this.random.nextInt(layout.size()))[0];
+				int choice = this.random.nextInt(4);
+				value[at] = choice == 0 ? extremes[this.random.nextInt(extremes.length)]
+						: choice == 1 ? (byte) (value[at] ^ (1 << this.random.nextInt(8)))
+								: choice == 2 ? (byte) (value[at] + (this.random.nextBoolean() ? 1 : -1))
+										: (byte) this.random.nextInt(256);
+			}
+			case 6 -> {
+				// Inside a device or interface address, or the attributes: what the transport reads.
+				List<int[]> ranges = new ArrayList<>();
+				for (int[] entry : layout) {
+					if (entry[1] > 0) {
+						ranges.add(entry);
+					}
+				}
+				if (ranges.isEmpty()) {
+					return null;
+				}
+				int[] range = ranges.get(this.random.nextInt(ranges.size()));
+				int at = range[0] + 1 + this.random.nextInt(range[1]);
+				if (at < value.length) {
+					value[at] = this.random.nextBoolean() ? extremes[this.random.nextInt(extremes.length)]
+							: (byte) this.random.nextInt(256);
+				}
+			}
+			case 7 -> value = Arrays.copyOf(value, this.random.nextInt(value.length));
+			case 8 -> value = concat(value, randomBytes(1 + this.random.nextInt(16)));
+			case 9 -> value = Bytes.splice(value, this.random.nextInt(value.length), this.random.nextBoolean() ? 1 : 0,
+					randomBytes(this.random.nextInt(3)));
+			case 10 -> {
+				// The forged info of the report, or a short random one.
+				value = this.random.nextBoolean() ? ascii("x") : randomBytes(1 + this.random.nextInt(24));
+			}
+			default -> {
+				// Another agent's genuine connection info: maybe the other address format.
+				Source other = this.sources.get(this.random.nextInt(this.sources.size()));
+				List<byte[]> infos = connectionInfos(other.blob());
+				if (infos.isEmpty()) {
+					return null;
+				}
+				value = infos.get(this.random.nextInt(infos.size())).clone();
+			}
+		}
+		field.value = value;
+		field.length = null;
+		return "connection-info";
+	}
+
+	/**
+	 * The structural bytes of a UCX worker address, read as UCX 1.23 writes it (v1 or v2, default
+	 * mode): per entry its offset and the length of the data it announces (a device or interface
+	 * address, attributes) or 0. Stops quietly where the address does not follow the layout.
+	 */
+	static List<int[]> ucxLayout(byte[] address) {
+		List<int[]> layout = new ArrayList<>();
+		if (address.length < 2) {
+			return layout;
+		}
+		boolean v2 = (address[0] & 0x0f) == 1;
+		int flags = v2 ? address[1] & 0xff : (address[0] & 0xff) >>> 4;
+		layout.add(new int[] { 0, 0 });
+		int at = v2 ? 2 : 1;
+		if (v2) {
+			layout.add(new int[] { 1, 0 });
+		}
+		at += 8;
+		if ((flags & 1) != 0 && at < address.length) {
+			layout.add(new int[] { at, 0 });
+			at += 1 + (address[at] & 0xff);
+		}
+		boolean lastDevice = false;
+		while (!lastDevice && at + 1 < address.length) {
+			int md = address[at] & 0xff;
+			layout.add(new int[] { at, 0 });
+			at += v2 && (md & 0x7f) == 0x7f ? 2 : 1;
+			if (at >= address.length) {
+				break;
+			}
+			int lengthByte = address[at] & 0xff;
+			int length = lengthByte & 0x1f;
+			if (v2 && length == 0x1f && at + 1 < address.length) {
+				length = address[at + 1] & 0xff;
+				at++;
+			}
+			layout.add(new int[] { at, length });
+			at++;
+			lastDevice = (lengthByte & 0x80) != 0;
+			if ((lengthByte & 0x40) != 0) {
+				layout.add(new int[] { at++, 0 });
+			}
+			if ((lengthByte & 0x20) != 0) {
+				layout.add(new int[] { at++, 0 });
+			}
+			at += length;
+			boolean lastInterface = (md & 0x80) != 0;
+			while (!lastInterface && at + 2 < address.length) {
+				int attributes = v2 ? 8 : 16;
+				layout.add(new int[] { at, 2 + attributes - 1 });
+				at += 2 + attributes;
+				if (at >= address.length) {
+					break;
+				}
+				int ifaceByte = address[at] & 0xff;
+				int ifaceLength = ifaceByte & 0x3f;
+				if (v2 && ifaceLength == 0x3f && at + 1 < address.length) {
+					ifaceLength = address[at + 1] & 0xff;
+					at++;
+				}
+				layout.add(new int[] { at, ifaceLength });
+				at += 1 + ifaceLength;
+				lastInterface = (ifaceByte & 0x80) != 0;
+			}
+		}
+		// The walk follows lengths it does not check: keep what lies inside the address.
+		layout.removeIf(entry -> entry[0] >= address.length);
+		return layout;
 	}
 
 	private String duplicate(List<Field> fields) {

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Native agents whose metadata {@link MetadataFuzzTest} mutates, in a child JVM that shares the
@@ -17,7 +18,8 @@ import java.util.List;
  * inside it is.
  *
  * <p>The shapes: an agent without registrations, one with a single region, one with many (in
- * one registration, in several, and on device id 3), and partial metadata of some registrations.
+ * one registration, in several, and on device id 3), partial metadata of some registrations, and
+ * an agent whose UCX writes the v2 address format with its worker name.
  * Output: per blob {@code @source <agent> <base64 blob> <base64 full metadata of the agent>},
  * then {@code @ready}. The agents stay up until stdin closes, as their connection info must stay
  * live while the mutants are loaded.
@@ -70,6 +72,13 @@ public final class MetadataSourceChild {
 				print(out, "fuzz-many", many.localMetadata(batch, device3).toByteArray(), manyFull);
 				print(out, "fuzz-many", many.localMetadata(device3).toByteArray(), manyFull);
 
+				// UCX's other address format (NIXL's choice on EFA hosts), with the worker name in it.
+				NixlAgent v2 = agent("fuzz-v2", agents,
+						Map.of("engine_config", "ADDRESS_VERSION=v2,ADDRESS_DEBUG_INFO=y"));
+				v2.register(arena.allocate(MIB, 64));
+				byte[] v2Full = v2.localMetadata().toByteArray();
+				print(out, "fuzz-v2", v2Full, v2Full);
+
 				out.println("@ready");
 				while (System.in.read() >= 0) {
 					// Wait for the test to close stdin.
@@ -84,11 +93,16 @@ public final class MetadataSourceChild {
 	}
 
 	private static NixlAgent agent(String name, List<NixlAgent> agents) {
-		// No progress thread: the agents only publish metadata, and three spinning threads would
+		return agent(name, agents, Map.of());
+	}
+
+	private static NixlAgent agent(String name, List<NixlAgent> agents, Map<String, String> ucxParameters) {
+		// No progress thread: the agents only publish metadata, and spinning threads would
 		// starve the loaders on a small machine.
 		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name)
 			.engine(Engine.NATIVE)
 			.nativeProgressThread(false)
+			.backends(new BackendConfig("UCX", ucxParameters))
 			.build());
 		agents.add(agent);
 		return agent;

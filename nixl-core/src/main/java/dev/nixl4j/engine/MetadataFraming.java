@@ -26,7 +26,7 @@ import dev.nixl4j.NixlStatus;
  * <pre>
  * "Agent"       agent name (non-empty)
  * "Conns"       connection count C
- * C times:      "t" backend name (non-empty), "c" connection info (non-empty, opaque)
+ * C times:      "t" backend name (non-empty), "c" connection info (non-empty; see below)
  * ""            the literal "MemSection"
  * "nixlSecElms" section count S
  * S times:      "bknd" backend name (non-empty)
@@ -34,7 +34,10 @@ import dev.nixl4j.NixlStatus;
  *               "t" memory type (0 DRAM .. 4 FILE), "n" descriptor count N (at least 1)
  *               N times: "" address, length and device id (8 bytes each) + backend key (opaque)
  * </pre>
- * Nothing may follow the last section. The key of a descriptor in a {@code UCX} section is a packed
+ * Nothing may follow the last section. The connection info of backend {@code UCX} is a packed UCP
+ * worker address, which UCX reads without bounds and aborts the process on when it does not know
+ * its format version; it must have one of the shapes UCX writes ({@code UcxWorkerAddress}). The
+ * connection info of other backends is opaque here. The key of a descriptor in a {@code UCX} section is a packed
  * UCX remote key, which UCX reads without bounds: a 64-bit map of memory domains, a UCX memory type
  * (one byte, 0 HOST .. 9 GAUDI), then per domain in the map a size byte and that many bytes; what
  * follows is not read. NIXL's own reader is laxer (it accepts any separator byte,
@@ -148,6 +151,11 @@ public final class MetadataFraming {
 
 	private static NixlException invalid(String detail) {
 		return new NixlException(NixlStatus.INVALID_METADATA, OPERATION, null, null, detail);
+	}
+
+	/** A failure at a byte offset of the blob; the message names what is wrong, never the bytes. */
+	static NixlException failure(int offset, String what) {
+		return invalid(what + " at byte offset " + offset);
 	}
 
 	private static byte[] ascii(String text) {
@@ -344,6 +352,9 @@ public final class MetadataFraming {
 				if (this.valueLength == 0) {
 					throw failure(this.valueOffset, "empty connection info for backend " + backend);
 				}
+				if (UCX_BACKEND.equals(backend)) {
+					UcxWorkerAddress.check(this.data, this.valueOffset, this.valueLength);
+				}
 				connections.add(new BackendConnection(backend, this.valueLength));
 			}
 			literal(MARKER, MEM_SECTION);
@@ -534,7 +545,7 @@ public final class MetadataFraming {
 		}
 
 		private static NixlException failure(int offset, String what) {
-			return invalid(what + " at byte offset " + offset);
+			return MetadataFraming.failure(offset, what);
 		}
 
 	}

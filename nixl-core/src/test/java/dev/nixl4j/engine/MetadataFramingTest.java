@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.engine.MetadataFraming.BackendConnection;
-import dev.nixl4j.Bytes;
 import dev.nixl4j.engine.MetadataFraming.MemorySection;
 import dev.nixl4j.engine.MetadataFraming.ParsedMetadata;
 import dev.nixl4j.engine.MetadataFraming.Region;
@@ -140,7 +139,7 @@ class MetadataFramingTest {
 		byte[] blob = new Blob().text("Agent", "decode-3")
 			.u64("Conns", 2)
 			.text("t", "UCX")
-			.opaque("c", 200)
+			.field("c", ucxWorkerAddress())
 			.text("t", "LIBFABRIC")
 			.opaque("c", 57)
 			.text("", "MemSection")
@@ -150,7 +149,7 @@ class MetadataFramingTest {
 			.section("LIBFABRIC", 0, new Region(0x1000, 4096, 0))
 			.bytes();
 		ParsedMetadata md = MetadataFraming.parse(blob);
-		assertThat(md.connections()).containsExactly(new BackendConnection("UCX", 200),
+		assertThat(md.connections()).containsExactly(new BackendConnection("UCX", ucxWorkerAddress().length),
 				new BackendConnection("LIBFABRIC", 57));
 		assertThat(md.sections()).extracting(MemorySection::backend, MemorySection::memoryType)
 			.containsExactly(tuple("UCX", 0), tuple("UCX", 1), tuple("LIBFABRIC", 0));
@@ -476,7 +475,7 @@ class MetadataFramingTest {
 		return md.sections().stream().flatMap(section -> section.regions().stream()).map(Region::length).toList();
 	}
 
-	private static byte[] sample(String name) {
+	static byte[] sample(String name) {
 		try (InputStream in = MetadataFramingTest.class.getResourceAsStream("/metadata/" + name + ".bin")) {
 			assertThat(in).as("fixture %s", name).isNotNull();
 			return in.readAllBytes();
@@ -484,6 +483,26 @@ class MetadataFramingTest {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * The UCX connection info of a real agent (from {@code one-dram-1mib.bin}): the only connection
+	 * info of backend UCX that the check accepts is a UCX worker address.
+	 */
+	static byte[] ucxWorkerAddress() {
+		return connectionInfo(sample("one-dram-1mib"));
+	}
+
+	/** The connection info of a well-formed blob whose agent has at least one connection. */
+	static byte[] connectionInfo(byte[] bytes) {
+		ByteBuffer blob = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+		// Header, then the "Agent", "Conns" and "t" fields, then the tag "c" and its length.
+		int at = "nixlSerDes|".length();
+		for (String tag : List.of("Agent", "Conns", "t")) {
+			at += tag.length() + Long.BYTES + (int) blob.getLong(at + tag.length()) + 1;
+		}
+		int length = (int) blob.getLong(at + 1);
+		return Arrays.copyOfRange(bytes, at + 1 + Long.BYTES, at + 1 + Long.BYTES + length);
 	}
 
 	private static byte[] concat(byte[] first, byte[] second) {
@@ -501,7 +520,7 @@ class MetadataFramingTest {
 		return new Blob().text("Agent", "prefill-0")
 			.u64("Conns", 2)
 			.text("t", "UCX")
-			.opaque("c", 213)
+			.field("c", ucxWorkerAddress())
 			.text("t", "LIBFABRIC")
 			.opaque("c", 40)
 			.text("", "MemSection")
