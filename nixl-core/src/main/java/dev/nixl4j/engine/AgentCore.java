@@ -569,6 +569,11 @@ public final class AgentCore implements NixlAgent {
 	public CompletableFuture<Notification> expectNotification(NotificationMatcher matcher, Duration timeout) {
 		ensureActive("get_notifs");
 		CompletableFuture<Notification> future = this.notifications.expect(matcher, timeout);
+		NixlException failed = this.failure;
+		if (failed != null) {
+			// the agent failed after the check above, perhaps after its waiters were failed
+			this.notifications.failWaiters(failed);
+		}
 		this.progressLoop.wakeUp();
 		return future;
 	}
