@@ -541,6 +541,12 @@ public final class AgentCore implements NixlAgent {
 
 	void progress(TransferImpl transfer) {
 		this.progressLoop.submit(transfer);
+		NixlException failed = this.failure;
+		if (failed != null) {
+			// posted while the agent failed, after fail() aborted what was in flight: the progress
+			// loop may be gone, so nobody else would end it
+			transfer.abort(failed);
+		}
 	}
 
 	void transferEnded(TransferImpl transfer, TransferState state, boolean notified, @Nullable NixlException failure) {
