@@ -793,12 +793,20 @@ public final class AgentCore implements NixlAgent {
 			this.failedThread = thread;
 			this.failure = failed;
 		}
+		// waiters and transfers first: logging goes through the application's handlers, which may
+		// throw as well
+		this.notifications.failWaiters(failed);
+		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
+			try {
+				transfer.abort(failed);
+			}
+			catch (Throwable ex) {
+				// a listener threw after the transfer ended: the next transfer must still end
+				this.faults.survived(thread, ex);
+			}
+		}
 		logger.log(Level.ERROR, "Agent '" + name() + "' failed and can no longer move data: its " + thread
 				+ " thread cannot go on. Close the agent and create a new one.", error);
-		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
-			transfer.abort(failed);
-		}
-		this.notifications.failWaiters(failed);
 	}
 
 	/**

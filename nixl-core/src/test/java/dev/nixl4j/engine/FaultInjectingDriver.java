@@ -41,6 +41,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	private volatile boolean deferPosts;
 
+	private volatile boolean holdTransfers;
+
 	private FaultInjectingDriver(EngineDriver engine) {
 		this.engine = engine;
 	}
@@ -98,6 +100,15 @@ public final class FaultInjectingDriver implements EngineDriver {
 		this.deferPosts = defer;
 	}
 
+	/**
+	 * Makes every transfer's status poll answer "in progress" while set, so that transfers stay
+	 * in flight (combine with {@link #deferPosts}).
+	 * @param hold whether to hold
+	 */
+	public void holdTransfers(boolean hold) {
+		this.holdTransfers = hold;
+	}
+
 	private static boolean take(AtomicInteger faults) {
 		return faults.getAndUpdate(left -> (left == Integer.MAX_VALUE || left == 0) ? left : left - 1) > 0;
 	}
@@ -115,7 +126,7 @@ public final class FaultInjectingDriver implements EngineDriver {
 		if (take(this.statusFaults)) {
 			throw this.statusError;
 		}
-		return this.engine.status(request);
+		return this.holdTransfers ? IN_PROGRESS : this.engine.status(request);
 	}
 
 	@Override

@@ -180,6 +180,12 @@ class ProgressLoopFaultTest {
 				Duration.ofSeconds(30));
 		Transfer ready = s.write();
 		this.resources.add(ready);
+		s.driver.deferPosts(true);
+		s.driver.holdTransfers(true);
+		Transfer held = s.write();
+		this.resources.add(held);
+		CompletableFuture<Transfer> inFlight = held.completion();
+		assertThat(held.state()).isEqualTo(TransferState.IN_PROGRESS);
 
 		s.driver.failDrains(new OutOfMemoryError("injected into every notification drain"), Integer.MAX_VALUE);
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
@@ -190,6 +196,11 @@ class ProgressLoopFaultTest {
 			.isInstanceOf(ExecutionException.class)
 			.cause()
 			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.status()).isEqualTo(NixlStatus.FAILED));
+		assertThatThrownBy(() -> inFlight.get(1, TimeUnit.SECONDS)).as("the transfer in flight fails at once")
+			.isInstanceOf(ExecutionException.class)
+			.cause()
+			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.status()).isEqualTo(NixlStatus.FAILED));
+		assertThat(held.state()).isEqualTo(TransferState.FAILED);
 		assertThatThrownBy(ready::post).isInstanceOfSatisfying(NixlException.class,
 				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.FAILED));
 		assertThatThrownBy(() -> s.initiator.expectNotification(NotificationMatcher.exact(null, "x"), WAIT))
