@@ -21,6 +21,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.metadata.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -471,7 +472,7 @@ public abstract class KvTransferTests {
 		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
 				Duration.ofSeconds(1)))
 			.isInstanceOf(NixlException.class);
-		assertThat(producer.internalErrors()).isOne();
+		Eventually.until(Duration.ofSeconds(1), "the producer counted the Error", () -> producer.internalErrors() == 1);
 
 		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(4);
