@@ -39,8 +39,9 @@ public interface AgentStatistics {
 
 	/**
 	 * Returns how many times a unit of work on one of the agent's internal threads (the progress
-	 * loop, the embedded engine's listener and connections) threw and the thread went on. Each
-	 * was logged once with its context.
+	 * loop, the embedded engine's listener and connections) threw. Each was logged with its
+	 * context (a thread that keeps failing, at most once a second) and the thread went on, except
+	 * for a last one that {@linkplain AgentState#FAILED failed} the agent.
 	 * @return the count
 	 */
 	long internalErrors();

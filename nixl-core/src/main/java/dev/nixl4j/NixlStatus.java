@@ -20,7 +20,7 @@ public enum NixlStatus {
 	ERROR_BACKEND(-2),
 	/** A native object was used in a state that does not allow the call. */
 	ERROR_INVALID_STATE(-3),
-	/** NIXL caught an unexpected C++ exception. */
+	/** NIXL caught an unexpected C++ exception, or polling a transfer threw unexpectedly. */
 	ERROR_EXCEPTION(-4),
 	/** Telemetry was requested but not captured. */
 	ERROR_NO_TELEMETRY(-5),

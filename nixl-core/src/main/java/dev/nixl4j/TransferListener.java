@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
  * transfer's future completes, so whoever waits on the transfer sees the listener's effects.
  *
  * <p>{@code postRefused} and {@code afterPost} may run on the progress loop's thread: they must be
- * quick, must not block and must not throw (what they throw is logged and dropped).
+ * quick, must not block and must not throw (what they throw is logged and dropped; an
+ * {@link Error} from {@code afterPost} is thrown on once every listener and the transfer's future
+ * heard the end, and the progress loop counts it in {@link AgentStatistics#internalErrors()}).
  */
 public interface TransferListener {
 

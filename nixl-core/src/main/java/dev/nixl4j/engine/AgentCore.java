@@ -541,6 +541,12 @@ public final class AgentCore implements NixlAgent {
 
 	void progress(TransferImpl transfer) {
 		this.progressLoop.submit(transfer);
+		NixlException failed = this.failure;
+		if (failed != null) {
+			// posted while the agent failed, after fail() aborted what was in flight: the progress
+			// loop may be gone, so nobody else would end it
+			transfer.abort(failed);
+		}
 	}
 
 	void transferEnded(TransferImpl transfer, TransferState state, boolean notified, @Nullable NixlException failure) {
@@ -569,6 +575,11 @@ public final class AgentCore implements NixlAgent {
 	public CompletableFuture<Notification> expectNotification(NotificationMatcher matcher, Duration timeout) {
 		ensureActive("get_notifs");
 		CompletableFuture<Notification> future = this.notifications.expect(matcher, timeout);
+		NixlException failed = this.failure;
+		if (failed != null) {
+			// the agent failed after the check above, perhaps after its waiters were failed
+			this.notifications.failWaiters(failed);
+		}
 		this.progressLoop.wakeUp();
 		return future;
 	}
@@ -782,12 +793,20 @@ public final class AgentCore implements NixlAgent {
 			this.failedThread = thread;
 			this.failure = failed;
 		}
+		// waiters and transfers first: logging goes through the application's handlers, which may
+		// throw as well
+		this.notifications.failWaiters(failed);
+		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
+			try {
+				transfer.abort(failed);
+			}
+			catch (Throwable ex) {
+				// a listener threw after the transfer ended: the next transfer must still end
+				this.faults.survived(thread, ex);
+			}
+		}
 		logger.log(Level.ERROR, "Agent '" + name() + "' failed and can no longer move data: its " + thread
 				+ " thread cannot go on. Close the agent and create a new one.", error);
-		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
-			transfer.abort(failed);
-		}
-		this.notifications.failWaiters(failed);
 	}
 
 	/**

@@ -2,9 +2,13 @@ package dev.nixl4j.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+
+import dev.nixl4j.TransferState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one thread per agent that polls transfers in flight and drains notifications, so that
@@ -16,6 +20,13 @@ import java.util.concurrent.locks.LockSupport;
  * {@value #ACTIVE_PARK_MAX_NANOS} ns while transfers or waiters exist, and sleeps
  * {@value #IDLE_PARK_NANOS} ns between notification drains when idle. Parking instead of
  * spinning leaves the cores to the backend's own progress threads.
+ *
+ * <p>Faults: each unit of work (the poll of one transfer with its listeners, one notification
+ * drain) that throws is reported to the agent as survived and the loop goes on; a transfer whose
+ * poll throws is ended {@link dev.nixl4j.TransferState#FAILED} rather than polled again. When a
+ * unit cannot be completed for {@value #STUCK_LIMIT_NANOS} ns in a row (a drain that keeps
+ * throwing, a transfer that cannot even be ended), or when the thread dies anyway, the loop
+ * reports a fatal fault, which turns the agent {@link dev.nixl4j.AgentState#FAILED}, and stops.
  */
 final class ProgressLoop implements Runnable {
 
@@ -27,6 +38,10 @@ final class ProgressLoop implements Runnable {
 
 	private static final long IDLE_PARK_NANOS = 2_000_000;
 
+	private static final long STUCK_LIMIT_NANOS = 500_000_000L;
+
+	private static final String THREAD = "progress";
+
 	private final AgentCore agent;
 
 	private final ConcurrentLinkedQueue<TransferImpl> submitted = new ConcurrentLinkedQueue<>();
@@ -37,11 +52,18 @@ final class ProgressLoop implements Runnable {
 
 	private volatile boolean running = true;
 
+	/** Whether a unit of the current round could not be completed; loop thread only. */
+	private boolean stuck;
+
+	/** What the latest unit that could not be completed threw; loop thread only. */
+	private @Nullable Throwable stuckBy;
+
 	ProgressLoop(AgentCore agent) {
 		this.agent = agent;
 		this.thread = Thread.ofPlatform()
 			.daemon(true)
 			.name("nixl-progress-" + agent.name())
+			.uncaughtExceptionHandler((thread, error) -> agent.faults().fatal(THREAD, error))
 			.unstarted(this);
 	}
 
@@ -75,15 +97,36 @@ final class ProgressLoop implements Runnable {
 	public void run() {
 		long lastProgress = System.nanoTime();
 		long park = ACTIVE_PARK_MIN_NANOS;
+		long stuckSince = 0;
 		while (this.running) {
-			boolean progressed = pollTransfers() | this.agent.drainNotifications();
+			this.stuck = false;
+			boolean progressed;
+			try {
+				progressed = pollTransfers() | drainNotifications();
+			}
+			catch (Throwable ex) {
+				stuck(ex);
+				progressed = false;
+			}
 			long now = System.nanoTime();
+			if (!this.stuck) {
+				stuckSince = 0;
+			}
+			else if (stuckSince == 0) {
+				stuckSince = now;
+			}
+			else if (now - stuckSince >= STUCK_LIMIT_NANOS) {
+				this.running = false;
+				this.agent.faults().fatal(THREAD, Objects.requireNonNull(this.stuckBy));
+				return;
+			}
 			if (progressed) {
 				lastProgress = now;
 				park = ACTIVE_PARK_MIN_NANOS;
 				continue;
 			}
-			boolean busy = !this.active.isEmpty() || !this.submitted.isEmpty() || this.agent.hasNotificationWaiters();
+			boolean busy = this.stuck || !this.active.isEmpty() || !this.submitted.isEmpty()
+					|| this.agent.hasNotificationWaiters();
 			if (busy && now - lastProgress < SPIN_NANOS) {
 				Thread.onSpinWait();
 			}
@@ -97,14 +140,32 @@ final class ProgressLoop implements Runnable {
 		}
 	}
 
+	/** Reports a unit of work that threw and could not be completed: it counts towards the limit. */
+	private void stuck(Throwable error) {
+		this.stuck = true;
+		this.stuckBy = error;
+		this.agent.faults().survived(THREAD, error);
+	}
+
+	private boolean drainNotifications() {
+		try {
+			return this.agent.drainNotifications();
+		}
+		catch (Throwable ex) {
+			stuck(ex);
+			return false;
+		}
+	}
+
 	private boolean pollTransfers() {
 		boolean progressed = false;
 		TransferImpl transfer;
-		while ((transfer = this.submitted.poll()) != null) {
+		while ((transfer = this.submitted.peek()) != null) {
 			this.active.add(transfer);
+			this.submitted.poll();
 		}
 		for (int i = this.active.size() - 1; i >= 0; i--) {
-			if (this.active.get(i).poll()) {
+			if (poll(this.active.get(i))) {
 				int last = this.active.size() - 1;
 				this.active.set(i, this.active.get(last));
 				this.active.remove(last);
@@ -112,6 +173,31 @@ final class ProgressLoop implements Runnable {
 			}
 		}
 		return progressed;
+	}
+
+	/**
+	 * Polls one transfer. When the poll throws, the transfer is ended as failed (unless it had
+	 * already ended and a listener threw), so it is never polled again.
+	 * @return {@code true} when the transfer left the in-progress state
+	 */
+	private boolean poll(TransferImpl transfer) {
+		try {
+			return transfer.poll();
+		}
+		catch (Throwable ex) {
+			this.agent.faults().survived(THREAD, ex);
+			try {
+				transfer.pollThrew(ex);
+			}
+			catch (Throwable again) {
+				if (transfer.state() == TransferState.IN_PROGRESS) {
+					stuck(again);
+					return false;
+				}
+				this.agent.faults().survived(THREAD, again);
+			}
+			return transfer.state() != TransferState.IN_PROGRESS;
+		}
 	}
 
 }

@@ -248,12 +248,20 @@ final class TransferImpl implements Transfer {
 		long duration = this.endedAt - this.postedAt;
 		this.agent.transferEnded(this, newState, this.notified, failure);
 		return () -> {
+			// An Error from a listener must not keep the others or the waiter from hearing the end:
+			// it is thrown once everyone has, to the progress loop (which counts it) or the caller.
+			Error thrown = null;
 			for (TransferListener listener : listeners) {
 				try {
 					listener.afterPost(this, newState, duration, failure);
 				}
 				catch (RuntimeException ex) {
 					logger.log(Level.WARNING, "Transfer listener " + listener + " failed after a post", ex);
+				}
+				catch (Error ex) {
+					if (thrown == null) {
+						thrown = ex;
+					}
 				}
 			}
 			if (future != null) {
@@ -263,6 +271,9 @@ final class TransferImpl implements Transfer {
 				else {
 					future.completeExceptionally(failure);
 				}
+			}
+			if (thrown != null) {
+				throw thrown;
 			}
 		};
 	}
@@ -334,6 +345,18 @@ final class TransferImpl implements Transfer {
 		if (finish != null) {
 			finish.run();
 		}
+	}
+
+	/**
+	 * Ends a post in flight as {@link TransferState#FAILED} because polling it threw, so that it
+	 * is not polled again: its native request is released (and so cancelled). Does nothing when
+	 * the transfer had already ended (a listener threw after its end).
+	 */
+	void pollThrew(Throwable cause) {
+		abort(new NixlException(NixlStatus.ERROR_EXCEPTION, "get_xfer_status", this.agent.name(), this.remoteAgent,
+				this.op + " of " + this.byteSize + " bytes: polling its status threw " + cause
+						+ "; the request was cancelled",
+				cause));
 	}
 
 	@Override

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -45,7 +46,10 @@ import org.jspecify.annotations.Nullable;
  * {@code <prefix>done:} only, so other notifications of the agent stay where they are.
  *
  * <p>One daemon thread per producer runs expiries and answers consumers; {@link #close()} stops
- * it, and releases the blocks of every lease still held.
+ * it, and releases the blocks of every lease still held. What one expiry or one answer throws,
+ * even an {@link Error}, is logged with its context and counted ({@link #internalErrors()}), and
+ * the thread goes on: an expiry releases the lease's blocks and ends its outcome whatever throws
+ * on the way.
  */
 public final class KvProducer implements AutoCloseable {
 
@@ -102,6 +106,8 @@ public final class KvProducer implements AutoCloseable {
 	private boolean answering;
 
 	private volatile @Nullable Thread thread;
+
+	private final AtomicLong internalErrors = new AtomicLong();
 
 	/**
 	 * Creates a producer with the default notification prefix and peer timeout.
@@ -328,6 +334,9 @@ public final class KvProducer implements AutoCloseable {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
 						notification.remoteAgent(), ex.toString());
 			}
+			catch (Error ex) {
+				survived("answering '" + notification.remoteAgent() + "'", ex);
+			}
 			finally {
 				synchronized (this.lock) {
 					this.answering = false;
@@ -341,7 +350,40 @@ public final class KvProducer implements AutoCloseable {
 			}
 			logger.log(Level.DEBUG, "KV producer notification wait ended: {0}", failure.toString());
 		}
-		arm();
+		rearm();
+	}
+
+	/** Waits for the next consumer's notification; retried shortly when arming throws. */
+	private void rearm() {
+		try {
+			arm();
+		}
+		catch (Throwable ex) {
+			survived("waiting for consumers' notifications", ex);
+			try {
+				this.scheduler.schedule(this::rearm, 100, TimeUnit.MILLISECONDS);
+			}
+			catch (RejectedExecutionException closed) {
+				logger.log(Level.DEBUG, "KV producer closed while re-arming");
+			}
+		}
+	}
+
+	/** Logs and counts what one unit of work of the producer's thread threw; the thread goes on. */
+	private void survived(String unit, Throwable error) {
+		long count = this.internalErrors.incrementAndGet();
+		logger.log(Level.ERROR, "KV producer of agent '" + this.agent.name() + "': " + unit
+				+ " threw; its thread goes on (errors so far: " + count + ")", error);
+	}
+
+	/**
+	 * Returns how many times one unit of work of the producer's thread (a lease's expiry, the
+	 * answer to a consumer) threw an {@link Error} and the thread went on. Each was logged once,
+	 * with its context.
+	 * @return the count
+	 */
+	public long internalErrors() {
+		return this.internalErrors.get();
 	}
 
 	private static boolean isTimeout(Throwable failure) {
@@ -387,22 +429,41 @@ public final class KvProducer implements AutoCloseable {
 				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
 	}
 
+	/**
+	 * Runs on the scheduler, which would swallow what a task throws: so everything is caught here,
+	 * the blocks are released first and the outcome is ended whatever throws on the way.
+	 */
 	private void expire(KvLease lease) {
-		synchronized (this.lock) {
-			if (this.leases.get(lease.requestId()) != lease) {
-				return;
+		boolean removed = false;
+		try {
+			synchronized (this.lock) {
+				if (this.leases.get(lease.requestId()) != lease) {
+					return;
+				}
+				this.leases.remove(lease.requestId());
+				removed = true;
+				try {
+					this.cache.allocator().release(lease.blockIds());
+					this.expired.put(lease.id(), Boolean.TRUE);
+				}
+				finally {
+					this.lock.notifyAll();
+				}
 			}
-			this.leases.remove(lease.requestId());
-			this.expired.put(lease.id(), Boolean.TRUE);
-			this.cache.allocator().release(lease.blockIds());
-			this.lock.notifyAll();
+			logger.log(Level.WARNING,
+					"KV lease of request ''{0}'' (lease {1}) on agent ''{2}'' expired after {3} with {4} of {5} consumer"
+							+ " ranks done; its {6} blocks were released",
+					lease.requestId(), Long.toString(lease.id()), this.agent.name(), lease.ttl(), lease.doneCount(),
+					lease.params().consumerRanks(), lease.blockIds().length);
 		}
-		logger.log(Level.WARNING,
-				"KV lease of request ''{0}'' (lease {1}) on agent ''{2}'' expired after {3} with {4} of {5} consumer ranks"
-						+ " done; its {6} blocks were released",
-				lease.requestId(), Long.toString(lease.id()), this.agent.name(), lease.ttl(), lease.doneCount(),
-				lease.params().consumerRanks(), lease.blockIds().length);
-		lease.end(LeaseOutcome.EXPIRED);
+		catch (Throwable ex) {
+			survived("the expiry of the lease of request '" + lease.requestId() + "'", ex);
+		}
+		finally {
+			if (removed) {
+				lease.end(LeaseOutcome.EXPIRED);
+			}
+		}
 	}
 
 	private void requireOpen(String operation) {

@@ -17,6 +17,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -106,6 +107,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	private final Set<EtcdWatch> watches = ConcurrentHashMap.newKeySet();
 
 	private final AtomicBoolean unreachableLogged = new AtomicBoolean();
+
+	private final AtomicLong internalErrors = new AtomicLong();
 
 	private volatile boolean closed;
 
@@ -255,7 +258,28 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 							ex.getMessage());
 				}
 			}
+			catch (Throwable ex) {
+				// a periodic task stops for good on the first throw: the lease would run out
+				survived("keeping the lease alive", ex);
+			}
 		}
+	}
+
+	/** Logs and counts what one unit of work of the exchange's thread threw; the thread goes on. */
+	private void survived(String unit, Throwable error) {
+		long count = this.internalErrors.incrementAndGet();
+		logger.log(System.Logger.Level.ERROR,
+				"etcd exchange: " + unit + " threw; its thread goes on (errors so far: " + count + ")", error);
+	}
+
+	/**
+	 * Returns how many times one unit of work of the exchange's thread (keeping the lease alive,
+	 * restarting a watch, telling a watcher) threw unexpectedly and the thread went on. Each was
+	 * logged once, with its context.
+	 * @return the count
+	 */
+	public long internalErrors() {
+		return this.internalErrors.get();
 	}
 
 	private void reachable() {
@@ -621,6 +645,11 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 				this.retryPause = Math.min(this.retryPause * 2, MAX_PAUSE);
 				schedule(this::restart);
 			}
+			catch (Error ex) {
+				survived("restarting the watch of agent '" + this.agentName + "'", ex);
+				this.retryPause = Math.min(this.retryPause * 2, MAX_PAUSE);
+				schedule(this::restart);
+			}
 		}
 
 		private void schedule(Runnable task) {
@@ -651,9 +680,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			try {
 				this.onRemoved.accept(this.agentName);
 			}
-			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "handler of the removal of agent '" + this.agentName + "' failed",
-						ex);
+			catch (Throwable ex) {
+				survived("the handler of the removal of agent '" + this.agentName + "'", ex);
 			}
 		}
 

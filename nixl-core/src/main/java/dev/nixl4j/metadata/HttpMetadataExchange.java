@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import javax.net.ssl.SSLContext;
@@ -90,6 +91,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	private final Map<String, List<HttpWatch>> watches = new LinkedHashMap<>();
 
 	private @Nullable ScheduledExecutorService poller;
+
+	private final AtomicLong internalErrors = new AtomicLong();
 
 	private HttpMetadataExchange(Builder builder, String token) {
 		this.baseUri = builder.baseUri;
@@ -283,16 +286,33 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				return;
 			}
 			String agentName = entry.getKey();
-			int status = probe(agentName);
-			if (status == 200) {
-				entry.getValue().forEach(HttpWatch::markSeen);
-			}
-			else if (status == 404) {
-				for (HttpWatch watch : entry.getValue()) {
-					watch.fireIfSeen();
+			try {
+				int status = probe(agentName);
+				if (status == 200) {
+					entry.getValue().forEach(HttpWatch::markSeen);
+				}
+				else if (status == 404) {
+					for (HttpWatch watch : entry.getValue()) {
+						watch.fireIfSeen();
+					}
 				}
 			}
+			catch (Throwable ex) {
+				// the poller is a periodic task, which would stop for good on the first throw
+				this.internalErrors.incrementAndGet();
+				logger.log(System.Logger.Level.ERROR,
+						"Watch of agent '" + agentName + "' failed in this pass; the watch thread goes on", ex);
+			}
 		}
+	}
+
+	/**
+	 * Returns how many times the watch thread's work for one watched peer, or a watcher's
+	 * {@code onRemoved}, threw and the thread went on. Each was logged once, with the peer's name.
+	 * @return the count
+	 */
+	public long internalErrors() {
+		return this.internalErrors.get();
 	}
 
 	private int probe(String agentName) {
@@ -469,7 +489,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		private volatile boolean seen;
 
 		HttpWatch(String agentName, Consumer<String> onRemoved, boolean seen) {
-			super(agentName, onRemoved);
+			super(agentName, onRemoved, HttpMetadataExchange.this.internalErrors);
 			this.seen = seen;
 		}
 

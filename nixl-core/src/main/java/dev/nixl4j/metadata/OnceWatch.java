@@ -1,7 +1,10 @@
 package dev.nixl4j.metadata;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * A watch that tells its watcher at most once and stops being told once closed: the part every
@@ -18,14 +21,23 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 
 	private final AtomicBoolean done = new AtomicBoolean();
 
+	/** Counts watchers that threw, for exchanges that tell watchers on a thread of their own. */
+	private final @Nullable AtomicLong errors;
+
 	OnceWatch(String agentName, Consumer<String> onRemoved) {
+		this(agentName, onRemoved, null);
+	}
+
+	OnceWatch(String agentName, Consumer<String> onRemoved, @Nullable AtomicLong errors) {
 		this.agentName = agentName;
 		this.onRemoved = onRemoved;
+		this.errors = errors;
 	}
 
 	/**
 	 * Tells the watcher the agent is gone, unless it was told already or the watch was closed. A
-	 * failing watcher is logged, not propagated.
+	 * failing watcher, even one that throws an {@link Error}, is logged and counted, not
+	 * propagated: the thread that tells it goes on to the other watches.
 	 */
 	final void fire() {
 		if (!this.done.compareAndSet(false, true)) {
@@ -35,7 +47,10 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 		try {
 			this.onRemoved.accept(this.agentName);
 		}
-		catch (RuntimeException ex) {
+		catch (Throwable ex) {
+			if (this.errors != null) {
+				this.errors.incrementAndGet();
+			}
 			logger.log(System.Logger.Level.WARNING, "A watch of agent '" + this.agentName + "' failed", ex);
 		}
 	}

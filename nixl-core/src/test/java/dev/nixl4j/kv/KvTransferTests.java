@@ -11,6 +11,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
@@ -18,6 +21,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.metadata.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -445,6 +449,89 @@ public abstract class KvTransferTests {
 			.expectNotification(NotificationMatcher.exact(consumerName, "nixl4j.kv/other"), WAIT)).succeedsWithin(WAIT);
 		assertThatThrownBy(() -> producer.lease("third", remote, 1, LONG_LEASE)).isInstanceOfSatisfying(NixlException.class,
 				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.CLOSED));
+	}
+
+	@Test
+	void anErrorWhileAnsweringAConsumerIsSurvivedAndLaterPullsMoveEveryByte(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		AtomicInteger loads = new AtomicInteger();
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			if (loads.getAndIncrement() == 0) {
+				throw new OutOfMemoryError("injected into the producer's peer loader");
+			}
+			loader.load(agent, peer, timeout);
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 7);
+		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
+
+		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
+				Duration.ofSeconds(1)))
+			.isInstanceOf(NixlException.class);
+		Eventually.until(Duration.ofSeconds(1), "the producer counted the Error", () -> producer.internalErrors() == 1);
+
+		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(4);
+		consumer.pull(answered.params(), local, WAIT);
+		assertHolds(consumerCache, local, remote, 7);
+		assertThat(answered.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(producer.internalErrors()).isOne();
+	}
+
+	@Test
+	void anErrorDuringAnExpiryStillReleasesTheBlocksAndTheThreadGoesOn(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		// The expiry's log line goes through the logging configuration, which is the application's:
+		// a handler that throws there is an Error inside the expiry.
+		Logger log = Logger.getLogger(KvProducer.class.getName());
+		AtomicInteger thrown = new AtomicInteger();
+		Handler failing = new Handler() {
+			@Override
+			public void publish(LogRecord record) {
+				if (record.getMessage().contains("expired after") && thrown.getAndIncrement() == 0) {
+					throw new OutOfMemoryError("injected into the log handler of an expiry");
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+		};
+		log.addHandler(failing);
+		try {
+			int[] blocks = producerCache.allocator().allocate(12);
+			KvLease lease = producer.lease("abandoned", blocks, 1, Duration.ofMillis(50));
+			producerCache.allocator().release(blocks);
+
+			assertThat(lease.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.EXPIRED);
+			assertThat(thrown).hasValue(1);
+			assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+			assertThat(producer.activeLeases()).isZero();
+			assertThat(producer.internalErrors()).isOne();
+		}
+		finally {
+			log.removeHandler(failing);
+		}
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 8);
+		KvLease later = producer.lease("later", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(3);
+		consumer.pull(later.params(), local, WAIT);
+		assertHolds(consumerCache, local, remote, 8);
+		KvLease expiring = producer.lease("expiring", remote, 1, Duration.ofMillis(50));
+		assertThat(expiring.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.EXPIRED);
 	}
 
 	private static List<Thread> producerThreads(String agentName) {

@@ -226,6 +226,33 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 	}
 
 	@Test
+	void anErrorFromAWatcherIsCountedAndTheExchangesThreadGoesOn(TestInfo info) throws Exception {
+		NixlAgent first = agent("first", info);
+		NixlAgent second = agent("second", info);
+		registered(first, 3);
+		registered(second, 4);
+		EtcdMetadataExchange publisher = exchange();
+		EtcdMetadataExchange watcher = exchange();
+		publisher.publish(first);
+		publisher.publish(second);
+		CompletableFuture<String> failing = new CompletableFuture<>();
+		watcher.watch(first.name(), name -> {
+			failing.complete(name);
+			throw new OutOfMemoryError("injected into a watcher");
+		});
+		CompletableFuture<String> later = new CompletableFuture<>();
+		watcher.watch(second.name(), later::complete);
+
+		publisher.invalidate(first.name());
+		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(first.name());
+		publisher.invalidate(second.name());
+
+		assertThat(later).as("the exchange's thread still tells watchers").succeedsWithin(Duration.ofSeconds(1))
+			.isEqualTo(second.name());
+		assertThat(watcher.internalErrors()).isOne();
+	}
+
+	@Test
 	void fetchingAnAgentThatNeverPublishesFailsAtTheDeadlineNamingIt() {
 		EtcdMetadataExchange exchange = exchange();
 		long start = System.nanoTime();

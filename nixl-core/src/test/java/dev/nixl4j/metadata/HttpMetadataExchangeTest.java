@@ -252,6 +252,29 @@ class HttpMetadataExchangeTest {
 	}
 
 	@Test
+	void anErrorFromAWatcherIsCountedAndTheWatchThreadGoesOnToTheOtherWatches() throws Exception {
+		HttpMetadataExchange publisher = client();
+		HttpMetadataExchange watcher = client();
+		publisher.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		publisher.publish(Samples.UTF8_NAME, AgentMetadata.of(Samples.read("utf8-name.bin")));
+		CompletableFuture<String> failing = new CompletableFuture<>();
+		watcher.watch(Samples.ONE_DRAM, name -> {
+			failing.complete(name);
+			throw new OutOfMemoryError("injected into a watcher");
+		});
+		CompletableFuture<String> later = new CompletableFuture<>();
+		watcher.watch(Samples.UTF8_NAME, later::complete);
+
+		publisher.invalidate(Samples.ONE_DRAM);
+		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(Samples.ONE_DRAM);
+		publisher.invalidate(Samples.UTF8_NAME);
+
+		assertThat(later).as("the watch thread still polls").succeedsWithin(Duration.ofSeconds(1))
+			.isEqualTo(Samples.UTF8_NAME);
+		assertThat(watcher.internalErrors()).isOne();
+	}
+
+	@Test
 	void aBlankTokenIsRefusedAtConstruction() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> HttpMetadataExchange.builder(this.server.baseUri()).token("  ").build())

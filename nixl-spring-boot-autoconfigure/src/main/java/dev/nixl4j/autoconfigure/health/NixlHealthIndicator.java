@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.Engine;
@@ -23,8 +24,9 @@ import org.springframework.boot.health.contributor.Health;
  * Health of a {@link NixlAgent}, contributed as {@code nixl}.
  *
  * <ul>
- * <li>{@code DOWN} when the agent is closed, or a cheap call into its engine (listing the
- * plugins) fails;
+ * <li>{@code DOWN} when the agent is closed, when it {@linkplain AgentState#FAILED failed} (one
+ * of its internal threads could not go on; the details give the reason), or when a cheap call
+ * into its engine (listing the plugins) fails;
  * <li>{@code OUT_OF_SERVICE} when the agent runs on native NIXL and the
  * {@linkplain ReadinessReport readiness report} for its configuration is not
  * {@link Readiness#READY};
@@ -78,6 +80,12 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		builder.withDetail("agent", this.agent.name());
 		if (!this.agent.isOpen()) {
 			builder.down().withDetail("reason", "the agent is closed");
+			return;
+		}
+		if (this.agent.state() == AgentState.FAILED) {
+			builder.down()
+				.withDetail("state", AgentState.FAILED)
+				.withDetail("reason", this.agent.failure().map(Throwable::getMessage).orElse("the agent failed"));
 			return;
 		}
 		// A real call into the engine: it throws (and the indicator reports DOWN) when the agent

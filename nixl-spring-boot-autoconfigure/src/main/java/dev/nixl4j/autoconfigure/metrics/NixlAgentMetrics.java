@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -41,7 +42,11 @@ import org.jspecify.annotations.Nullable;
  * memory registered now;
  * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent} or
  * {@code received});
- * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded.
+ * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded;
+ * <li>{@code nixl.agent.failed} (gauge): 1 once the agent {@linkplain AgentState#FAILED failed}
+ * (one of its internal threads could not go on), else 0;
+ * <li>{@code nixl.agent.internal.errors} (function counter): units of work of the agent's
+ * internal threads that threw ({@link AgentStatistics#internalErrors()}), survived or not.
  * </ul>
  *
  * <p>{@code op} is {@code read} or {@code write}; {@code outcome} is {@code completed},
@@ -128,6 +133,14 @@ public class NixlAgentMetrics implements MeterBinder {
 		Gauge.builder("nixl.peers", this.agent, (a) -> a.remoteAgents().size())
 			.tags(this.tags)
 			.description("Peers whose metadata is loaded")
+			.register(registry);
+		Gauge.builder("nixl.agent.failed", this.agent, (a) -> (a.state() == AgentState.FAILED) ? 1 : 0)
+			.tags(this.tags)
+			.description("1 once one of the agent's internal threads could not go on, so it can no longer move data")
+			.register(registry);
+		FunctionCounter.builder("nixl.agent.internal.errors", statistics, AgentStatistics::internalErrors)
+			.tags(this.tags)
+			.description("Units of work of the agent's internal threads that threw")
 			.register(registry);
 		this.agent.addTransferListener(new DurationRecorder(durations));
 	}
