@@ -5,7 +5,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -199,6 +198,43 @@ class SampleInputLimitsIT {
 		this.prefill.awaitMeter("sample.server.request-header-timeouts", timeoutsBefore + slow);
 	}
 
+	@Test
+	void aKeepAliveConnectionIsCutOnlyWhenTheHeadersOfOneRequestAreLate() throws IOException {
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.prefill.port())) {
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			InputStream in = new BufferedInputStream(socket.getInputStream());
+			// Complete requests on one connection for twice the deadline: each is on time.
+			long start = System.nanoTime();
+			int requests = 0;
+			while (System.nanoTime() - start < HEADER_DEADLINE.multipliedBy(2).toNanos()) {
+				out.write("GET /actuator/health/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+					.getBytes(StandardCharsets.US_ASCII));
+				RawResponse answer = RawResponse.read(in);
+				assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+				requests++;
+				SampleWorker.pause(Duration.ofMillis(750));
+			}
+			assertThat(requests).isGreaterThan(1);
+			// Then a request whose header lines trickle in: the same connection is closed.
+			long late = System.nanoTime();
+			out.write("GET /actuator/health HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
+			socket.setSoTimeout(1000);
+			double closedAfter = -1;
+			for (int line = 0; closedAfter < 0 && System.nanoTime() - late < Duration.ofSeconds(20).toNanos(); line++) {
+				try {
+					assertThat(in.read()).as("the late request got an answer").isEqualTo(-1);
+					closedAfter = (System.nanoTime() - late) / 1e9;
+				}
+				catch (SocketTimeoutException ex) {
+					out.write(("X-Late-" + line + ": 1\r\n").getBytes(StandardCharsets.US_ASCII));
+				}
+			}
+			assertThat(closedAfter).isBetween(HEADER_DEADLINE.toMillis() / 1000.0 - 0.1,
+					HEADER_DEADLINE.toMillis() / 1000.0 + 5);
+		}
+	}
+
 	/**
 	 * Opens a connection, starts a request and sends one more header line every second, for at
 	 * most 20 s.
@@ -298,24 +334,55 @@ class SampleInputLimitsIT {
 			}
 		}
 
-		private static RawResponse read(InputStream in) throws IOException {
-			ByteArrayOutputStream head = new ByteArrayOutputStream();
-			while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-				int b = in.read();
-				if (b < 0) {
-					throw new UncheckedIOException(new IOException("the connection closed before the answer's headers: " + head));
-				}
-				head.write(b);
-			}
-			String[] lines = head.toString(StandardCharsets.US_ASCII).split("\r\n");
+		/** Reads one answer, its body given by Content-Length or chunked. */
+		static RawResponse read(InputStream in) throws IOException {
+			String[] lines = readHead(in).split("\r\n");
 			int status = Integer.parseInt(lines[0].split(" ")[1]);
 			int length = 0;
+			boolean chunked = false;
 			for (String line : lines) {
 				if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
 					length = Integer.parseInt(line.substring(15).trim());
 				}
+				else if (line.regionMatches(true, 0, "Transfer-Encoding:", 0, 18)) {
+					chunked = line.toLowerCase(Locale.ROOT).contains("chunked");
+				}
 			}
-			return new RawResponse(status, new String(in.readNBytes(length), StandardCharsets.UTF_8));
+			if (!chunked) {
+				return new RawResponse(status, new String(in.readNBytes(length), StandardCharsets.UTF_8));
+			}
+			ByteArrayOutputStream body = new ByteArrayOutputStream();
+			for (int size = chunkSize(in); size > 0; size = chunkSize(in)) {
+				body.write(in.readNBytes(size));
+				in.readNBytes(2);
+			}
+			in.readNBytes(2);
+			return new RawResponse(status, body.toString(StandardCharsets.UTF_8));
+		}
+
+		private static int chunkSize(InputStream in) throws IOException {
+			StringBuilder line = new StringBuilder();
+			for (int b = in.read(); b != '\n'; b = in.read()) {
+				if (b < 0) {
+					throw new IOException("the connection closed inside a chunked answer");
+				}
+				if (b != '\r') {
+					line.append((char) b);
+				}
+			}
+			return Integer.parseInt(line.toString().trim(), 16);
+		}
+
+		private static String readHead(InputStream in) throws IOException {
+			ByteArrayOutputStream head = new ByteArrayOutputStream();
+			while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
+				int b = in.read();
+				if (b < 0) {
+					throw new IOException("the connection closed before the answer's headers: " + head);
+				}
+				head.write(b);
+			}
+			return head.toString(StandardCharsets.US_ASCII);
 		}
 
 	}
