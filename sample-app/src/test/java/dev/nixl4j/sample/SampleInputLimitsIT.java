@@ -36,8 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What the two workers accept from outside, with real worker processes on the embedded engine:
  * request bodies bounded before they are parsed, strict JSON types, the bearer scheme in any
  * case, and a deadline on request headers that closes slow connections while other clients are
- * served. Both workers run with small limits: bodies of 64 KiB, headers within 3 s, and each
- * read within 2 s.
+ * served. Both workers run with small limits: bodies of 64 KiB read within 3 s, headers within
+ * 3 s, and each read within 2 s.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -50,7 +50,8 @@ class SampleInputLimitsIT {
 	private static final Duration HEADER_DEADLINE = Duration.ofSeconds(3);
 
 	private static final String[] LIMITS = { "--nixl.agent.engine=embedded", "--sample.max-request-bytes=64KB",
-			"--sample.server.request-header-timeout=3s", "--server.tomcat.connection-timeout=2s" };
+			"--sample.request-body-timeout=3s", "--sample.server.request-header-timeout=3s",
+			"--server.tomcat.connection-timeout=2s" };
 
 	private SampleWorker prefill;
 
@@ -115,6 +116,43 @@ class SampleInputLimitsIT {
 		assertThat(fine.statusCode()).as(fine.body()).isEqualTo(200);
 		assertThat(this.decode.isAlive()).isTrue();
 		assertThat(this.decode.log() + this.prefill.log()).doesNotContain("OutOfMemoryError");
+	}
+
+	@Test
+	void aBodyThatTricklesInIsRefusedWith408AtItsDeadline() throws Exception {
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.decode.port())) {
+			socket.setSoTimeout(20_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					+ "Content-Length: 64\r\n\r\n{").getBytes(StandardCharsets.US_ASCII));
+			long start = System.nanoTime();
+			// One byte a second: each read is within the 2 s timeout, the whole body is not.
+			Thread writer = Thread.ofVirtual().start(() -> {
+				try {
+					for (int i = 0; i < 20; i++) {
+						SampleWorker.pause(Duration.ofSeconds(1));
+						out.write(' ');
+					}
+				}
+				catch (IOException | IllegalStateException ex) {
+					// The worker answered and closed the connection.
+				}
+			});
+			try {
+				RawResponse answer = RawResponse.read(new BufferedInputStream(socket.getInputStream()));
+				double seconds = (System.nanoTime() - start) / 1e9;
+				assertThat(answer.status()).as(answer.body()).isEqualTo(408);
+				JsonNode problem = SampleWorker.JSON.readTree(answer.body());
+				assertThat(problem.path("title").asString()).isEqualTo("Request body too slow");
+				assertThat(problem.path("detail").asString()).contains("after 3000 ms (sample.request-body-timeout)");
+				assertThat(seconds).isBetween(3.0, 3.0 + 5);
+			}
+			finally {
+				socket.close();
+				writer.interrupt();
+				writer.join(Duration.ofSeconds(10));
+			}
+		}
 	}
 
 	@Test

@@ -71,8 +71,9 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 		byte[] chunk = new byte[CHUNK];
 		InputStream in = request.getInputStream();
 		int n;
-		// Each read is bounded by Tomcat's connection timeout; the deadline bounds their sum.
-		while ((n = in.readNBytes(chunk, 0, (int) Math.min(CHUNK, this.maxBytes + 1 - body.size()))) > 0) {
+		// Each read returns what has arrived, within Tomcat's connection timeout; the deadline
+		// bounds their sum.
+		while ((n = in.read(chunk, 0, (int) Math.min(CHUNK, this.maxBytes + 1 - body.size()))) > 0) {
 			body.write(chunk, 0, n);
 			if (body.size() > this.maxBytes) {
 				refuse(request, response, HttpStatus.CONTENT_TOO_LARGE, "Request body too large", "the request body "
