@@ -29,7 +29,7 @@ import org.springframework.core.Ordered;
 class SampleWebConfiguration {
 
 	/** The sample's own endpoints; the metadata registry has its own size cap. */
-	static final String[] SAMPLE_ENDPOINTS = { "/prefill", "/kv/*", "/generate" };
+	private static final String[] SAMPLE_ENDPOINTS = { "/prefill", "/kv/*", "/generate" };
 
 	@Bean
 	FilterRegistrationBean<RequestBodyLimitFilter> sampleRequestBodyLimitFilter(SampleProperties properties) {
