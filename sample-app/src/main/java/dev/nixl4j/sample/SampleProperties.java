@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Properties of the sample application ({@code sample.*}); the KV cache and the agent are the
@@ -25,6 +26,21 @@ public class SampleProperties {
 	 */
 	private int maxPromptTokens = 8192;
 
+	/**
+	 * Largest request body that the sample's endpoints ({@code /prefill}, {@code /generate})
+	 * read; a larger one is answered 413 before it is parsed. Sized for the longest prompt as
+	 * token ids (8,192 ids of up to 7 digits) or as escaped text.
+	 */
+	private DataSize maxRequestBytes = DataSize.ofKilobytes(256);
+
+	/**
+	 * Longest time that reading a request body of the sample's endpoints may take, from its
+	 * first byte to its last; a slower body is answered 408.
+	 */
+	private Duration requestBodyTimeout = Duration.ofSeconds(10);
+
+	private final Server server = new Server();
+
 	private final Decode decode = new Decode();
 
 	public @Nullable String getToken() {
@@ -43,8 +59,51 @@ public class SampleProperties {
 		this.maxPromptTokens = maxPromptTokens;
 	}
 
+	public DataSize getMaxRequestBytes() {
+		return this.maxRequestBytes;
+	}
+
+	public void setMaxRequestBytes(DataSize maxRequestBytes) {
+		this.maxRequestBytes = maxRequestBytes;
+	}
+
+	public Duration getRequestBodyTimeout() {
+		return this.requestBodyTimeout;
+	}
+
+	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
+		this.requestBodyTimeout = requestBodyTimeout;
+	}
+
+	public Server getServer() {
+		return this.server;
+	}
+
 	public Decode getDecode() {
 		return this.decode;
+	}
+
+	/**
+	 * The embedded Tomcat of both roles, beyond Spring Boot's {@code server.tomcat.*}.
+	 */
+	public static class Server {
+
+		/**
+		 * Longest time from the first byte of a request to the end of its headers (blank lines
+		 * before a request count from the first). Tomcat's own timeouts apply to each read, so a
+		 * client that sends a byte now and then could otherwise hold a connection for ever; a
+		 * connection past this deadline is closed.
+		 */
+		private Duration requestHeaderTimeout = Duration.ofSeconds(10);
+
+		public Duration getRequestHeaderTimeout() {
+			return this.requestHeaderTimeout;
+		}
+
+		public void setRequestHeaderTimeout(Duration requestHeaderTimeout) {
+			this.requestHeaderTimeout = requestHeaderTimeout;
+		}
+
 	}
 
 	/**

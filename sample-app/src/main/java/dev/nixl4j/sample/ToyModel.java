@@ -66,6 +66,15 @@ public final class ToyModel {
 			throw SampleException.badRequest("give the prompt either as 'prompt' (text) or as 'tokens' (ids), not "
 					+ ((prompt == null) ? "neither" : "both"));
 		}
+		// The length is checked before anything proportional to the prompt is allocated.
+		long length = (prompt != null) ? utf8Length(prompt) : tokens.size();
+		if (length == 0) {
+			throw SampleException.badRequest("the prompt is empty");
+		}
+		if (length > maxTokens) {
+			throw SampleException.badRequest("the prompt has " + length + " tokens; this worker takes at most "
+					+ maxTokens + " (sample.max-prompt-tokens)");
+		}
 		int[] ids;
 		if (prompt != null) {
 			byte[] bytes = prompt.getBytes(StandardCharsets.UTF_8);
@@ -84,14 +93,35 @@ public final class ToyModel {
 				ids[i] = id;
 			}
 		}
-		if (ids.length == 0) {
-			throw SampleException.badRequest("the prompt is empty");
-		}
-		if (ids.length > maxTokens) {
-			throw SampleException.badRequest("the prompt has " + ids.length + " tokens; this worker takes at most "
-					+ maxTokens + " (sample.max-prompt-tokens)");
-		}
 		return ids;
+	}
+
+	/**
+	 * Counts the bytes of a text in UTF-8 as {@link String#getBytes} writes them (an unpaired
+	 * surrogate as one byte), without encoding it.
+	 */
+	private static long utf8Length(String text) {
+		long bytes = 0;
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (c < 0x80) {
+				bytes++;
+			}
+			else if (c < 0x800) {
+				bytes += 2;
+			}
+			else if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+				bytes += 4;
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				bytes++;
+			}
+			else {
+				bytes += 3;
+			}
+		}
+		return bytes;
 	}
 
 	/**

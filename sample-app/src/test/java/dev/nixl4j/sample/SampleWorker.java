@@ -124,8 +124,12 @@ final class SampleWorker implements AutoCloseable {
 		throw new AssertionError(this.name + " was not ready within " + START_TIMEOUT + ":\n" + logTail());
 	}
 
-	HttpResponse<String> get(String path) {
-		return send(HttpRequest.newBuilder(uri().resolve(path)).timeout(Duration.ofSeconds(10)).GET().build());
+	HttpResponse<String> get(String path, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri().resolve(path)).timeout(Duration.ofSeconds(10)).GET();
+		if (headers.length > 0) {
+			request.headers(headers);
+		}
+		return send(request.build());
 	}
 
 	JsonNode getJson(String path) {

@@ -3,6 +3,8 @@ package dev.nixl4j.sample;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
 
 import dev.nixl4j.kv.KvBlockOrder;
@@ -82,6 +84,26 @@ class ToyModelTests {
 			.withMessageContaining("token 1 is -1");
 		assertThatExceptionOfType(SampleException.class).isThrownBy(() -> RequestIds.require("a:b"))
 			.withMessageContaining("':'");
+	}
+
+	@Test
+	void aPromptTooLongIsRefusedBeforeItsIdsAreAllocated() {
+		// 2^31 - 1 ids in a list that holds one: an int[] of that length cannot be allocated at all.
+		List<Integer> endless = Collections.nCopies(Integer.MAX_VALUE, 7);
+		assertThatExceptionOfType(SampleException.class).isThrownBy(() -> ToyModel.tokens(null, endless, 8192))
+			.withMessageContaining("2147483647 tokens", "at most 8192");
+	}
+
+	@Test
+	void aTextPromptHasOneTokenPerUtf8Byte() {
+		// 1-, 2-, 3- and 4-byte characters, and unpaired surrogates (encoded as '?').
+		for (String text : List.of("a", "\u00e9", "\u20ac", "\ud83d\ude00", "a\ud800b", "\udc00", "x\ud83d\ude00\ud83d")) {
+			byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+			assertThat(ToyModel.tokens(text, null, bytes.length)).as(text).hasSize(bytes.length);
+			assertThatExceptionOfType(SampleException.class).as(text)
+				.isThrownBy(() -> ToyModel.tokens(text, null, bytes.length - 1))
+				.withMessageContaining("has " + bytes.length + " tokens");
+		}
 	}
 
 }
