@@ -511,6 +511,11 @@ public class NixlProperties implements Validator {
 		 */
 		private @Nullable String sslBundle;
 
+		/**
+		 * Bounds and expiry of the registry this application serves.
+		 */
+		private final Registry registry = new Registry();
+
 		public @Nullable URI getEndpoint() {
 			return this.endpoint;
 		}
@@ -565,6 +570,60 @@ public class NixlProperties implements Validator {
 
 		public void setSslBundle(@Nullable String sslBundle) {
 			this.sslBundle = sslBundle;
+		}
+
+		public Registry getRegistry() {
+			return this.registry;
+		}
+
+	}
+
+	/**
+	 * The registry this application serves: how many entries it holds and for how long.
+	 */
+	public static class Registry {
+
+		/**
+		 * Most entries the registry holds for peers (entries created over HTTP); a "PUT" of
+		 * a new name beyond it is refused with 507.
+		 */
+		private int maxEntries = 1024;
+
+		/**
+		 * Most bytes of metadata the registry holds for peers, all entries together; a "PUT"
+		 * that would pass it is refused with 507 before its body is read.
+		 */
+		private DataSize maxTotalSize = DataSize.ofMegabytes(256);
+
+		/**
+		 * How long an entry lives after its owner last published or renewed it; clients
+		 * renew every third of it, so an entry of a dead agent disappears this long after
+		 * its last renewal and its name is free again.
+		 */
+		private Duration entryTtl = Duration.ofSeconds(30);
+
+		public int getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+		public DataSize getMaxTotalSize() {
+			return this.maxTotalSize;
+		}
+
+		public void setMaxTotalSize(DataSize maxTotalSize) {
+			this.maxTotalSize = maxTotalSize;
+		}
+
+		public Duration getEntryTtl() {
+			return this.entryTtl;
+		}
+
+		public void setEntryTtl(Duration entryTtl) {
+			this.entryTtl = entryTtl;
 		}
 
 	}
