@@ -1,6 +1,5 @@
 package dev.nixl4j.metadata;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,11 +13,10 @@ import java.util.logging.Logger;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import io.etcd.jetcd.Auth;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.auth.Permission;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,25 +47,10 @@ class EtcdAuthenticationTest {
 	static void startEtcdWithAuthentication() throws Exception {
 		etcd = EtcdServer.start();
 		try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
-			Auth auth = client.getAuthClient();
-			ByteSequence root = bytes("root");
-			auth.userAdd(root, bytes("root-" + PASSWORD)).get(10, TimeUnit.SECONDS);
-			auth.roleAdd(root).get(10, TimeUnit.SECONDS);
-			auth.userGrantRole(root, root).get(10, TimeUnit.SECONDS);
-			ByteSequence from = bytes(EtcdMetadataExchange.DEFAULT_NAMESPACE);
-			ByteSequence to = bytes("/nixl/agents0");
-			grant(auth, WRITER, "nixl-rw", from, to, Permission.Type.READWRITE);
-			grant(auth, READER, "nixl-ro", from, to, Permission.Type.READ);
-			auth.authEnable().get(10, TimeUnit.SECONDS);
+			EtcdServer.addUser(client.getAuthClient(), READER, PASSWORD, "nixl-ro", EtcdMetadataExchange.DEFAULT_NAMESPACE,
+					Permission.Type.READ);
 		}
-	}
-
-	private static void grant(Auth auth, String user, String role, ByteSequence from, ByteSequence to,
-			Permission.Type type) throws Exception {
-		auth.userAdd(bytes(user), bytes(PASSWORD)).get(10, TimeUnit.SECONDS);
-		auth.roleAdd(bytes(role)).get(10, TimeUnit.SECONDS);
-		auth.roleGrantPermission(bytes(role), from, to, type).get(10, TimeUnit.SECONDS);
-		auth.userGrantRole(bytes(user), bytes(role)).get(10, TimeUnit.SECONDS);
+		etcd.enableAuthentication(WRITER, PASSWORD, EtcdMetadataExchange.DEFAULT_NAMESPACE);
 	}
 
 	@AfterAll
@@ -75,10 +58,6 @@ class EtcdAuthenticationTest {
 		if (etcd != null) {
 			etcd.close();
 		}
-	}
-
-	private static ByteSequence bytes(String text) {
-		return ByteSequence.from(text, StandardCharsets.UTF_8);
 	}
 
 	private EtcdMetadataExchange exchange(String user, String password) {
@@ -94,7 +73,7 @@ class EtcdAuthenticationTest {
 		return exchange;
 	}
 
-	@org.junit.jupiter.api.AfterEach
+	@AfterEach
 	void closeExchanges() {
 		this.exchanges.forEach(EtcdMetadataExchange::close);
 	}

@@ -210,6 +210,53 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
+	 * Turns on etcd's authentication: a {@code root} user (etcd needs one) and a user whose role
+	 * may read and write every key under a prefix.
+	 * @param user the user to add
+	 * @param password the password of both users
+	 * @param prefix the keys the user's role may read and write
+	 */
+	public void enableAuthentication(String user, String password, String prefix) {
+		try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(endpoint()).build()) {
+			io.etcd.jetcd.Auth auth = client.getAuthClient();
+			io.etcd.jetcd.ByteSequence root = bytes("root");
+			auth.userAdd(root, bytes(password)).get(10, TimeUnit.SECONDS);
+			auth.roleAdd(root).get(10, TimeUnit.SECONDS);
+			auth.userGrantRole(root, root).get(10, TimeUnit.SECONDS);
+			addUser(auth, user, password, user + "-role", prefix, io.etcd.jetcd.auth.Permission.Type.READWRITE);
+			auth.authEnable().get(10, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("could not enable etcd's authentication", ex);
+		}
+	}
+
+	/**
+	 * Adds a user with a role of its own on the keys under a prefix (before authentication is on).
+	 * @param auth the auth client
+	 * @param user the user
+	 * @param password its password
+	 * @param role the role to create
+	 * @param prefix the keys
+	 * @param type what the role may do with them
+	 * @throws Exception when etcd refuses
+	 */
+	public static void addUser(io.etcd.jetcd.Auth auth, String user, String password, String role, String prefix,
+			io.etcd.jetcd.auth.Permission.Type type) throws Exception {
+		byte[] end = prefix.getBytes(StandardCharsets.UTF_8);
+		end[end.length - 1]++;
+		auth.userAdd(bytes(user), bytes(password)).get(10, TimeUnit.SECONDS);
+		auth.roleAdd(bytes(role)).get(10, TimeUnit.SECONDS);
+		auth.roleGrantPermission(bytes(role), bytes(prefix), io.etcd.jetcd.ByteSequence.from(end), type)
+			.get(10, TimeUnit.SECONDS);
+		auth.userGrantRole(bytes(user), bytes(role)).get(10, TimeUnit.SECONDS);
+	}
+
+	private static io.etcd.jetcd.ByteSequence bytes(String text) {
+		return io.etcd.jetcd.ByteSequence.from(text, StandardCharsets.UTF_8);
+	}
+
+	/**
 	 * Stops the server (SIGTERM) and waits until it exited; the data directory stays.
 	 */
 	public synchronized void stop() {

@@ -656,6 +656,26 @@ public class NixlProperties implements Validator {
 		 */
 		private Duration operationTimeout = Duration.ofSeconds(5);
 
+		/**
+		 * User name for an etcd cluster with authentication enabled ("etcd" exchange);
+		 * needs a password. An EtcdConnectionDetails bean takes precedence.
+		 */
+		private @Nullable String username;
+
+		/**
+		 * Password of the etcd user. Never logged; over "http" endpoints it travels in
+		 * clear text, so use "https" ones with an SSL bundle outside a trusted network.
+		 */
+		private @Nullable String password;
+
+		/**
+		 * Name of the SSL bundle ("spring.ssl.bundle.*") for "https" etcd endpoints ("etcd"
+		 * exchange): its trust material decides which etcd certificates are accepted, its key
+		 * material (if any) is the client certificate for a cluster started with
+		 * --client-cert-auth.
+		 */
+		private @Nullable String sslBundle;
+
 		public List<String> getEndpoints() {
 			return this.endpoints;
 		}
@@ -686,6 +706,30 @@ public class NixlProperties implements Validator {
 
 		public void setOperationTimeout(Duration operationTimeout) {
 			this.operationTimeout = operationTimeout;
+		}
+
+		public @Nullable String getUsername() {
+			return this.username;
+		}
+
+		public void setUsername(@Nullable String username) {
+			this.username = username;
+		}
+
+		public @Nullable String getPassword() {
+			return this.password;
+		}
+
+		public void setPassword(@Nullable String password) {
+			this.password = password;
+		}
+
+		public @Nullable String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(@Nullable String sslBundle) {
+			this.sslBundle = sslBundle;
 		}
 
 	}

@@ -140,6 +140,16 @@ final class NixlPropertiesValidator {
 			reject("metadata.etcd.leaseTtl", "must be at least 1s (etcd leases count in seconds)");
 		}
 		positive("metadata.etcd.operationTimeout", etcd.getOperationTimeout());
+		boolean hasUser = etcd.getUsername() != null && !etcd.getUsername().isBlank();
+		boolean hasPassword = etcd.getPassword() != null && !etcd.getPassword().isEmpty();
+		if (hasUser != hasPassword) {
+			if (hasUser) {
+				rejectWithoutValue("metadata.etcd.password", "is required with nixl.metadata.etcd.username");
+			}
+			else {
+				rejectWithoutValue("metadata.etcd.username", "is required with nixl.metadata.etcd.password");
+			}
+		}
 	}
 
 	private void validateKv() {
