@@ -153,6 +153,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			catch (SSLException ex) {
 				throw new IllegalArgumentException("the TLS material for etcd cannot be used: " + ex.getMessage(), ex);
 			}
+			// jetcd's resolver gives the channel no authority of its own, and TLS verifies the
+			// server's certificate against it: the first endpoint's host names the cluster
+			client.authority(this.endpoints.get(0).getAuthority());
 		}
 		this.client = client.build();
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -788,7 +791,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		/**
 		 * Sets the TLS material of {@code https} endpoints: the trust material decides which
 		 * server certificates are accepted, the key material (if any) is the client's certificate,
-		 * for a cluster started with {@code --client-cert-auth}.
+		 * for a cluster started with {@code --client-cert-auth}. Every server's certificate is
+		 * checked against the host of the first endpoint, so with several endpoints their
+		 * certificates must all name that host (as one cluster certificate does).
 		 * @param keyManagers the client's key material, or {@code null} for no client certificate
 		 * @param trustManagers the trust material
 		 * @return this builder

@@ -47,11 +47,14 @@ public final class EtcdServer implements AutoCloseable {
 
 	private @Nullable Process process;
 
-	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort) {
+	private final @Nullable TestEtcdTls tls;
+
+	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort, @Nullable TestEtcdTls tls) {
 		this.binary = binary;
 		this.dataDirectory = dataDirectory;
 		this.clientPort = clientPort;
 		this.peerPort = peerPort;
+		this.tls = tls;
 	}
 
 	/**
@@ -81,11 +84,15 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the server, stopped
 	 */
 	public static EtcdServer prepare() {
+		return prepare(false);
+	}
+
+	private static EtcdServer prepare(boolean tls) {
 		Path binary = require();
 		try {
 			Path data = Files.createTempDirectory("nixl4j-etcd-");
 			int[] ports = freePorts(2);
-			return new EtcdServer(binary, data, ports[0], ports[1]);
+			return new EtcdServer(binary, data, ports[0], ports[1], tls ? TestEtcdTls.create(data) : null);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -97,7 +104,30 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static EtcdServer start() {
-		EtcdServer server = prepare();
+		return start(prepare(false));
+	}
+
+	/**
+	 * Starts a server that serves clients over TLS only and requires a client certificate signed
+	 * by its test CA ({@code --client-cert-auth}); {@link #tls()} has the client's material.
+	 * @return the running server
+	 */
+	public static EtcdServer startWithClientCertificates() {
+		return start(prepare(true));
+	}
+
+	/**
+	 * Returns the TLS material of a server started with {@link #startWithClientCertificates()}.
+	 * @return the material
+	 */
+	public TestEtcdTls tls() {
+		if (this.tls == null) {
+			throw new IllegalStateException("this etcd serves plain http");
+		}
+		return this.tls;
+	}
+
+	private static EtcdServer start(EtcdServer server) {
 		try {
 			server.startAgain();
 			return server;
@@ -132,7 +162,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return {@code http://127.0.0.1:<port>}
 	 */
 	public String endpoint() {
-		return "http://127.0.0.1:" + this.clientPort;
+		return ((this.tls != null) ? "https" : "http") + "://127.0.0.1:" + this.clientPort;
 	}
 
 	/**
@@ -143,10 +173,15 @@ public final class EtcdServer implements AutoCloseable {
 			throw new IllegalStateException("etcd is already running");
 		}
 		String peer = "http://127.0.0.1:" + this.peerPort;
-		List<String> command = List.of(this.binary.toString(), "--name", "nixl4j-test", "--data-dir",
-				this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
+		List<String> command = new java.util.ArrayList<>(List.of(this.binary.toString(), "--name", "nixl4j-test",
+				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
 				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-				"--initial-cluster", "nixl4j-test=" + peer);
+				"--initial-cluster", "nixl4j-test=" + peer));
+		if (this.tls != null) {
+			command.addAll(List.of("--cert-file", this.tls.serverCertificate().toString(), "--key-file",
+					this.tls.serverKey().toString(), "--trusted-ca-file", this.tls.caCertificate().toString(),
+					"--client-cert-auth"));
+		}
 		CompletableFuture<Void> ready = new CompletableFuture<>();
 		Process started;
 		try {
@@ -161,7 +196,10 @@ public final class EtcdServer implements AutoCloseable {
 		reader.start();
 		try {
 			ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-			awaitHealthy();
+			if (this.tls == null) {
+				// over TLS the health endpoint wants a client certificate too; the log line suffices
+				awaitHealthy();
+			}
 		}
 		catch (Exception ex) {
 			started.destroyForcibly();
