@@ -36,7 +36,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link MetadataExchange} that talks to a metadata server over HTTP with the JDK's
  * {@link HttpClient}: {@code GET}, {@code PUT} and {@code DELETE} of
- * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), the body
+ * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), and
+ * {@code POST} there to renew an entry, the body
  * the raw metadata as {@code application/octet-stream}, every request with
  * {@code Authorization: Bearer <token>}. {@link MetadataHttpServer} serves this layout.
  *
@@ -44,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  * reached, with a back-off that starts at 50 ms and doubles up to
  * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes one
  * attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no further. A refused
- * token (401 or 403) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
+ * token (401, or 403 to a fetch) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
  *
  * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
  * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at

@@ -272,11 +272,11 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * {@value MetadataRegistryHandler#DEFAULT_MAX_ENTRIES}).
 		 * @param maxEntries the cap
 		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
 		 * @see MetadataRegistryHandler.Builder#maxEntries(int)
 		 */
 		public Builder maxEntries(int maxEntries) {
-			MetadataRegistryHandler.builder().maxEntries(maxEntries);
-			this.maxEntries = maxEntries;
+			this.maxEntries = MetadataRegistryHandler.checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -284,11 +284,11 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * Sets the cap on the bytes of metadata of the entries created over HTTP (default 256 MiB).
 		 * @param maxTotalBytes the cap
 		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
 		 * @see MetadataRegistryHandler.Builder#maxTotalBytes(long)
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			MetadataRegistryHandler.builder().maxTotalBytes(maxTotalBytes);
-			this.maxTotalBytes = maxTotalBytes;
+			this.maxTotalBytes = MetadataRegistryHandler.checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -296,11 +296,11 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * Sets how long an entry lives after its owner last renewed it (default 30 s).
 		 * @param entryTtl the TTL
 		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
 		 * @see MetadataRegistryHandler.Builder#entryTtl(Duration)
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			MetadataRegistryHandler.builder().entryTtl(entryTtl);
-			this.entryTtl = entryTtl;
+			this.entryTtl = MetadataRegistryHandler.checkEntryTtl(entryTtl);
 			return this;
 		}
 

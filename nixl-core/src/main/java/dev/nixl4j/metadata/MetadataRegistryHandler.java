@@ -186,21 +186,6 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Returns how many entries created over HTTP are held now (expired ones are dropped first).
-	 * @return the number of entries
-	 */
-	public int entries() {
-		this.lock.lock();
-		try {
-			sweep(System.nanoTime(), true);
-			return this.claims.size();
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/**
 	 * Handles one request without an owner secret: reads, creations of free names and deletions
 	 * of free names succeed; changes of an existing entry get 403.
 	 * @param method the request method, for example {@code GET}
@@ -264,7 +249,9 @@ public final class MetadataRegistryHandler {
 	private Response get(String agentName) {
 		this.lock.lock();
 		try {
-			expireIfDue(agentName, System.nanoTime());
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
 		}
 		finally {
 			this.lock.unlock();
@@ -371,7 +358,7 @@ public final class MetadataRegistryHandler {
 	 * the refusal otherwise. Called with the lock held.
 	 */
 	private @Nullable Response admit(String agentName, byte @Nullable [] secretDigest, long size, long now) {
-		sweep(now, false);
+		sweep(now);
 		expireIfDue(agentName, now);
 		Claim claim = this.claims.get(agentName);
 		if (claim != null) {
@@ -400,7 +387,7 @@ public final class MetadataRegistryHandler {
 		this.lock.lock();
 		try {
 			long now = System.nanoTime();
-			sweep(now, false);
+			sweep(now);
 			expireIfDue(agentName, now);
 			Claim claim = this.claims.get(agentName);
 			if (claim == null) {
@@ -426,7 +413,7 @@ public final class MetadataRegistryHandler {
 		this.lock.lock();
 		try {
 			long now = System.nanoTime();
-			sweep(now, false);
+			sweep(now);
 			expireIfDue(agentName, now);
 			Claim claim = this.claims.get(agentName);
 			if (claim == null) {
@@ -444,9 +431,9 @@ public final class MetadataRegistryHandler {
 		}
 	}
 
-	/** Withdraws every expired entry, at most ten times per TTL unless forced. Called with the lock held. */
-	private void sweep(long now, boolean force) {
-		if (!force && now - this.lastSweep < this.sweepIntervalNanos) {
+	/** Withdraws every expired entry, at most ten times per TTL. Called with the lock held. */
+	private void sweep(long now) {
+		if (now - this.lastSweep < this.sweepIntervalNanos) {
 			return;
 		}
 		this.lastSweep = now;
@@ -642,6 +629,30 @@ public final class MetadataRegistryHandler {
 		return maxBytes;
 	}
 
+	/** Checks a cap on entries: positive. */
+	static int checkMaxEntries(int maxEntries) {
+		if (maxEntries <= 0) {
+			throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+		}
+		return maxEntries;
+	}
+
+	/** Checks a cap on the bytes of all entries: positive. */
+	static long checkMaxTotalBytes(long maxTotalBytes) {
+		if (maxTotalBytes <= 0) {
+			throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
+		}
+		return maxTotalBytes;
+	}
+
+	/** Checks an entry TTL: at least a millisecond. */
+	static Duration checkEntryTtl(Duration entryTtl) {
+		if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
+			throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
+		}
+		return entryTtl;
+	}
+
 	/**
 	 * Builds a {@link MetadataRegistryHandler}.
 	 */
@@ -715,10 +726,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxEntries(int maxEntries) {
-			if (maxEntries <= 0) {
-				throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
-			}
-			this.maxEntries = maxEntries;
+			this.maxEntries = checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -730,10 +738,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			if (maxTotalBytes <= 0) {
-				throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
-			}
-			this.maxTotalBytes = maxTotalBytes;
+			this.maxTotalBytes = checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -745,10 +750,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when shorter than a millisecond
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
-				throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
-			}
-			this.entryTtl = entryTtl;
+			this.entryTtl = checkEntryTtl(entryTtl);
 			return this;
 		}
 

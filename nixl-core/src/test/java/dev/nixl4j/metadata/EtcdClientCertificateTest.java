@@ -39,7 +39,8 @@ class EtcdClientCertificateTest {
 		return EtcdMetadataExchange.builder()
 			.endpoints(etcd.endpoint())
 			.leaseTtl(Duration.ofSeconds(2))
-			.operationTimeout(Duration.ofSeconds(3));
+			// the first TLS connection of a JVM loads and initialises a lot; a loaded machine may need seconds
+			.operationTimeout(Duration.ofSeconds(15));
 	}
 
 	@Test
@@ -68,7 +69,7 @@ class EtcdClientCertificateTest {
 					() -> anonymous.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram())));
 			assertThat(failure.status()).as(failure.getMessage()).isEqualTo(NixlStatus.UNAVAILABLE);
 			assertThat(failure.getMessage()).contains(etcd.endpoint());
-			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
 		}
 	}
 

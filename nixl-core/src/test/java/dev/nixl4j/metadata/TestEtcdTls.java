@@ -45,16 +45,21 @@ public final class TestEtcdTls {
 			tls.keytool("-exportcert", "-alias", "ca", "-rfc", "-keystore", "ca.p12", "-file", "ca.crt");
 			tls.signed("server", "CN=127.0.0.1", "san=ip:127.0.0.1,dns:localhost", "eku=serverAuth,clientAuth");
 			tls.signed("client", "CN=nixl4j-client", null, "eku=clientAuth");
-			PrivateKey serverKey = tls.privateKey("server");
-			String pem = "-----BEGIN PRIVATE KEY-----\n"
-					+ Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(serverKey.getEncoded())
-					+ "\n-----END PRIVATE KEY-----\n";
-			Files.writeString(tls.serverKey(), pem, StandardCharsets.US_ASCII);
+			tls.writeKey("server");
+			tls.writeKey("client");
 			return tls;
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("could not make the test TLS material", ex);
 		}
+	}
+
+	private void writeKey(String alias) throws Exception {
+		PrivateKey key = privateKey(alias);
+		String pem = "-----BEGIN PRIVATE KEY-----\n"
+				+ Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(key.getEncoded())
+				+ "\n-----END PRIVATE KEY-----\n";
+		Files.writeString(this.directory.resolve(alias + ".key"), pem, StandardCharsets.US_ASCII);
 	}
 
 	private void signed(String alias, String dname, String san, String eku) throws Exception {
@@ -112,6 +117,22 @@ public final class TestEtcdTls {
 	 */
 	public Path serverKey() {
 		return this.directory.resolve("server.key");
+	}
+
+	/**
+	 * Returns the client's certificate (PEM).
+	 * @return the file
+	 */
+	public Path clientCertificate() {
+		return this.directory.resolve("client.crt");
+	}
+
+	/**
+	 * Returns the client's private key (PKCS#8 PEM).
+	 * @return the file
+	 */
+	public Path clientKey() {
+		return this.directory.resolve("client.key");
 	}
 
 	/**

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -118,6 +119,33 @@ class NixlEtcdAuthenticationIntegrationTests {
 		application("auth-half").withPropertyValues("nixl.metadata.etcd.username=" + USER).run(context -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("nixl.metadata.etcd.password");
+		});
+	}
+
+	@Test
+	void anSslBundleGivesTheClientCertificateOfATlsCluster() {
+		try (EtcdServer tls = EtcdServer.startWithClientCertificates()) {
+			new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class,
+					SslAutoConfiguration.class))
+				.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=auth-tls",
+						"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=" + tls.endpoint(),
+						"nixl.metadata.etcd.operation-timeout=15s", "nixl.metadata.etcd.ssl-bundle=etcd-client",
+						"spring.ssl.bundle.pem.etcd-client.keystore.certificate=file:" + tls.tls().clientCertificate(),
+						"spring.ssl.bundle.pem.etcd-client.keystore.private-key=file:" + tls.tls().clientKey(),
+						"spring.ssl.bundle.pem.etcd-client.truststore.certificate=file:" + tls.tls().caCertificate())
+				.run(context -> {
+					assertThat(context).hasNotFailed();
+					assertThat(context.getBean(MetadataExchange.class).fetch("auth-tls", Duration.ofSeconds(5))
+						.toByteArray()).isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
+				});
+		}
+	}
+
+	@Test
+	void anSslBundleThatIsNotConfiguredFailsStartUpNamingTheProperty() {
+		application("auth-no-bundle").withPropertyValues("nixl.metadata.etcd.ssl-bundle=missing").run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("nixl.metadata.etcd.ssl-bundle");
 		});
 	}
 
