@@ -21,6 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
+
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -61,6 +65,13 @@ import org.jspecify.annotations.Nullable;
  * endpoints and the cause) within the {@link Builder#operationTimeout operation timeout}, or within
  * the caller's deadline for {@link #fetch}. Metadata values are secrets: they never appear in logs
  * or messages.
+ *
+ * <p>etcd's authentication is supported: a user name and password
+ * ({@link Builder#credentials(String, String)}), sent by jetcd to get a token before the first
+ * call, and TLS with the client's own certificate ({@link Builder#tls(KeyManagerFactory,
+ * TrustManagerFactory)}) for {@code https} endpoints. Credentials etcd refuses, and calls the
+ * user's roles do not permit, fail at once with {@link NixlStatus#ERROR_INVALID_PARAM} naming the
+ * cause; they are not retried. The password is never logged or shown.
  *
  * <p>This class needs {@code io.etcd:jetcd-core} on the class path (an optional dependency of
  * nixl4j); nothing else in nixl4j refers to it.
@@ -110,6 +121,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 	private final AtomicLong internalErrors = new AtomicLong();
 
+	private final boolean authenticated;
+
 	private volatile boolean closed;
 
 	private EtcdMetadataExchange(Builder builder) {
@@ -118,13 +131,36 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		this.leaseTtl = builder.leaseTtl;
 		this.operationTimeout = builder.operationTimeout;
 		this.maxValueBytes = builder.maxValueBytes;
-		this.client = Client.builder()
+		this.authenticated = builder.user != null;
+		io.etcd.jetcd.ClientBuilder client = Client.builder()
 			.endpoints(this.endpoints.toArray(URI[]::new))
 			.connectTimeout(this.operationTimeout)
 			// fail fast while disconnected: every call here has its own deadline and retries itself
 			.waitForReady(false)
-			.retryMaxDuration(this.operationTimeout)
-			.build();
+			.retryMaxDuration(this.operationTimeout);
+		if (builder.user != null && builder.password != null) {
+			client.user(ByteSequence.from(builder.user, java.nio.charset.StandardCharsets.UTF_8))
+				.password(ByteSequence.from(builder.password, java.nio.charset.StandardCharsets.UTF_8));
+		}
+		TrustManagerFactory trust = builder.trustManagers;
+		if (trust != null) {
+			KeyManagerFactory keys = builder.keyManagers;
+			try {
+				client.sslContext(ssl -> {
+					ssl.trustManager(trust);
+					if (keys != null) {
+						ssl.keyManager(keys);
+					}
+				});
+			}
+			catch (SSLException ex) {
+				throw new IllegalArgumentException("the TLS material for etcd cannot be used: " + ex.getMessage(), ex);
+			}
+			// jetcd's resolver gives the channel no authority of its own, and TLS verifies the
+			// server's certificate against it: the first endpoint's host names the cluster
+			client.authority(this.endpoints.get(0).getAuthority());
+		}
+		this.client = client.build();
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
 			Thread thread = new Thread(runnable, "nixl4j-etcd-exchange");
 			thread.setDaemon(true);
@@ -515,6 +551,13 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			if (isLeaseNotFound(cause)) {
 				throw new LeaseLost(cause);
 			}
+			if (isRefused(cause)) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agent, remoteAgent, "etcd at "
+						+ this.endpoints + " refused the request: " + rootMessage(cause)
+						+ (this.authenticated ? " (check the user name, password and the user's roles)"
+								: " (if etcd has authentication enabled, configure a user name and password)"),
+						cause);
+			}
 			throw unavailable(operation, agent, remoteAgent, rootMessage(cause), cause);
 		}
 		catch (InterruptedException ex) {
@@ -523,6 +566,30 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			throw new NixlException(NixlStatus.CANCELLED, operation, agent, remoteAgent, "interrupted while waiting for etcd",
 					ex);
 		}
+	}
+
+	/**
+	 * Whether etcd refused the request rather than failed to answer it: missing or wrong
+	 * credentials (etcd answers those as invalid arguments), a role without the permission, or
+	 * another invalid request. Retrying cannot help then.
+	 */
+	private static boolean isRefused(Throwable error) {
+		for (Throwable t = error; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (t instanceof EtcdException etcd) {
+				io.etcd.jetcd.common.exception.ErrorCode code = etcd.getErrorCode();
+				if (code == io.etcd.jetcd.common.exception.ErrorCode.PERMISSION_DENIED
+						|| code == io.etcd.jetcd.common.exception.ErrorCode.UNAUTHENTICATED
+						|| code == io.etcd.jetcd.common.exception.ErrorCode.INVALID_ARGUMENT) {
+					return true;
+				}
+			}
+			io.grpc.Status.Code code = io.grpc.Status.fromThrowable(t).getCode();
+			if (code == io.grpc.Status.Code.PERMISSION_DENIED || code == io.grpc.Status.Code.UNAUTHENTICATED
+					|| code == io.grpc.Status.Code.INVALID_ARGUMENT) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean isLeaseNotFound(Throwable error) {
@@ -717,7 +784,52 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 		private int maxValueBytes = MetadataValues.DEFAULT_MAX_BYTES;
 
+		private @Nullable String user;
+
+		private @Nullable String password;
+
+		private @Nullable KeyManagerFactory keyManagers;
+
+		private @Nullable TrustManagerFactory trustManagers;
+
 		private Builder() {
+		}
+
+		/**
+		 * Authenticates to etcd as a user, for a cluster with authentication enabled. Over
+		 * {@code http} endpoints the password travels in clear text: use {@code https} ones with
+		 * {@link #tls} outside a trusted network.
+		 * @param user the user name
+		 * @param password the password; never logged
+		 * @return this builder
+		 * @throws IllegalArgumentException when the user name is blank or the password empty
+		 */
+		public Builder credentials(String user, String password) {
+			if (user.isBlank()) {
+				throw new IllegalArgumentException("the etcd user name must not be blank");
+			}
+			if (password.isEmpty()) {
+				throw new IllegalArgumentException("the etcd password of user '" + user + "' must not be empty");
+			}
+			this.user = user;
+			this.password = password;
+			return this;
+		}
+
+		/**
+		 * Sets the TLS material of {@code https} endpoints: the trust material decides which
+		 * server certificates are accepted, the key material (if any) is the client's certificate,
+		 * for a cluster started with {@code --client-cert-auth}. Every server's certificate is
+		 * checked against the host of the first endpoint, so with several endpoints their
+		 * certificates must all name that host (as one cluster certificate does).
+		 * @param keyManagers the client's key material, or {@code null} for no client certificate
+		 * @param trustManagers the trust material
+		 * @return this builder
+		 */
+		public Builder tls(@Nullable KeyManagerFactory keyManagers, TrustManagerFactory trustManagers) {
+			this.keyManagers = keyManagers;
+			this.trustManagers = trustManagers;
+			return this;
 		}
 
 		/**

@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,7 +37,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link MetadataExchange} that talks to a metadata server over HTTP with the JDK's
  * {@link HttpClient}: {@code GET}, {@code PUT} and {@code DELETE} of
- * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), the body
+ * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), and
+ * {@code POST} there to renew an entry, the body
  * the raw metadata as {@code application/octet-stream}, every request with
  * {@code Authorization: Bearer <token>}. {@link MetadataHttpServer} serves this layout.
  *
@@ -44,18 +46,32 @@ import org.jspecify.annotations.Nullable;
  * reached, with a back-off that starts at 50 ms and doubles up to
  * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes one
  * attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no further. A refused
- * token (401 or 403) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
+ * token (401, or 403 to a fetch) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
  *
  * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
  * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
  * the first 404 after it saw the metadata (a new watch asks once right away). Watches of the same
  * peer fire in the order they were created.
  *
+ * <p>The registry gives each entry an owner: the answer to the first {@link #publish} of a name
+ * carries an owner secret ({@value MetadataRegistryHandler#OWNER_SECRET_HEADER}), which this
+ * exchange keeps in memory for that name and sends with every later {@code PUT}, {@code POST}
+ * and {@code DELETE} of it, so only this exchange can replace, renew or withdraw the entry. A name
+ * taken by another owner makes {@link #publish} fail with {@link NixlStatus#BUSY}; a full
+ * registry (507) with {@link NixlStatus#UNAVAILABLE}. When the registry announces an entry TTL
+ * ({@value MetadataRegistryHandler#ENTRY_TTL_HEADER}), the exchange renews its published entries
+ * every third of it with a bodiless {@code POST}, on the thread it shares with the watches; a
+ * failed renewal is logged once and tried again at the next period. An entry the registry no
+ * longer has (404 to a renewal: it expired or the registry restarted) is renewed no more until it
+ * is published again, which claims the name anew. The secret is lost with the process: a
+ * restarted agent gets its name back when its old entry expires, or at once if the old process
+ * withdrew it on shutdown.
+ *
  * <p>An {@code https} base URI uses the JDK's default TLS context unless
  * {@link Builder#sslContext(SSLContext)} names another; the server's certificate and host name are
  * always verified.
  *
- * <p>The token is never logged or shown, and neither is metadata.
+ * <p>The token and owner secrets are never logged or shown, and neither is metadata.
  */
 public final class HttpMetadataExchange implements MetadataExchange {
 
@@ -90,7 +106,19 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	private final Map<String, List<HttpWatch>> watches = new LinkedHashMap<>();
 
-	private @Nullable ScheduledExecutorService poller;
+	private @Nullable ScheduledExecutorService scheduler;
+
+	private @Nullable ScheduledFuture<?> polling;
+
+	/** Serializes the owner's requests, so a renewal never races a republish with another secret. */
+	private final Object ownerLock = new Object();
+
+	/** This exchange's entries at the registry, by agent name; guarded by {@link #ownerLock}. */
+	private final Map<String, Ownership> owned = new LinkedHashMap<>();
+
+	private @Nullable ScheduledFuture<?> renewal;
+
+	private long renewalPeriodNanos;
 
 	private final AtomicLong internalErrors = new AtomicLong();
 
@@ -131,23 +159,144 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		return this.baseUri;
 	}
 
+	/**
+	 * Publishes an agent's metadata: creates its entry at the registry, or replaces it when this
+	 * exchange created it. Publishing again after the entry expired claims the name anew.
+	 * @param agentName the agent
+	 * @param metadata its metadata
+	 * @throws NixlException {@link NixlStatus#BUSY} when another owner holds the name,
+	 * {@link NixlStatus#UNAVAILABLE} when the registry is full or cannot be reached,
+	 * {@link NixlStatus#INVALID_METADATA} when the registry refused the value
+	 */
 	@Override
 	public void publish(String agentName, AgentMetadata metadata) {
 		String operation = "send_local_md";
 		requireUsable(operation, agentName);
-		HttpRequest request = request(agentName, this.requestTimeout).header("Content-Type", OCTET_STREAM)
-			.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata.toByteArray()))
-			.build();
-		int status = sendOrUnavailable(operation, agentName, request);
-		switch (status) {
-			case 200, 201, 204 -> {
+		synchronized (this.ownerLock) {
+			Ownership ownership = this.owned.get(agentName);
+			HttpRequest.Builder builder = request(agentName, this.requestTimeout).header("Content-Type", OCTET_STREAM);
+			if (ownership != null) {
+				builder.header(MetadataRegistryHandler.OWNER_SECRET_HEADER, ownership.secret);
 			}
-			case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
-					"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
-			case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
-					"the exchange at " + this.baseUri + " refused the value as not NIXL metadata of agent '" + agentName
-							+ "' (HTTP 400)");
-			default -> throw unexpected(operation, agentName, status);
+			HttpRequest request = builder.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata.toByteArray())).build();
+			HttpResponse<CappedBody> response = sendOrUnavailable(operation, agentName, request);
+			int status = response.statusCode();
+			switch (status) {
+				case 200, 201, 204 -> owns(agentName, response, ownership);
+				case 403 -> throw notOwner(operation, agentName, response);
+				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
+						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")");
+				case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
+						"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
+				case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
+						"the exchange at " + this.baseUri + " refused the value as not NIXL metadata of agent '"
+								+ agentName + "' (HTTP 400)");
+				default -> throw unexpected(operation, agentName, status);
+			}
+		}
+	}
+
+	/** Records the secret and TTL of a published entry. Called with the owner lock held. */
+	private void owns(String agentName, HttpResponse<CappedBody> response, @Nullable Ownership previous) {
+		String secret = response.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElse(null);
+		if (secret == null && previous != null) {
+			secret = previous.secret;
+		}
+		if (secret == null) {
+			// a registry without owners: nothing to send back, nothing to renew
+			this.owned.remove(agentName);
+			return;
+		}
+		long ttlMillis = response.headers()
+			.firstValueAsLong(MetadataRegistryHandler.ENTRY_TTL_HEADER)
+			.orElse(0);
+		this.owned.put(agentName, new Ownership(secret));
+		if (ttlMillis > 0) {
+			scheduleRenewal(TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3);
+		}
+	}
+
+	private void scheduleRenewal(long periodNanos) {
+		synchronized (this.watchLock) {
+			if (this.closing.getCount() == 0) {
+				return;
+			}
+			ScheduledFuture<?> current = this.renewal;
+			if (current != null && this.renewalPeriodNanos <= periodNanos) {
+				return;
+			}
+			if (current != null) {
+				current.cancel(false);
+			}
+			long period = Math.max(periodNanos, TimeUnit.MILLISECONDS.toNanos(1));
+			this.renewalPeriodNanos = period;
+			this.renewal = scheduler().scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	private void renewAll() {
+		List<String> names;
+		synchronized (this.ownerLock) {
+			names = List.copyOf(this.owned.keySet());
+		}
+		for (String agentName : names) {
+			if (this.closing.getCount() == 0) {
+				return;
+			}
+			try {
+				renew(agentName);
+			}
+			catch (Throwable ex) {
+				logger.log(System.Logger.Level.WARNING, "Renewing the registry entry of agent '" + agentName + "' at "
+						+ this.baseUri + " failed unexpectedly; trying again in the next period", ex);
+			}
+		}
+	}
+
+	private void renew(String agentName) {
+		synchronized (this.ownerLock) {
+			Ownership ownership = this.owned.get(agentName);
+			if (ownership == null) {
+				return;
+			}
+			HttpRequest request = request(agentName, this.requestTimeout)
+				.header(MetadataRegistryHandler.OWNER_SECRET_HEADER, ownership.secret)
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build();
+			String failure;
+			try {
+				int status = send(request, this.requestTimeout.toNanos()).statusCode();
+				if (status == 200 || status == 204) {
+					if (ownership.failing) {
+						ownership.failing = false;
+						logger.log(System.Logger.Level.INFO, "The registry entry of agent '" + agentName + "' at "
+								+ this.baseUri + " is renewed again");
+					}
+					return;
+				}
+				if (status == 404 || status == 403) {
+					this.owned.remove(agentName);
+					logger.log(System.Logger.Level.WARNING, "The registry at " + this.baseUri
+							+ " no longer holds the entry of agent '" + agentName + "' (HTTP " + status
+							+ "): it expired or the registry restarted; it is renewed no more until it is published again");
+					return;
+				}
+				failure = "HTTP " + status;
+			}
+			catch (IOException ex) {
+				failure = describe(ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			if (!ownership.failing) {
+				ownership.failing = true;
+				String cause = failure;
+				logger.log(System.Logger.Level.WARNING, () -> "Could not renew the registry entry of agent '" + agentName
+						+ "' at " + this.baseUri + " (" + cause + "); trying again every "
+						+ Duration.ofNanos(this.renewalPeriodNanos));
+			}
 		}
 	}
 
@@ -214,14 +363,32 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
+	/**
+	 * Withdraws an agent's metadata: deletes its entry with the owner secret this exchange holds,
+	 * and stops renewing it.
+	 * @param agentName the agent
+	 * @throws NixlException {@link NixlStatus#BUSY} when the entry belongs to another owner,
+	 * {@link NixlStatus#UNAVAILABLE} when the registry cannot be reached
+	 */
 	@Override
 	public void invalidate(String agentName) {
 		String operation = "invalidate_local_md";
 		requireUsable(operation, agentName);
-		HttpRequest request = request(agentName, this.requestTimeout).DELETE().build();
-		int status = sendOrUnavailable(operation, agentName, request);
-		if (status != 200 && status != 204 && status != 404) {
-			throw unexpected(operation, agentName, status);
+		synchronized (this.ownerLock) {
+			Ownership ownership = this.owned.get(agentName);
+			HttpRequest.Builder builder = request(agentName, this.requestTimeout);
+			if (ownership != null) {
+				builder.header(MetadataRegistryHandler.OWNER_SECRET_HEADER, ownership.secret);
+			}
+			HttpResponse<CappedBody> response = sendOrUnavailable(operation, agentName, builder.DELETE().build());
+			int status = response.statusCode();
+			if (status == 403) {
+				throw notOwner(operation, agentName, response);
+			}
+			if (status != 200 && status != 204 && status != 404) {
+				throw unexpected(operation, agentName, status);
+			}
+			this.owned.remove(agentName);
 		}
 	}
 
@@ -261,19 +428,28 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		HttpWatch watch = new HttpWatch(agentName, onRemoved, seen);
 		synchronized (this.watchLock) {
 			requireUsable("watch", agentName);
-			if (this.poller == null) {
-				ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
-					Thread thread = new Thread(runnable, "nixl4j-http-exchange-watch");
-					thread.setDaemon(true);
-					return thread;
-				});
+			if (this.polling == null) {
 				long interval = this.pollInterval.toNanos();
-				scheduler.scheduleWithFixedDelay(this::pollWatches, interval, interval, TimeUnit.NANOSECONDS);
-				this.poller = scheduler;
+				this.polling = scheduler().scheduleWithFixedDelay(this::pollWatches, interval, interval,
+						TimeUnit.NANOSECONDS);
 			}
 			this.watches.computeIfAbsent(agentName, name -> new ArrayList<>()).add(watch);
 		}
 		return watch;
+	}
+
+	/** The thread of the watches and renewals, started on first use. Called with the watch lock held. */
+	private ScheduledExecutorService scheduler() {
+		ScheduledExecutorService current = this.scheduler;
+		if (current == null) {
+			current = Executors.newSingleThreadScheduledExecutor(runnable -> {
+				Thread thread = new Thread(runnable, "nixl4j-http-exchange-watch");
+				thread.setDaemon(true);
+				return thread;
+			});
+			this.scheduler = current;
+		}
+		return current;
 	}
 
 	private void pollWatches() {
@@ -344,9 +520,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Closes the exchange: stops the watches (without telling them) and the HTTP client. Fetches
-	 * waiting for a retry fail with {@link NixlStatus#CLOSED}. Published metadata stays on the
-	 * server.
+	 * Closes the exchange: stops the watches (without telling them), the renewals and the HTTP
+	 * client. Fetches waiting for a retry fail with {@link NixlStatus#CLOSED}. Published metadata
+	 * stays on the server until it expires there, no longer renewed.
 	 */
 	@Override
 	public void close() {
@@ -357,8 +533,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			}
 			this.closing.countDown();
 			this.watches.clear();
-			scheduler = this.poller;
-			this.poller = null;
+			scheduler = this.scheduler;
+			this.scheduler = null;
+			this.polling = null;
+			this.renewal = null;
 		}
 		try {
 			if (scheduler != null) {
@@ -411,13 +589,13 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	private int sendOrUnavailable(String operation, String agentName, HttpRequest request) {
+	private HttpResponse<CappedBody> sendOrUnavailable(String operation, String agentName, HttpRequest request) {
 		try {
-			int status = send(request, this.requestTimeout.toNanos()).statusCode();
-			if (status == 401 || status == 403) {
-				throw tokenRefused(operation, agentName, status);
+			HttpResponse<CappedBody> response = send(request, this.requestTimeout.toNanos());
+			if (response.statusCode() == 401) {
+				throw tokenRefused(operation, agentName, 401);
 			}
-			return status;
+			return response;
 		}
 		catch (IOException ex) {
 			throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
@@ -432,6 +610,27 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, agentName,
 				"the exchange at " + this.baseUri + " refused the bearer token (HTTP " + status
 						+ "); configure the token the server expects");
+	}
+
+	private NixlException notOwner(String operation, String agentName, HttpResponse<CappedBody> response) {
+		return new NixlException(NixlStatus.BUSY, operation, null, agentName, "the exchange at " + this.baseUri
+				+ " refused the change: the entry of agent '" + agentName + "' belongs to another owner (HTTP 403: "
+				+ reason(response) + "); a restarted agent gets its name back once its old entry expires");
+	}
+
+	/** The plain-text reason of a refusal, for messages; never a metadata body. */
+	private static String reason(HttpResponse<CappedBody> response) {
+		CappedBody body = response.body();
+		if (body.oversize() || body.bytes().length == 0) {
+			return "no reason given";
+		}
+		String text = new String(body.bytes(), java.nio.charset.StandardCharsets.UTF_8);
+		StringBuilder printable = new StringBuilder(Math.min(text.length(), 300));
+		for (int i = 0; i < text.length() && printable.length() < 300; i++) {
+			char c = text.charAt(i);
+			printable.append((c >= 0x20 && c < 0x7F) ? c : '?');
+		}
+		return printable.toString();
 	}
 
 	private NixlException unexpected(String operation, String agentName, int status) {
@@ -482,6 +681,24 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		catch (ArithmeticException ex) {
 			return Long.MAX_VALUE / 2;
 		}
+	}
+
+	/** This exchange's hold on one entry: its owner secret and whether renewing it fails now. */
+	private static final class Ownership {
+
+		private final String secret;
+
+		private boolean failing;
+
+		Ownership(String secret) {
+			this.secret = secret;
+		}
+
+		@Override
+		public String toString() {
+			return "Ownership[secret hidden]";
+		}
+
 	}
 
 	private final class HttpWatch extends OnceWatch {

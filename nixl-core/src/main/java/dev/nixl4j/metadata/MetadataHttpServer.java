@@ -5,6 +5,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -24,9 +25,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Requests are answered by a {@link MetadataRegistryHandler}: every request needs
  * {@code Authorization: Bearer <token>}; without it, or with another token, the answer is 401 with
- * {@code WWW-Authenticate: Bearer} and no metadata. A {@code PUT} body over the cap is refused with
- * 413 and one that is not NIXL metadata of the agent in the path with 400; other methods get 405.
- * Bodies and tokens are never logged.
+ * {@code WWW-Authenticate: Bearer} and no metadata. Each entry can be replaced, renewed or deleted
+ * only by the agent that created it (403 otherwise), entries expire when their owner stops
+ * renewing them, and the number and bytes of entries are capped (507 when full); see the handler
+ * for the rules. A {@code PUT} body over the cap is refused with 413 and one that is not NIXL
+ * metadata of the agent in the path with 400; other methods get 405. Bodies, tokens and owner
+ * secrets are never logged.
  *
  * <p>It binds the loopback address by default. Closing it stops the listener and its threads.
  */
@@ -56,6 +60,9 @@ public final class MetadataHttpServer implements AutoCloseable {
 			.basePath(this.basePath)
 			.store(this.store)
 			.maxBytes(builder.maxBytes)
+			.maxEntries(builder.maxEntries)
+			.maxTotalBytes(builder.maxTotalBytes)
+			.entryTtl(builder.entryTtl)
 			.build();
 		int id = servers.incrementAndGet();
 		AtomicInteger threads = new AtomicInteger();
@@ -140,6 +147,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 			// closing the exchange closes the request body
 			MetadataRegistryHandler.Response response = this.handler.handle(exchange.getRequestMethod(),
 					exchange.getRequestURI().getRawPath(), exchange.getRequestHeaders().getFirst("Authorization"),
+					exchange.getRequestHeaders().getFirst(MetadataRegistryHandler.OWNER_SECRET_HEADER),
 					contentLength(exchange.getRequestHeaders().getFirst("Content-Length")), exchange.getRequestBody());
 			response.headers().forEach(exchange.getResponseHeaders()::set);
 			byte[] body = response.body();
@@ -184,6 +192,12 @@ public final class MetadataHttpServer implements AutoCloseable {
 		private int maxBytes = MetadataValues.DEFAULT_MAX_BYTES;
 
 		private int threads = 2;
+
+		private int maxEntries = MetadataRegistryHandler.DEFAULT_MAX_ENTRIES;
+
+		private long maxTotalBytes = MetadataRegistryHandler.DEFAULT_MAX_TOTAL_BYTES;
+
+		private Duration entryTtl = MetadataRegistryHandler.DEFAULT_ENTRY_TTL;
 
 		private Builder() {
 		}
@@ -250,6 +264,43 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 */
 		public Builder maxBytes(int maxBytes) {
 			this.maxBytes = MetadataRegistryHandler.checkMaxBytes(maxBytes);
+			return this;
+		}
+
+		/**
+		 * Sets the cap on the number of entries created over HTTP (default
+		 * {@value MetadataRegistryHandler#DEFAULT_MAX_ENTRIES}).
+		 * @param maxEntries the cap
+		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
+		 * @see MetadataRegistryHandler.Builder#maxEntries(int)
+		 */
+		public Builder maxEntries(int maxEntries) {
+			this.maxEntries = MetadataRegistryHandler.checkMaxEntries(maxEntries);
+			return this;
+		}
+
+		/**
+		 * Sets the cap on the bytes of metadata of the entries created over HTTP (default 256 MiB).
+		 * @param maxTotalBytes the cap
+		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
+		 * @see MetadataRegistryHandler.Builder#maxTotalBytes(long)
+		 */
+		public Builder maxTotalBytes(long maxTotalBytes) {
+			this.maxTotalBytes = MetadataRegistryHandler.checkMaxTotalBytes(maxTotalBytes);
+			return this;
+		}
+
+		/**
+		 * Sets how long an entry lives after its owner last renewed it (default 30 s).
+		 * @param entryTtl the TTL
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 * @see MetadataRegistryHandler.Builder#entryTtl(Duration)
+		 */
+		public Builder entryTtl(Duration entryTtl) {
+			this.entryTtl = MetadataRegistryHandler.checkEntryTtl(entryTtl);
 			return this;
 		}
 

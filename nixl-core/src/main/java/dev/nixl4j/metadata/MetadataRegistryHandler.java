@@ -5,10 +5,16 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
@@ -17,8 +23,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The request handling of a metadata registry, apart from any HTTP server: {@code GET},
- * {@code PUT} and {@code DELETE} of {@code {base}/agents/{name}/metadata} (the layout
- * {@link HttpMetadataExchange} talks to), answered from a backing {@link MetadataExchange}.
+ * {@code PUT}, {@code POST} and {@code DELETE} of {@code {base}/agents/{name}/metadata} (the
+ * layout {@link HttpMetadataExchange} talks to), answered from a backing {@link MetadataExchange}.
  * {@link MetadataHttpServer} and the Spring Boot starter's servlet both delegate to it, so the
  * rules below hold for every transport:
  * <ul>
@@ -27,22 +33,61 @@ import org.jspecify.annotations.Nullable;
  * with {@code WWW-Authenticate: Bearer} and no body;</li>
  * <li>a path that is not an agent's metadata gets 404, and so does a {@code GET} of an agent with
  * no metadata published;</li>
+ * <li><b>each entry has an owner.</b> A {@code PUT} of a free name creates the entry (201) and
+ * hands out a new random owner secret in the {@value #OWNER_SECRET_HEADER} response header; only
+ * a request carrying that secret in the same request header may replace the entry ({@code PUT},
+ * 204), renew it ({@code POST}, 204) or delete it ({@code DELETE}, 204). Any other request for a
+ * taken name gets 403 and leaves the entry unchanged. The registry keeps only the secret's
+ * SHA-256 digest and compares in constant time. Entries the backing exchange holds without
+ * having come through this handler (the serving application's own agent) are never changed
+ * over HTTP: 403;</li>
+ * <li><b>entries expire.</b> An entry created over HTTP lives for the entry TTL
+ * ({@link Builder#entryTtl(Duration)}, default 30 s, sent back in {@value #ENTRY_TTL_HEADER} as
+ * milliseconds) after its last {@code PUT} or {@code POST} by its owner, as an etcd lease does;
+ * then it is withdrawn from the backing exchange (its watches are told) and the name is free
+ * again. A restarted agent that lost its secret therefore gets its name back at most one TTL
+ * after its old process stopped renewing; one that shut down cleanly deleted its entry at once.
+ * Expiry is checked on every request: for the entry asked about, and for all entries at most ten
+ * times per TTL; no thread of its own;</li>
+ * <li><b>the registry is bounded</b>: at most {@link Builder#maxEntries(int)} entries (default
+ * {@value #DEFAULT_MAX_ENTRIES}) and {@link Builder#maxTotalBytes(long)} bytes of metadata
+ * (default 256 MiB) created over HTTP. A {@code PUT} that does not fit gets 507 with a plain-text
+ * reason; the room for its body is reserved before the body is read, so concurrent uploads never
+ * hold more than the budget;</li>
  * <li>a {@code PUT} body over the cap gets 413 (it is read no further than the cap), and one that
- * is not NIXL metadata of the agent in the path gets 400
- * ({@link MetadataValues#check}); nothing is stored then;</li>
- * <li>{@code DELETE} withdraws the agent's metadata (204, also when none was published);</li>
- * <li>other methods get 405 with {@code Allow: GET, PUT, DELETE};</li>
+ * is not NIXL metadata of the agent in the path gets 400 ({@link MetadataValues#check}); nothing
+ * is stored then;</li>
+ * <li>a {@code DELETE} of a free name is a 204, a {@code POST} of one a 404;</li>
+ * <li>other methods get 405 with {@code Allow: GET, PUT, POST, DELETE};</li>
  * <li>a failing backing exchange gives 503.</li>
  * </ul>
  *
  * <p>A {@code GET} asks the backing exchange with a zero timeout, so a request never waits for
- * metadata to appear. Bodies and tokens are never logged. Instances are thread-safe.
+ * metadata to appear. Bodies, tokens and owner secrets are never logged. Instances are
+ * thread-safe.
  */
 public final class MetadataRegistryHandler {
 
 	private static final System.Logger logger = System.getLogger(MetadataRegistryHandler.class.getName());
 
+	/** The header that carries an entry's owner secret, in the answer to its creation and in the owner's requests. */
+	public static final String OWNER_SECRET_HEADER = "Nixl-Owner-Secret";
+
+	/** The header of a {@code PUT} or {@code POST} answer that gives the entry TTL in milliseconds. */
+	public static final String ENTRY_TTL_HEADER = "Nixl-Entry-Ttl-Ms";
+
+	/** The default cap on the number of entries created over HTTP. */
+	public static final int DEFAULT_MAX_ENTRIES = 1024;
+
+	/** The default cap on the bytes of metadata of entries created over HTTP: 256 MiB. */
+	public static final long DEFAULT_MAX_TOTAL_BYTES = 256L << 20;
+
+	/** The default time an entry lives after its owner last renewed it. */
+	public static final Duration DEFAULT_ENTRY_TTL = Duration.ofSeconds(30);
+
 	private static final String OCTET_STREAM = "application/octet-stream";
+
+	private static final int SECRET_BYTES = 32;
 
 	private final MetadataExchange store;
 
@@ -52,11 +97,44 @@ public final class MetadataRegistryHandler {
 
 	private final int maxBytes;
 
+	private final int maxEntries;
+
+	private final long maxTotalBytes;
+
+	private final Duration entryTtl;
+
+	private final long ttlNanos;
+
+	private final long sweepIntervalNanos;
+
+	private final SecureRandom random = new SecureRandom();
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Entries created over HTTP, by agent name; guarded by {@link #lock}. */
+	private final Map<String, Claim> claims = new HashMap<>();
+
+	/** Bytes of the entries in {@link #claims}; guarded by {@link #lock}. */
+	private long storedBytes;
+
+	/** Bytes and entries held for bodies being read; guarded by {@link #lock}. */
+	private long reservedBytes;
+
+	private int reservedEntries;
+
+	private long lastSweep;
+
 	private MetadataRegistryHandler(Builder builder, MetadataExchange store, String token) {
 		this.store = store;
 		this.basePath = builder.basePath;
 		this.tokenDigest = sha256(token.getBytes(StandardCharsets.UTF_8));
 		this.maxBytes = builder.maxBytes;
+		this.maxEntries = builder.maxEntries;
+		this.maxTotalBytes = builder.maxTotalBytes;
+		this.entryTtl = builder.entryTtl;
+		this.ttlNanos = builder.entryTtl.toNanos();
+		this.sweepIntervalNanos = Math.max(this.ttlNanos / 10, 1);
+		this.lastSweep = System.nanoTime();
 	}
 
 	/**
@@ -84,20 +162,65 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Handles one request. The body is read only for an authorized {@code PUT} to an agent's
-	 * metadata, and then no further than the cap plus one byte; the caller closes it.
+	 * Returns the cap on the number of entries created over HTTP.
+	 * @return the cap
+	 */
+	public int maxEntries() {
+		return this.maxEntries;
+	}
+
+	/**
+	 * Returns the cap on the bytes of metadata of entries created over HTTP.
+	 * @return the cap in bytes
+	 */
+	public long maxTotalBytes() {
+		return this.maxTotalBytes;
+	}
+
+	/**
+	 * Returns how long an entry lives after its owner last renewed it.
+	 * @return the TTL
+	 */
+	public Duration entryTtl() {
+		return this.entryTtl;
+	}
+
+	/**
+	 * Handles one request without an owner secret: reads, creations of free names and deletions
+	 * of free names succeed; changes of an existing entry get 403.
+	 * @param method the request method, for example {@code GET}
+	 * @param rawPath the request path as sent, still percent-encoded and without a query
+	 * @param authorization the value of the {@code Authorization} header, or {@code null}
+	 * @param contentLength the declared length of the body, or {@code -1} when unknown
+	 * @param body the request body
+	 * @return the response to send
+	 * @throws IOException when reading the body fails
+	 * @see #handle(String, String, String, String, long, InputStream)
+	 */
+	public Response handle(String method, String rawPath, @Nullable String authorization, long contentLength,
+			InputStream body) throws IOException {
+		return handle(method, rawPath, authorization, null, contentLength, body);
+	}
+
+	/**
+	 * Handles one request. The body is read only for an authorized {@code PUT} that may go ahead
+	 * (the name is free or the secret is the owner's, and the registry has room), and then no
+	 * further than the cap plus one byte; the caller closes it.
 	 * @param method the request method, for example {@code GET}
 	 * @param rawPath the request path as sent, still percent-encoded and without a query, for
 	 * example {@code /nixl/agents/prefill-0/metadata}
 	 * @param authorization the value of the {@code Authorization} header, or {@code null} when
 	 * there was none
+	 * @param ownerSecret the value of the {@value #OWNER_SECRET_HEADER} header, or {@code null}
+	 * when there was none
 	 * @param contentLength the declared length of the body, or {@code -1} when unknown
 	 * @param body the request body
-	 * @return the response to send
+	 * @return the response to send; a 201 carries the new owner secret, a secret: hand it to the
+	 * client, never log it
 	 * @throws IOException when reading the body fails
 	 */
-	public Response handle(String method, String rawPath, @Nullable String authorization, long contentLength,
-			InputStream body) throws IOException {
+	public Response handle(String method, String rawPath, @Nullable String authorization,
+			@Nullable String ownerSecret, long contentLength, InputStream body) throws IOException {
 		try {
 			if (!authorized(authorization)) {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
@@ -107,14 +230,14 @@ public final class MetadataRegistryHandler {
 			if (agentName == null) {
 				return Response.of(404, Map.of(), null);
 			}
+			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
+					? sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
 			return switch (method) {
 				case "GET" -> get(agentName);
-				case "PUT" -> put(agentName, contentLength, body);
-				case "DELETE" -> {
-					this.store.invalidate(agentName);
-					yield Response.of(204, Map.of(), null);
-				}
-				default -> Response.of(405, Map.of("Allow", "GET, PUT, DELETE"), null);
+				case "PUT" -> put(agentName, secretDigest, contentLength, body);
+				case "POST" -> renew(agentName, secretDigest);
+				case "DELETE" -> delete(agentName, secretDigest);
+				default -> Response.of(405, Map.of("Allow", "GET, PUT, POST, DELETE"), null);
 			};
 		}
 		catch (NixlException ex) {
@@ -124,6 +247,15 @@ public final class MetadataRegistryHandler {
 	}
 
 	private Response get(String agentName) {
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
+		}
+		finally {
+			this.lock.unlock();
+		}
 		AgentMetadata metadata;
 		try {
 			metadata = this.store.fetch(agentName, Duration.ZERO);
@@ -140,13 +272,49 @@ public final class MetadataRegistryHandler {
 		return Response.of(200, headers, metadata.toByteArray());
 	}
 
-	private Response put(String agentName, long contentLength, InputStream in) throws IOException {
+	private Response put(String agentName, byte @Nullable [] secretDigest, long contentLength, InputStream in)
+			throws IOException {
 		if (contentLength > this.maxBytes) {
 			return Response.of(413, Map.of(), null);
 		}
-		byte[] body = in.readNBytes(this.maxBytes + 1);
-		if (body.length > this.maxBytes) {
-			return Response.of(413, Map.of(), null);
+		int room;
+		int newEntries;
+		this.lock.lock();
+		try {
+			Response refused = admit(agentName, secretDigest, Math.max(contentLength, 0), System.nanoTime());
+			if (refused != null) {
+				return refused;
+			}
+			Claim claim = this.claims.get(agentName);
+			long available = this.maxTotalBytes - this.storedBytes - this.reservedBytes
+					+ ((claim != null) ? claim.bytes : 0);
+			// a body of unknown length may take what is left of the budget, up to the cap
+			room = (contentLength >= 0) ? (int) contentLength : (int) Math.min(this.maxBytes, available);
+			newEntries = (claim != null) ? 0 : 1;
+			this.reservedBytes += room;
+			this.reservedEntries += newEntries;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		byte[] body;
+		try {
+			body = in.readNBytes(room + 1);
+		}
+		finally {
+			this.lock.lock();
+			try {
+				this.reservedBytes -= room;
+				this.reservedEntries -= newEntries;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+		if (body.length > room) {
+			return (room < this.maxBytes && contentLength < 0)
+					? full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata")
+					: Response.of(413, Map.of(), null);
 		}
 		AgentMetadata metadata;
 		try {
@@ -155,8 +323,185 @@ public final class MetadataRegistryHandler {
 		catch (NixlException ex) {
 			return Response.of(400, Map.of(), null);
 		}
-		this.store.publish(agentName, metadata);
-		return Response.of(204, Map.of(), null);
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			// the decision is taken again: the entry may have changed hands or expired during the read
+			Response refused = admit(agentName, secretDigest, body.length, now);
+			if (refused != null) {
+				return refused;
+			}
+			Claim claim = this.claims.get(agentName);
+			this.store.publish(agentName, metadata);
+			if (claim != null) {
+				this.storedBytes += body.length - claim.bytes;
+				claim.bytes = body.length;
+				claim.expiresAt = now + this.ttlNanos;
+				return Response.of(204, ttlHeader(), null);
+			}
+			String secret = newSecret();
+			this.claims.put(agentName, new Claim(sha256(secret.getBytes(StandardCharsets.UTF_8)), body.length,
+					now + this.ttlNanos));
+			this.storedBytes += body.length;
+			Map<String, String> headers = ttlHeader();
+			headers.put(OWNER_SECRET_HEADER, secret);
+			headers.put("Cache-Control", "no-store");
+			return Response.of(201, headers, null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when it may,
+	 * the refusal otherwise. Called with the lock held.
+	 */
+	private @Nullable Response admit(String agentName, byte @Nullable [] secretDigest, long size, long now) {
+		sweep(now);
+		expireIfDue(agentName, now);
+		Claim claim = this.claims.get(agentName);
+		if (claim != null) {
+			if (!claim.ownedBy(secretDigest)) {
+				return notOwner(agentName);
+			}
+			if (this.storedBytes - claim.bytes + this.reservedBytes + size > this.maxTotalBytes) {
+				return full("the registry holds its maximum of " + this.maxTotalBytes
+						+ " bytes of metadata; the entry cannot grow");
+			}
+			return null;
+		}
+		if (isStored(agentName)) {
+			return notOwner(agentName);
+		}
+		if (this.claims.size() + this.reservedEntries >= this.maxEntries) {
+			return full("the registry holds its maximum of " + this.maxEntries + " entries");
+		}
+		if (this.storedBytes + this.reservedBytes + size > this.maxTotalBytes) {
+			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
+		}
+		return null;
+	}
+
+	private Response renew(String agentName, byte @Nullable [] secretDigest) {
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
+			Claim claim = this.claims.get(agentName);
+			if (claim == null) {
+				return isStored(agentName) ? notOwner(agentName) : Response.of(404, Map.of(), null);
+			}
+			if (!claim.ownedBy(secretDigest)) {
+				return notOwner(agentName);
+			}
+			if (!isStored(agentName)) {
+				// withdrawn from the backing exchange directly: the entry is gone, so is its claim
+				drop(agentName, claim);
+				return Response.of(404, Map.of(), null);
+			}
+			claim.expiresAt = now + this.ttlNanos;
+			return Response.of(204, ttlHeader(), null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private Response delete(String agentName, byte @Nullable [] secretDigest) {
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
+			Claim claim = this.claims.get(agentName);
+			if (claim == null) {
+				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
+			}
+			if (!claim.ownedBy(secretDigest)) {
+				return notOwner(agentName);
+			}
+			drop(agentName, claim);
+			this.store.invalidate(agentName);
+			return Response.of(204, Map.of(), null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Withdraws every expired entry, at most ten times per TTL. Called with the lock held. */
+	private void sweep(long now) {
+		if (now - this.lastSweep < this.sweepIntervalNanos) {
+			return;
+		}
+		this.lastSweep = now;
+		List<String> expired = new ArrayList<>();
+		this.claims.forEach((name, claim) -> {
+			if (now - claim.expiresAt >= 0) {
+				expired.add(name);
+			}
+		});
+		expired.forEach(name -> expireIfDue(name, now));
+	}
+
+	/** Withdraws one entry if its owner did not renew it in time. Called with the lock held. */
+	private void expireIfDue(String agentName, long now) {
+		Claim claim = this.claims.get(agentName);
+		if (claim != null && now - claim.expiresAt >= 0) {
+			drop(agentName, claim);
+			logger.log(System.Logger.Level.INFO, () -> "The registry entry of agent '" + agentName
+					+ "' expired: its owner did not renew it within " + this.entryTtl);
+			this.store.invalidate(agentName);
+		}
+	}
+
+	private void drop(String agentName, Claim claim) {
+		this.claims.remove(agentName);
+		this.storedBytes -= claim.bytes;
+	}
+
+	private boolean isStored(String agentName) {
+		if (this.store instanceof InMemoryMetadataExchange memory) {
+			return memory.isPublished(agentName);
+		}
+		try {
+			this.store.fetch(agentName, Duration.ZERO);
+			return true;
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.TIMEOUT) {
+				return false;
+			}
+			throw ex;
+		}
+	}
+
+	private Map<String, String> ttlHeader() {
+		Map<String, String> headers = new LinkedHashMap<>();
+		headers.put(ENTRY_TTL_HEADER, Long.toString(Math.max(1, this.entryTtl.toMillis())));
+		return headers;
+	}
+
+	private static Response notOwner(String agentName) {
+		return text(403, "the entry of agent '" + agentName + "' belongs to another owner; only the request carrying "
+				+ "its owner secret (" + OWNER_SECRET_HEADER + ") may change it");
+	}
+
+	private static Response full(String reason) {
+		return text(507, reason + "; try again when entries expire or are deleted");
+	}
+
+	private static Response text(int status, String reason) {
+		return Response.of(status, Map.of("Content-Type", "text/plain; charset=utf-8"),
+				reason.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private String newSecret() {
+		byte[] bytes = new byte[SECRET_BYTES];
+		this.random.nextBytes(bytes);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
 	private boolean authorized(@Nullable String header) {
@@ -188,6 +533,27 @@ public final class MetadataRegistryHandler {
 	@Override
 	public String toString() {
 		return "MetadataRegistryHandler[basePath=" + this.basePath + ", store=" + this.store + "]";
+	}
+
+	/** An entry created over HTTP: its owner secret's digest, its size and when it expires. */
+	private static final class Claim {
+
+		private final byte[] secretDigest;
+
+		private long bytes;
+
+		private long expiresAt;
+
+		Claim(byte[] secretDigest, long bytes, long expiresAt) {
+			this.secretDigest = secretDigest;
+			this.bytes = bytes;
+			this.expiresAt = expiresAt;
+		}
+
+		boolean ownedBy(byte @Nullable [] presented) {
+			return presented != null && MessageDigest.isEqual(this.secretDigest, presented);
+		}
+
 	}
 
 	/**
@@ -230,7 +596,8 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Returns the body. For a 200 it is the agent's metadata, a secret: send it, never log it.
+		 * Returns the body. For a 200 it is the agent's metadata, a secret: send it, never log it;
+		 * for a 403 or 507 a plain-text reason.
 		 * The array belongs to this response and is not copied.
 		 * @return the bytes; empty when the response has no body
 		 */
@@ -262,6 +629,30 @@ public final class MetadataRegistryHandler {
 		return maxBytes;
 	}
 
+	/** Checks a cap on entries: positive. */
+	static int checkMaxEntries(int maxEntries) {
+		if (maxEntries <= 0) {
+			throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+		}
+		return maxEntries;
+	}
+
+	/** Checks a cap on the bytes of all entries: positive. */
+	static long checkMaxTotalBytes(long maxTotalBytes) {
+		if (maxTotalBytes <= 0) {
+			throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
+		}
+		return maxTotalBytes;
+	}
+
+	/** Checks an entry TTL: at least a millisecond. */
+	static Duration checkEntryTtl(Duration entryTtl) {
+		if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
+			throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
+		}
+		return entryTtl;
+	}
+
 	/**
 	 * Builds a {@link MetadataRegistryHandler}.
 	 */
@@ -274,6 +665,12 @@ public final class MetadataRegistryHandler {
 		private @Nullable MetadataExchange store;
 
 		private int maxBytes = MetadataValues.DEFAULT_MAX_BYTES;
+
+		private int maxEntries = DEFAULT_MAX_ENTRIES;
+
+		private long maxTotalBytes = DEFAULT_MAX_TOTAL_BYTES;
+
+		private Duration entryTtl = DEFAULT_ENTRY_TTL;
 
 		private Builder() {
 		}
@@ -318,6 +715,42 @@ public final class MetadataRegistryHandler {
 		 */
 		public Builder maxBytes(int maxBytes) {
 			this.maxBytes = checkMaxBytes(maxBytes);
+			return this;
+		}
+
+		/**
+		 * Sets the cap on the number of entries created over HTTP (default
+		 * {@value MetadataRegistryHandler#DEFAULT_MAX_ENTRIES}).
+		 * @param maxEntries the cap
+		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
+		 */
+		public Builder maxEntries(int maxEntries) {
+			this.maxEntries = checkMaxEntries(maxEntries);
+			return this;
+		}
+
+		/**
+		 * Sets the cap on the bytes of metadata of all entries created over HTTP (default 256 MiB).
+		 * It should be at least {@link #maxBytes(int)}, or no entry of the largest size fits.
+		 * @param maxTotalBytes the cap
+		 * @return this builder
+		 * @throws IllegalArgumentException when not positive
+		 */
+		public Builder maxTotalBytes(long maxTotalBytes) {
+			this.maxTotalBytes = checkMaxTotalBytes(maxTotalBytes);
+			return this;
+		}
+
+		/**
+		 * Sets how long an entry lives after its owner last created, replaced or renewed it
+		 * (default 30 s). Clients renew at a third of it.
+		 * @param entryTtl the TTL, at least one millisecond
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 */
+		public Builder entryTtl(Duration entryTtl) {
+			this.entryTtl = checkEntryTtl(entryTtl);
 			return this;
 		}
 

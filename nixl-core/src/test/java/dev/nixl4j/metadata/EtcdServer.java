@@ -47,11 +47,14 @@ public final class EtcdServer implements AutoCloseable {
 
 	private @Nullable Process process;
 
-	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort) {
+	private final @Nullable TestEtcdTls tls;
+
+	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort, @Nullable TestEtcdTls tls) {
 		this.binary = binary;
 		this.dataDirectory = dataDirectory;
 		this.clientPort = clientPort;
 		this.peerPort = peerPort;
+		this.tls = tls;
 	}
 
 	/**
@@ -81,11 +84,15 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the server, stopped
 	 */
 	public static EtcdServer prepare() {
+		return prepare(false);
+	}
+
+	private static EtcdServer prepare(boolean tls) {
 		Path binary = require();
 		try {
 			Path data = Files.createTempDirectory("nixl4j-etcd-");
 			int[] ports = freePorts(2);
-			return new EtcdServer(binary, data, ports[0], ports[1]);
+			return new EtcdServer(binary, data, ports[0], ports[1], tls ? TestEtcdTls.create(data) : null);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -97,7 +104,30 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static EtcdServer start() {
-		EtcdServer server = prepare();
+		return start(prepare(false));
+	}
+
+	/**
+	 * Starts a server that serves clients over TLS only and requires a client certificate signed
+	 * by its test CA ({@code --client-cert-auth}); {@link #tls()} has the client's material.
+	 * @return the running server
+	 */
+	public static EtcdServer startWithClientCertificates() {
+		return start(prepare(true));
+	}
+
+	/**
+	 * Returns the TLS material of a server started with {@link #startWithClientCertificates()}.
+	 * @return the material
+	 */
+	public TestEtcdTls tls() {
+		if (this.tls == null) {
+			throw new IllegalStateException("this etcd serves plain http");
+		}
+		return this.tls;
+	}
+
+	private static EtcdServer start(EtcdServer server) {
 		try {
 			server.startAgain();
 			return server;
@@ -132,7 +162,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return {@code http://127.0.0.1:<port>}
 	 */
 	public String endpoint() {
-		return "http://127.0.0.1:" + this.clientPort;
+		return ((this.tls != null) ? "https" : "http") + "://127.0.0.1:" + this.clientPort;
 	}
 
 	/**
@@ -143,10 +173,15 @@ public final class EtcdServer implements AutoCloseable {
 			throw new IllegalStateException("etcd is already running");
 		}
 		String peer = "http://127.0.0.1:" + this.peerPort;
-		List<String> command = List.of(this.binary.toString(), "--name", "nixl4j-test", "--data-dir",
-				this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
+		List<String> command = new java.util.ArrayList<>(List.of(this.binary.toString(), "--name", "nixl4j-test",
+				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
 				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-				"--initial-cluster", "nixl4j-test=" + peer);
+				"--initial-cluster", "nixl4j-test=" + peer));
+		if (this.tls != null) {
+			command.addAll(List.of("--cert-file", this.tls.serverCertificate().toString(), "--key-file",
+					this.tls.serverKey().toString(), "--trusted-ca-file", this.tls.caCertificate().toString(),
+					"--client-cert-auth"));
+		}
 		CompletableFuture<Void> ready = new CompletableFuture<>();
 		Process started;
 		try {
@@ -161,7 +196,10 @@ public final class EtcdServer implements AutoCloseable {
 		reader.start();
 		try {
 			ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-			awaitHealthy();
+			if (this.tls == null) {
+				// over TLS the health endpoint wants a client certificate too; the log line suffices
+				awaitHealthy();
+			}
 		}
 		catch (Exception ex) {
 			started.destroyForcibly();
@@ -207,6 +245,53 @@ public final class EtcdServer implements AutoCloseable {
 				throw new IllegalStateException("etcd is not healthy: " + response.statusCode() + " " + response.body());
 			}
 		}
+	}
+
+	/**
+	 * Turns on etcd's authentication: a {@code root} user (etcd needs one) and a user whose role
+	 * may read and write every key under a prefix.
+	 * @param user the user to add
+	 * @param password the password of both users
+	 * @param prefix the keys the user's role may read and write
+	 */
+	public void enableAuthentication(String user, String password, String prefix) {
+		try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(endpoint()).build()) {
+			io.etcd.jetcd.Auth auth = client.getAuthClient();
+			io.etcd.jetcd.ByteSequence root = bytes("root");
+			auth.userAdd(root, bytes(password)).get(10, TimeUnit.SECONDS);
+			auth.roleAdd(root).get(10, TimeUnit.SECONDS);
+			auth.userGrantRole(root, root).get(10, TimeUnit.SECONDS);
+			addUser(auth, user, password, user + "-role", prefix, io.etcd.jetcd.auth.Permission.Type.READWRITE);
+			auth.authEnable().get(10, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("could not enable etcd's authentication", ex);
+		}
+	}
+
+	/**
+	 * Adds a user with a role of its own on the keys under a prefix (before authentication is on).
+	 * @param auth the auth client
+	 * @param user the user
+	 * @param password its password
+	 * @param role the role to create
+	 * @param prefix the keys
+	 * @param type what the role may do with them
+	 * @throws Exception when etcd refuses
+	 */
+	public static void addUser(io.etcd.jetcd.Auth auth, String user, String password, String role, String prefix,
+			io.etcd.jetcd.auth.Permission.Type type) throws Exception {
+		byte[] end = prefix.getBytes(StandardCharsets.UTF_8);
+		end[end.length - 1]++;
+		auth.userAdd(bytes(user), bytes(password)).get(10, TimeUnit.SECONDS);
+		auth.roleAdd(bytes(role)).get(10, TimeUnit.SECONDS);
+		auth.roleGrantPermission(bytes(role), bytes(prefix), io.etcd.jetcd.ByteSequence.from(end), type)
+			.get(10, TimeUnit.SECONDS);
+		auth.userGrantRole(bytes(user), bytes(role)).get(10, TimeUnit.SECONDS);
+	}
+
+	private static io.etcd.jetcd.ByteSequence bytes(String text) {
+		return io.etcd.jetcd.ByteSequence.from(text, StandardCharsets.UTF_8);
 	}
 
 	/**

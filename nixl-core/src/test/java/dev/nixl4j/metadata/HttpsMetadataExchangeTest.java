@@ -64,6 +64,7 @@ class HttpsMetadataExchangeTest {
 			String length = exchange.getRequestHeaders().getFirst("Content-Length");
 			MetadataRegistryHandler.Response response = handler.handle(exchange.getRequestMethod(),
 					exchange.getRequestURI().getRawPath(), exchange.getRequestHeaders().getFirst("Authorization"),
+					exchange.getRequestHeaders().getFirst(MetadataRegistryHandler.OWNER_SECRET_HEADER),
 					(length != null) ? Long.parseLong(length) : -1, exchange.getRequestBody());
 			response.headers().forEach(exchange.getResponseHeaders()::set);
 			byte[] body = response.body();

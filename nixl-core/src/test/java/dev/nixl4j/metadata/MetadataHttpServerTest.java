@@ -66,10 +66,14 @@ class MetadataHttpServerTest {
 				.as("wrong token").isEqualTo(401);
 			assertThat(store.isPublished("one-dram") || store.isPublished("x") || store.isPublished("impostor")
 					|| store.isPublished("empty-agent")).isFalse();
-			assertThat(send(http, put(URI.create(base + "/agents/empty-agent/metadata"), small, TOKEN))).isEqualTo(204);
+			HttpResponse<Void> created = http.send(put(URI.create(base + "/agents/empty-agent/metadata"), small, TOKEN)
+				.build(), HttpResponse.BodyHandlers.discarding());
+			assertThat(created.statusCode()).isEqualTo(201);
 			assertThat(store.isPublished("empty-agent")).isTrue();
 			HttpRequest.Builder delete = HttpRequest.newBuilder(URI.create(base + "/agents/empty-agent/metadata"))
 				.header("Authorization", "Bearer " + TOKEN)
+				.header(MetadataRegistryHandler.OWNER_SECRET_HEADER,
+						created.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow())
 				.DELETE();
 			assertThat(send(http, delete)).isEqualTo(204);
 			assertThat(store.isPublished("empty-agent")).isFalse();
@@ -81,12 +85,12 @@ class MetadataHttpServerTest {
 		try (MetadataHttpServer server = MetadataHttpServer.builder().token(TOKEN).start();
 				HttpClient http = HttpClient.newHttpClient()) {
 			URI agent = URI.create(server.baseUri() + "/agents/a/metadata");
-			HttpResponse<Void> post = http.send(HttpRequest.newBuilder(agent)
+			HttpResponse<Void> patch = http.send(HttpRequest.newBuilder(agent)
 				.header("Authorization", "Bearer " + TOKEN)
-				.POST(HttpRequest.BodyPublishers.noBody())
+				.method("PATCH", HttpRequest.BodyPublishers.noBody())
 				.build(), HttpResponse.BodyHandlers.discarding());
-			assertThat(post.statusCode()).isEqualTo(405);
-			assertThat(post.headers().firstValue("Allow")).hasValue("GET, PUT, DELETE");
+			assertThat(patch.statusCode()).isEqualTo(405);
+			assertThat(patch.headers().firstValue("Allow")).hasValue("GET, PUT, POST, DELETE");
 			assertThat(send(http, HttpRequest.newBuilder(URI.create(server.baseUri() + "/agents/a"))
 				.header("Authorization", "Bearer " + TOKEN))).isEqualTo(404);
 			assertThat(send(http, HttpRequest.newBuilder(agent).header("Authorization", "Bearer " + TOKEN)))

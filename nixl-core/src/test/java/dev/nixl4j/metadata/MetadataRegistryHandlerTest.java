@@ -99,7 +99,7 @@ class MetadataRegistryHandlerTest {
 			.status()).isEqualTo(400);
 		assertThat(this.handler
 			.handle("PUT", ONE_DRAM_PATH, "Bearer " + TOKEN, -1, new ByteArrayInputStream(Samples.oneDram()))
-			.status()).isEqualTo(204);
+			.status()).isEqualTo(201);
 		assertThat(this.store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray())
 			.isEqualTo(Samples.oneDram());
 		assertThat(this.store.isPublished("someone-else")).isFalse();

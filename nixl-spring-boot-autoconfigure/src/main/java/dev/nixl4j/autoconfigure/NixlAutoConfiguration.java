@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
@@ -33,8 +34,8 @@ public final class NixlAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	EtcdConnectionDetails nixlEtcdConnectionDetails(NixlProperties properties) {
-		return new PropertiesEtcdConnectionDetails(properties.getMetadata().getEtcd());
+	EtcdConnectionDetails nixlEtcdConnectionDetails(NixlProperties properties, ObjectProvider<SslBundles> sslBundles) {
+		return new PropertiesEtcdConnectionDetails(properties.getMetadata().getEtcd(), sslBundles.getIfAvailable());
 	}
 
 	@Bean

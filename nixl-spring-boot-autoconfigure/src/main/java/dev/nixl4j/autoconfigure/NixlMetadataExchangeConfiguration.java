@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.boot.ssl.NoSuchSslBundleException;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.ssl.SslManagerBundle;
 import org.springframework.boot.ssl.SslOptions;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -114,13 +115,28 @@ class NixlMetadataExchangeConfiguration {
 		MetadataExchange nixlMetadataExchange(NixlProperties properties, EtcdConnectionDetails connection,
 				ObjectProvider<MetadataExchangeCustomizer> customizers) {
 			NixlProperties.Etcd etcd = properties.getMetadata().getEtcd();
-			return customize(EtcdMetadataExchange.builder()
+			EtcdMetadataExchange.Builder builder = EtcdMetadataExchange.builder()
 				.endpoints(connection.endpoints().toArray(String[]::new))
 				.namespace(etcd.getNamespace())
 				.leaseTtl(etcd.getLeaseTtl())
 				.operationTimeout(etcd.getOperationTimeout())
-				.maxValueBytes(maxBytes(properties))
-				.build(), customizers);
+				.maxValueBytes(maxBytes(properties));
+			String username = connection.username();
+			if (username != null) {
+				String password = connection.password();
+				if (password == null) {
+					throw new IllegalStateException("the etcd user '" + username + "' of " + connection.getClass().getName()
+							+ " has no password");
+				}
+				builder.credentials(username, password);
+			}
+			SslBundle bundle = connection.sslBundle();
+			if (bundle != null) {
+				SslManagerBundle managers = bundle.getManagers();
+				builder.tls((bundle.getStores().getKeyStore() != null) ? managers.getKeyManagerFactory() : null,
+						managers.getTrustManagerFactory());
+			}
+			return customize(builder.build(), customizers);
 		}
 
 	}

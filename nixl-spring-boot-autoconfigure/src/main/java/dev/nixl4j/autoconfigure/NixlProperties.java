@@ -511,6 +511,11 @@ public class NixlProperties implements Validator {
 		 */
 		private @Nullable String sslBundle;
 
+		/**
+		 * Bounds and expiry of the registry this application serves.
+		 */
+		private final Registry registry = new Registry();
+
 		public @Nullable URI getEndpoint() {
 			return this.endpoint;
 		}
@@ -567,6 +572,60 @@ public class NixlProperties implements Validator {
 			this.sslBundle = sslBundle;
 		}
 
+		public Registry getRegistry() {
+			return this.registry;
+		}
+
+	}
+
+	/**
+	 * The registry this application serves: how many entries it holds and for how long.
+	 */
+	public static class Registry {
+
+		/**
+		 * Most entries the registry holds for peers (entries created over HTTP); a "PUT" of
+		 * a new name beyond it is refused with 507.
+		 */
+		private int maxEntries = 1024;
+
+		/**
+		 * Most bytes of metadata the registry holds for peers, all entries together; a "PUT"
+		 * that would pass it is refused with 507 before its body is read.
+		 */
+		private DataSize maxTotalSize = DataSize.ofMegabytes(256);
+
+		/**
+		 * How long an entry lives after its owner last published or renewed it; clients
+		 * renew every third of it, so an entry of a dead agent disappears this long after
+		 * its last renewal and its name is free again.
+		 */
+		private Duration entryTtl = Duration.ofSeconds(30);
+
+		public int getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+		public DataSize getMaxTotalSize() {
+			return this.maxTotalSize;
+		}
+
+		public void setMaxTotalSize(DataSize maxTotalSize) {
+			this.maxTotalSize = maxTotalSize;
+		}
+
+		public Duration getEntryTtl() {
+			return this.entryTtl;
+		}
+
+		public void setEntryTtl(Duration entryTtl) {
+			this.entryTtl = entryTtl;
+		}
+
 	}
 
 	/**
@@ -596,6 +655,26 @@ public class NixlProperties implements Validator {
 		 * Deadline of one etcd call.
 		 */
 		private Duration operationTimeout = Duration.ofSeconds(5);
+
+		/**
+		 * User name for an etcd cluster with authentication enabled ("etcd" exchange);
+		 * needs a password. An EtcdConnectionDetails bean takes precedence.
+		 */
+		private @Nullable String username;
+
+		/**
+		 * Password of the etcd user. Never logged; over "http" endpoints it travels in
+		 * clear text, so use "https" ones with an SSL bundle outside a trusted network.
+		 */
+		private @Nullable String password;
+
+		/**
+		 * Name of the SSL bundle ("spring.ssl.bundle.*") for "https" etcd endpoints ("etcd"
+		 * exchange): its trust material decides which etcd certificates are accepted, its key
+		 * material (if any) is the client certificate for a cluster started with
+		 * --client-cert-auth.
+		 */
+		private @Nullable String sslBundle;
 
 		public List<String> getEndpoints() {
 			return this.endpoints;
@@ -627,6 +706,30 @@ public class NixlProperties implements Validator {
 
 		public void setOperationTimeout(Duration operationTimeout) {
 			this.operationTimeout = operationTimeout;
+		}
+
+		public @Nullable String getUsername() {
+			return this.username;
+		}
+
+		public void setUsername(@Nullable String username) {
+			this.username = username;
+		}
+
+		public @Nullable String getPassword() {
+			return this.password;
+		}
+
+		public void setPassword(@Nullable String password) {
+			this.password = password;
+		}
+
+		public @Nullable String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(@Nullable String sslBundle) {
+			this.sslBundle = sslBundle;
 		}
 
 	}

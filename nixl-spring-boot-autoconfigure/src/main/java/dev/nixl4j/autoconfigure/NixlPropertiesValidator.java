@@ -104,6 +104,20 @@ final class NixlPropertiesValidator {
 		if (http.getSslBundle() != null && endpoint != null && !"https".equals(endpoint.getScheme())) {
 			reject("metadata.http.sslBundle", "applies to an https endpoint only; the endpoint is " + endpoint);
 		}
+		NixlProperties.Registry registry = http.getRegistry();
+		if (registry.getMaxEntries() < 1) {
+			reject("metadata.http.registry.maxEntries", "must be at least 1");
+		}
+		if (registry.getMaxTotalSize() == null
+				|| (maxSize != null && registry.getMaxTotalSize().toBytes() < maxSize.toBytes())) {
+			reject("metadata.http.registry.maxTotalSize",
+					"must be at least nixl.metadata.max-size, or an entry of the largest size never fits");
+		}
+		Duration entryTtl = registry.getEntryTtl();
+		if (entryTtl == null || entryTtl.compareTo(Duration.ofMillis(100)) < 0) {
+			reject("metadata.http.registry.entryTtl",
+					"must be at least 100ms: clients renew every third of it, over the network");
+		}
 		NixlProperties.Etcd etcd = metadata.getEtcd();
 		if (metadata.getExchange() == ExchangeType.ETCD || metadata.getExchange() == ExchangeType.NIXL_ETCD) {
 			if (etcd.getEndpoints() == null || etcd.getEndpoints().isEmpty()) {
@@ -126,6 +140,16 @@ final class NixlPropertiesValidator {
 			reject("metadata.etcd.leaseTtl", "must be at least 1s (etcd leases count in seconds)");
 		}
 		positive("metadata.etcd.operationTimeout", etcd.getOperationTimeout());
+		boolean hasUser = etcd.getUsername() != null && !etcd.getUsername().isBlank();
+		boolean hasPassword = etcd.getPassword() != null && !etcd.getPassword().isEmpty();
+		if (hasUser != hasPassword) {
+			if (hasUser) {
+				rejectWithoutValue("metadata.etcd.password", "is required with nixl.metadata.etcd.username");
+			}
+			else {
+				rejectWithoutValue("metadata.etcd.username", "is required with nixl.metadata.etcd.password");
+			}
+		}
 	}
 
 	private void validateKv() {

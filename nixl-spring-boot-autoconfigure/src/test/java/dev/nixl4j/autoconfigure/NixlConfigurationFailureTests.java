@@ -60,6 +60,25 @@ class NixlConfigurationFailureTests {
 	}
 
 	@Test
+	void aRegistryBudgetBelowOneEntryIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.http.registry.max-total-size", "at least nixl.metadata.max-size",
+				"nixl.metadata.http.registry.max-total-size=1MB");
+	}
+
+	@Test
+	void aTooShortRegistryEntryTtlIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.http.registry.entry-ttl", "at least 100ms",
+				"nixl.metadata.http.registry.entry-ttl=10ms");
+	}
+
+	@Test
+	void anEtcdPasswordWithoutAUserIsNamedWithoutBeingShown(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.etcd.username", "is required with nixl.metadata.etcd.password",
+				"nixl.metadata.etcd.password=" + SECRET);
+		assertThat(output.getAll()).doesNotContain(SECRET);
+	}
+
+	@Test
 	void aMissingTokenOfTheHttpExchangeIsNamed(CapturedOutput output) {
 		assertStartFails(output, "nixl.metadata.http.token", "is required", "nixl.metadata.exchange=http");
 	}

@@ -8,9 +8,11 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * A servlet that serves the HTTP metadata registry ({@code GET}, {@code PUT} and {@code DELETE}
- * of {@code {base-path}/agents/{name}/metadata}) through a {@link MetadataRegistryHandler}, which
- * owns every rule: the bearer token, the size cap, the metadata check and the allowed methods.
+ * A servlet that serves the HTTP metadata registry ({@code GET}, {@code PUT}, {@code POST} and
+ * {@code DELETE} of {@code {base-path}/agents/{name}/metadata}) through a
+ * {@link MetadataRegistryHandler}, which owns every rule: the bearer token, the entries' owners
+ * (the owner secret header is passed through), their expiry, the registry's bounds, the size cap,
+ * the metadata check and the allowed methods.
  *
  * <p>A request never waits for metadata to appear (a {@code GET} of an unknown agent is a 404 at
  * once), and a {@code PUT} body is read no further than the cap, within the container's read
@@ -34,7 +36,8 @@ public final class MetadataRegistryServlet extends HttpServlet {
 	@Override
 	protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		MetadataRegistryHandler.Response answer = this.handler.handle(request.getMethod(), rawPath(request),
-				request.getHeader("Authorization"), request.getContentLengthLong(), request.getInputStream());
+				request.getHeader("Authorization"), request.getHeader(MetadataRegistryHandler.OWNER_SECRET_HEADER),
+				request.getContentLengthLong(), request.getInputStream());
 		response.setStatus(answer.status());
 		answer.headers().forEach(response::setHeader);
 		byte[] body = answer.body();

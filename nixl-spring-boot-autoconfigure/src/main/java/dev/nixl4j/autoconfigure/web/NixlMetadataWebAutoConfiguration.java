@@ -21,8 +21,12 @@ import org.springframework.context.annotation.Conditional;
  * {@code nixl.metadata.exchange=http} and no {@code nixl.metadata.http.endpoint} (or
  * {@code nixl.metadata.http.serve=true}), a {@link MetadataRegistryServlet} under
  * {@code nixl.metadata.http.base-path} answers peers from the {@link MetadataExchange} bean,
- * every request authorized by the bearer token {@code nixl.metadata.http.token}. TLS is the web
- * server's ({@code server.ssl.*}).
+ * every request authorized by the bearer token {@code nixl.metadata.http.token}. Each entry can
+ * be changed only by the peer that created it; entries expire after
+ * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds at most
+ * {@code nixl.metadata.http.registry.max-entries} entries and
+ * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web server's
+ * ({@code server.ssl.*}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -53,6 +57,9 @@ public final class NixlMetadataWebAutoConfiguration {
 			.basePath(http.getBasePath())
 			.store(exchange)
 			.maxBytes((int) properties.getMetadata().getMaxSize().toBytes())
+			.maxEntries(http.getRegistry().getMaxEntries())
+			.maxTotalBytes(http.getRegistry().getMaxTotalSize().toBytes())
+			.entryTtl(http.getRegistry().getEntryTtl())
 			.build();
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
 				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");

@@ -116,7 +116,9 @@ class MetadataRegistryApplicationsTests {
 			assertThat(send(http, "PUT", metadata(base, "someone"), "Bearer " + TOKEN, metadata).statusCode())
 				.as("metadata of another agent")
 				.isEqualTo(400);
-			assertThat(send(http, "POST", uri, "Bearer " + TOKEN, null).statusCode()).isEqualTo(405);
+			assertThat(send(http, "POST", uri, "Bearer " + TOKEN, null).statusCode()).as("renewal of A's own entry")
+				.isEqualTo(403);
+			assertThat(send(http, "PATCH", uri, "Bearer " + TOKEN, null).statusCode()).isEqualTo(405);
 			assertThat(send(http, "GET", metadata(base, "nobody"), "Bearer " + TOKEN, null).statusCode())
 				.as("unknown agents are a 404 at once")
 				.isEqualTo(404);
@@ -135,8 +137,9 @@ class MetadataRegistryApplicationsTests {
 			assertThat(response.statusCode()).isEqualTo(200);
 			assertThat(response.body()).isEqualTo(own.fetch(agent.name(), RegistryApplications.WAIT).toByteArray());
 			assertThat(send(http, "DELETE", metadata(base, agent.name()), "Bearer " + TOKEN, null).statusCode())
-				.isEqualTo(204);
-			assertThat(own.isPublished(agent.name())).isFalse();
+				.as("the serving application's own entry is not changed over HTTP")
+				.isEqualTo(403);
+			assertThat(own.isPublished(agent.name())).isTrue();
 		}
 	}
 
