@@ -246,6 +246,11 @@ public final class EmbeddedDriver implements EngineDriver {
 		this.listener.serveThreads(factory);
 	}
 
+	/** Closes the listener's server socket as if it broke: a seam for tests of a fatal fault. */
+	void breakListener() throws IOException {
+		this.listener.breakServerSocket();
+	}
+
 	/**
 	 * Returns the address this agent listens on.
 	 * @return the bound address

@@ -175,6 +175,11 @@ final class Listener implements Closeable {
 		return false;
 	}
 
+	/** Closes the server socket under the accepting thread, as if it broke: a seam for tests of a fatal fault. */
+	void breakServerSocket() throws IOException {
+		this.server.close();
+	}
+
 	/** Replaces the factory of serving threads: a seam for tests that make a thread start fail. */
 	void serveThreads(ThreadFactory factory) {
 		this.serveThreads = factory;
@@ -186,6 +191,9 @@ final class Listener implements Closeable {
 				this.selector.select(TICK_MILLIS);
 				if (this.closed) {
 					return;
+				}
+				if (!this.acceptKey.isValid()) {
+					throw new ClosedChannelException();
 				}
 				List<Greeting> greeted = null;
 				Iterator<SelectionKey> keys = this.selector.selectedKeys().iterator();
@@ -214,6 +222,13 @@ final class Listener implements Closeable {
 		}
 		catch (IOException | RuntimeException | Error ex) {
 			if (!this.closed) {
+				// refuse new peers at once instead of leaving them in the backlog
+				try {
+					this.server.close();
+				}
+				catch (IOException closing) {
+					ex.addSuppressed(closing);
+				}
 				this.owner.faults().fatal(THREAD, ex);
 			}
 		}

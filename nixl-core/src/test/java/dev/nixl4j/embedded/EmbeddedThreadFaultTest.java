@@ -27,13 +27,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * An {@link Error} thrown inside a unit of work of the embedded engine's threads: the thread that
  * serves a peer's connection (through the wake-up of the progress loop, a real seam of the
  * driver) and the accepting thread (through a serving thread that cannot start, as with
  * "unable to create native thread"). Each is reported as survived within a second, costs only
- * its connection, and the listener goes on serving.
+ * its connection, and the listener goes on serving. A server socket that breaks under the
+ * accepting thread is reported fatal.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EmbeddedThreadFaultTest {
@@ -124,6 +126,16 @@ class EmbeddedThreadFaultTest {
 		this.driver.serveThreads(Thread.ofPlatform().daemon(true).factory());
 		assertTheListenerServesAGreetedRead();
 		assertThat(this.faults.all()).as("no further fault").hasSize(1);
+	}
+
+	@Test
+	void aBrokenServerSocketIsReportedFatalAndNewPeersAreRefused() throws Exception {
+		this.driver.breakListener();
+		Fault fault = this.faults.await();
+		assertThat(fault.fatal()).isTrue();
+		assertThat(fault.thread()).isEqualTo(Listener.THREAD);
+		assertThat(fault.error()).isInstanceOf(java.nio.channels.ClosedChannelException.class);
+		assertThatExceptionOfType(java.net.ConnectException.class).isThrownBy(this::connect);
 	}
 
 	private void assertTheListenerServesAGreetedRead() throws IOException {
