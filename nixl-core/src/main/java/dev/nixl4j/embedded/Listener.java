@@ -96,6 +96,9 @@ final class Listener implements Closeable {
 
 	private final AtomicLong timedOut = new AtomicLong();
 
+	/** Hellos refused for a wrong token or a malformed hello; accepting thread only. */
+	private long badHellos;
+
 	private volatile ThreadFactory serveThreads;
 
 	/** When accepting resumes after a failed accept, or 0; accepting thread only. */
@@ -107,6 +110,8 @@ final class Listener implements Closeable {
 	private long warnedRefused;
 
 	private long warnedTimedOut;
+
+	private long warnedBadHellos;
 
 	private volatile boolean closed;
 
@@ -312,6 +317,7 @@ final class Listener implements Closeable {
 			}
 			int written = greeting.channel.write(ByteBuffer.wrap(new byte[] { (byte) (accepted ? 0 : 1) }));
 			if (!accepted) {
+				this.badHellos++;
 				logger.log(Level.DEBUG, () -> "agent '" + this.owner.name() + "' refused a connection claiming to be '"
 						+ peer + "': it did not present the token of this agent's metadata");
 			}
@@ -325,6 +331,9 @@ final class Listener implements Closeable {
 			return true;
 		}
 		catch (IOException ex) {
+			if (greeting.named || !(ex instanceof EOFException)) {
+				this.badHellos++;
+			}
 			drop(greeting);
 			return false;
 		}
@@ -388,21 +397,25 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** One warning per interval at most, saying how many connections were refused or timed out since the last. */
+	/** One warning per interval at most, saying how many connections were closed, and why, since the last. */
 	private void warnIfDue(long now) {
 		long refusedNow = this.refused.get();
 		long timedOutNow = this.timedOut.get();
-		if ((refusedNow == this.warnedRefused && timedOutNow == this.warnedTimedOut)
+		long badHellosNow = this.badHellos;
+		if ((refusedNow == this.warnedRefused && timedOutNow == this.warnedTimedOut
+				&& badHellosNow == this.warnedBadHellos)
 				|| (this.lastWarned != 0 && now - this.lastWarned < WARN_INTERVAL_NANOS)) {
 			return;
 		}
-		logger.log(Level.WARNING, "agent '" + this.owner.name() + "' closed " + (refusedNow - this.warnedRefused)
-				+ " connections over its limit of " + this.maxConnections + " (EmbeddedOptions.maxConnections) and "
-				+ (timedOutNow - this.warnedTimedOut) + " that missed the hello deadline of " + this.helloTimeout
-				+ " or a frame deadline of " + this.frameTimeout + " since the last such warning");
+		logger.log(Level.WARNING, "agent '" + this.owner.name() + "' closed, since the last such warning, "
+				+ (refusedNow - this.warnedRefused) + " connections over its limit of " + this.maxConnections
+				+ " (EmbeddedOptions.maxConnections), " + (timedOutNow - this.warnedTimedOut)
+				+ " that missed the hello deadline of " + this.helloTimeout + " or a frame deadline of " + this.frameTimeout
+				+ ", and " + (badHellosNow - this.warnedBadHellos) + " whose hello was malformed or lacked the token");
 		this.lastWarned = now;
 		this.warnedRefused = refusedNow;
 		this.warnedTimedOut = timedOutNow;
+		this.warnedBadHellos = badHellosNow;
 	}
 
 	private void drop(Greeting greeting) {
