@@ -17,7 +17,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
 import dev.nixl4j.DescriptorList;
+import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.XferOp;
 import dev.nixl4j.embedded.EmbeddedMetadata.Parsed;
 import dev.nixl4j.embedded.EmbeddedMetadata.RemoteRegion;
 import dev.nixl4j.engine.EngineDriver.FaultListener;
@@ -31,8 +35,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * An {@link Error} thrown inside a unit of work of the embedded engine's threads: the thread that
- * serves a peer's connection (through the wake-up of the progress loop, a real seam of the
- * driver) and the accepting thread (through a serving thread that cannot start, as with
+ * serves a peer's connection and the thread that receives responses from a peer (both through
+ * the wake-up of the progress loop, a real seam of the driver) and the accepting thread (through a serving thread that cannot start, as with
  * "unable to create native thread"). Each is reported as survived within a second, costs only
  * its connection, and the listener goes on serving. A server socket that breaks under the
  * accepting thread is reported fatal.
@@ -59,6 +63,7 @@ class EmbeddedThreadFaultTest {
 		this.arena = Arena.ofShared();
 		this.driver = EmbeddedDriver.open(AgentConfig.builder("fault-target-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
+			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
 			.build());
 		this.driver.faultListener(this.faults);
 		this.driver.progressListener(() -> {
@@ -126,6 +131,37 @@ class EmbeddedThreadFaultTest {
 		this.driver.serveThreads(Thread.ofPlatform().daemon(true).factory());
 		assertTheListenerServesAGreetedRead();
 		assertThat(this.faults.all()).as("no further fault").hasSize(1);
+	}
+
+	@Test
+	void anErrorWhileReceivingAResponseIsSurvivedAndTheNextPostConnectsAgain() throws Exception {
+		try (NixlAgent target = NixlAgent.create(AgentConfig.builder("fault-peer-" + System.nanoTime())
+			.engine(Engine.EMBEDDED)
+			.build())) {
+			MemorySegment remote = Bytes.pattern(this.arena, SIZE, 9);
+			target.register(remote);
+			this.driver.loadRemoteMetadata(target.localMetadata().toByteArray());
+			long request = this.driver.createRequest(XferOp.READ, DescriptorList.of(this.memory), DescriptorList.of(remote),
+					target.name());
+			this.throwOnWakeUp.set(true);
+			this.driver.post(request, null);
+			Fault fault = this.faults.await();
+			assertThat(fault.fatal()).isFalse();
+			assertThat(fault.thread()).isEqualTo("embedded connection to '" + target.name() + "'");
+			assertThat(fault.error()).isInstanceOf(OutOfMemoryError.class).hasMessageContaining("injected");
+			assertThat(this.driver.status(request)).as("the READ itself had finished").isZero();
+			assertThat(Bytes.hasPattern(this.memory, 9)).isTrue();
+			Bytes.fill(remote, 11);
+			this.driver.post(request, null);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (this.driver.status(request) == NixlStatus.IN_PROGRESS.code()) {
+				assertThat(System.nanoTime() - deadline).as("the second READ finishes").isNegative();
+				Thread.sleep(1);
+			}
+			assertThat(this.driver.status(request)).isZero();
+			assertThat(Bytes.hasPattern(this.memory, 11)).isTrue();
+			this.driver.release(request);
+		}
 	}
 
 	@Test
