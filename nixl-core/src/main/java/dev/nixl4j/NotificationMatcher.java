@@ -2,6 +2,7 @@ package dev.nixl4j;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
@@ -51,6 +52,14 @@ public final class NotificationMatcher {
 	 */
 	public static NotificationMatcher prefix(@Nullable String remoteAgent, String prefix) {
 		return new NotificationMatcher(remoteAgent, prefix.getBytes(StandardCharsets.UTF_8), true);
+	}
+
+	/**
+	 * Returns the sender this matcher accepts.
+	 * @return the sender, or empty when it accepts any
+	 */
+	public Optional<String> remoteAgent() {
+		return Optional.ofNullable(this.remoteAgent);
 	}
 
 	/**

@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 /**
  * The embedded engine with its peer in another process: data crosses loopback TCP and is checked
  * by CRC on the peer and by pattern here. Faults use real processes: a peer killed with SIGKILL
- * while 64 MiB transfers stream to it, and a peer that has exited (connection refused). The
- * initiator must get a clear error before its deadline and leave no thread or buffer behind.
+ * while 64 MiB transfers stream to it, a peer that has exited (connection refused), and a peer
+ * stopped with SIGSTOP. The initiator must get a clear error naming the peer within a short
+ * bound (not its deadline) and leave no thread or buffer behind.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EmbeddedTwoProcessTest {
@@ -56,8 +57,16 @@ class EmbeddedTwoProcessTest {
 		return role + "-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet();
 	}
 
+	/** How soon after its peer's connection closed or fell silent a transfer must fail. */
+	private static final Duration FAIL_BOUND = Duration.ofSeconds(2);
+
+	private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(1);
+
 	private NixlAgent agent() {
-		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name("initiator")).engine(Engine.EMBEDDED).build());
+		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name("initiator"))
+			.engine(Engine.EMBEDDED)
+			.embedded(EmbeddedOptions.defaults().withResponseTimeout(RESPONSE_TIMEOUT))
+			.build());
 		this.resources.add(agent);
 		return agent;
 	}
@@ -147,6 +156,92 @@ class EmbeddedTwoProcessTest {
 		}
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(WAIT);
 		assertThat(Bytes.hasPattern(local, 1)).as("nothing was written into local memory").isTrue();
+	}
+
+	@Test
+	void aPeerKilledWithTransfersInFlightFailsThemAndWaitsForItsNotificationsAtOnce() throws Exception {
+		NixlAgent initiator = agent();
+		PeerProcess peer = peer(64 * MiB, 2);
+		MemorySegment local = Bytes.pattern(this.arena, 64 * MiB, 1);
+		initiator.register(local);
+		initiator.loadRemoteMetadata(peer.metadata());
+		try (Transfer first = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
+			first.await(WAIT);
+		}
+		assertThat(PeerMain.crc(local)).isEqualTo(peer.crc());
+		// as a KV consumer waits for the producer's confirmation after its READ
+		var confirmation = initiator.expectNotification(NotificationMatcher.prefix(peer.name(), "confirm"), WAIT);
+		List<Transfer> inFlight = new ArrayList<>();
+		peer.pause(); // so that the transfers are surely in flight when the kill comes
+		for (int i = 0; i < 4; i++) {
+			Transfer transfer = initiator.createTransfer((i % 2 == 0) ? XferOp.WRITE : XferOp.READ,
+					DescriptorList.of(local), peer.region(), peer.name(), null);
+			this.resources.add(transfer);
+			transfer.post();
+			inFlight.add(transfer);
+		}
+		peer.kill();
+		long killed = System.nanoTime();
+		for (Transfer transfer : inFlight) {
+			NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+			assertThat(failure).as("a transfer in flight when the peer died fails").isNotNull();
+			assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_BACKEND);
+			assertThat(failure.remoteAgent()).isEqualTo(peer.name());
+			assertThat(failure.getMessage()).contains("connection to '" + peer.name() + "'").contains("dropped");
+		}
+		Duration transfersFailed = Duration.ofNanos(System.nanoTime() - killed);
+		Throwable waitFailure = catchThrowableOfType(java.util.concurrent.ExecutionException.class,
+				() -> confirmation.get(WAIT.toSeconds(), TimeUnit.SECONDS)).getCause();
+		Duration waitFailed = Duration.ofNanos(System.nanoTime() - killed);
+		assertThat(waitFailure).isInstanceOfSatisfying(NixlException.class, failure -> {
+			assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_BACKEND);
+			assertThat(failure.remoteAgent()).isEqualTo(peer.name());
+			assertThat(failure.getMessage()).contains("dropped");
+		});
+		assertThat(transfersFailed).as("transfers failed after the kill").isLessThan(FAIL_BOUND);
+		assertThat(waitFailed).as("the notification wait failed after the kill").isLessThan(FAIL_BOUND);
+		assertThat(initiator.state()).as("a lost peer does not fail the agent").isEqualTo(AgentState.ACTIVE);
+	}
+
+	@Test
+	void aStoppedPeerFailsTransfersWithinTheResponseTimeoutAndServesAgainOnceContinued() throws Exception {
+		NixlAgent initiator = agent();
+		PeerProcess peer = peer(64 * MiB, 2);
+		MemorySegment local = Bytes.pattern(this.arena, 64 * MiB, 1);
+		initiator.register(local);
+		initiator.loadRemoteMetadata(peer.metadata());
+		try (Transfer first = initiator.transfer(XferOp.WRITE, DescriptorList.of(local), peer.region(), peer.name(),
+				null)) {
+			first.await(WAIT);
+		}
+		try {
+			peer.pause();
+			long stopped = System.nanoTime();
+			List<Transfer> inFlight = new ArrayList<>();
+			for (XferOp op : List.of(XferOp.WRITE, XferOp.READ)) {
+				Transfer transfer = initiator.createTransfer(op, DescriptorList.of(local), peer.region(), peer.name(), null);
+				this.resources.add(transfer);
+				transfer.post();
+				inFlight.add(transfer);
+			}
+			for (Transfer transfer : inFlight) {
+				NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+				assertThat(failure).as("a transfer to a stopped peer fails").isNotNull();
+				assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_BACKEND);
+				assertThat(failure.remoteAgent()).isEqualTo(peer.name());
+				assertThat(failure.getMessage()).contains("dropped").contains("responseTimeout");
+			}
+			assertThat(Duration.ofNanos(System.nanoTime() - stopped)).as("failed after SIGSTOP")
+				.isLessThan(RESPONSE_TIMEOUT.plus(FAIL_BOUND));
+		}
+		finally {
+			peer.resume();
+		}
+		peer.fill(4);
+		try (Transfer read = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
+			read.await(WAIT);
+		}
+		assertThat(Bytes.hasPattern(local, 4)).as("a new connection serves once the peer continues").isTrue();
 	}
 
 	private static void awaitNoThreads(String prefix) {

@@ -2,6 +2,7 @@ package dev.nixl4j.embedded;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
@@ -14,6 +15,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.AgentConfig;
@@ -42,6 +45,30 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	/** Prefix of the reason connections fail with when their agent closes. */
 	static final String CLOSING = "the agent was closed";
+
+	private static final System.Logger logger = System.getLogger(EmbeddedDriver.class.getName());
+
+	/**
+	 * How long after its connection to a peer dropped the peer's own connections here may take to
+	 * end (delivering what they read) for the peer to count as lost. A peer that keeps them open
+	 * longer is alive and may still send.
+	 */
+	private static final long LOSS_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+	/** Reports faults to the log while no agent listens (a driver used on its own). */
+	private static final FaultListener LOGGED = new FaultListener() {
+
+		@Override
+		public void survived(String thread, Throwable error) {
+			logger.log(Level.WARNING, "one unit of work of the " + thread + " thread failed; the thread goes on", error);
+		}
+
+		@Override
+		public void fatal(String thread, Throwable error) {
+			logger.log(Level.ERROR, "the " + thread + " thread cannot go on", error);
+		}
+
+	};
 
 	private static final SecureRandom random = new SecureRandom();
 
@@ -73,8 +100,13 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	private final ConcurrentLinkedQueue<Incoming> inbox = new ConcurrentLinkedQueue<>();
 
+	/** Peers whose connection dropped while their own connections here were still open. */
+	private final Map<String, Dropped> dropping = new ConcurrentHashMap<>();
+
 	private volatile Runnable wakeUp = () -> {
 	};
+
+	private volatile FaultListener faults = LOGGED;
 
 	private volatile boolean closed;
 
@@ -82,7 +114,7 @@ public final class EmbeddedDriver implements EngineDriver {
 		this.config = config;
 		byte[] instance = secret();
 		byte[] token = secret();
-		this.listener = new Listener(this, config.embedded().listenAddress(), token);
+		this.listener = new Listener(this, config.embedded(), token);
 		InetSocketAddress bound = this.listener.address();
 		this.connection = new Connection(instance, token, bound.getAddress().getHostAddress(), bound.getPort());
 		inProcess.put(this.connection.instanceId(), this);
@@ -123,10 +155,64 @@ public final class EmbeddedDriver implements EngineDriver {
 		this.wakeUp.run();
 	}
 
+	FaultListener faults() {
+		return this.faults;
+	}
+
 	/** Hands a notification from a peer to this agent's progress loop. */
 	void deliver(String from, byte[] message) {
-		this.inbox.add(new Incoming(from, message));
+		this.inbox.add(new Incoming(from, message, null));
 		wakeUp();
+	}
+
+	/**
+	 * Learns that this agent's connection to a peer was dropped by the peer or the network. Once
+	 * the peer's own connections here have ended too (at once if there are none), every
+	 * notification it sent has been delivered and no more can come: waits for its notifications
+	 * fail then, after those notifications, in order.
+	 */
+	void linkDropped(String peer, String why) {
+		if (this.closed) {
+			return;
+		}
+		Dropped dropped = new Dropped(why, System.nanoTime() + LOSS_WINDOW_NANOS);
+		this.dropping.put(peer, dropped);
+		if (!this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
+			lost(peer, why);
+		}
+	}
+
+	/** Learns that a connection from a peer ended; called after it delivered all it read. */
+	void inboundEnded(String peer) {
+		Dropped dropped = this.dropping.get(peer);
+		if (dropped != null && !this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
+			lost(peer, dropped.why());
+		}
+	}
+
+	/** Learns that a peer connected: it is alive, whatever its earlier connection did. */
+	void connectionFrom(String peer) {
+		this.dropping.remove(peer);
+	}
+
+	private void lost(String peer, String why) {
+		this.inbox.add(new Incoming(peer, new byte[0], why));
+		wakeUp();
+	}
+
+	/**
+	 * Fails connections to peers that stayed silent too long, and forgets dropped peers that
+	 * kept their connections here open. Called by the listener's accepting thread.
+	 */
+	void checkDeadlines(long now) {
+		Duration limit = this.config.embedded().responseTimeout();
+		for (RemotePeer peer : this.peers.values()) {
+			PeerConnection link = peer.current();
+			if (link != null) {
+				link.check(now, limit);
+			}
+		}
+		this.dropping.values().removeIf(dropped -> now - dropped.until() > 0);
 	}
 
 	/**
@@ -135,6 +221,34 @@ public final class EmbeddedDriver implements EngineDriver {
 	 */
 	public int servedConnections() {
 		return this.listener.servedConnections();
+	}
+
+	/**
+	 * Counts the connections the listener closed at once because it held
+	 * {@link dev.nixl4j.EmbeddedOptions#maxConnections()} (for diagnostics and tests).
+	 * @return the count since the agent started
+	 */
+	public long refusedConnections() {
+		return this.listener.refusedConnections();
+	}
+
+	/**
+	 * Counts the connections the listener closed because they missed the hello deadline or a
+	 * request's frame deadline (for diagnostics and tests).
+	 * @return the count since the agent started
+	 */
+	public long timedOutConnections() {
+		return this.listener.timedOutConnections();
+	}
+
+	/** Replaces the factory of the listener's serving threads: a seam for tests of a failed thread start. */
+	void serveThreads(ThreadFactory factory) {
+		this.listener.serveThreads(factory);
+	}
+
+	/** Closes the listener's server socket as if it broke: a seam for tests of a fatal fault. */
+	void breakListener() throws IOException {
+		this.listener.breakServerSocket();
 	}
 
 	/**
@@ -159,6 +273,11 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public void progressListener(Runnable wakeUp) {
 		this.wakeUp = wakeUp;
+	}
+
+	@Override
+	public void faultListener(FaultListener faults) {
+		this.faults = faults;
 	}
 
 	@Override
@@ -572,6 +691,11 @@ public final class EmbeddedDriver implements EngineDriver {
 		int count = 0;
 		Incoming incoming;
 		while ((incoming = this.inbox.poll()) != null) {
+			String lost = incoming.lost();
+			if (lost != null) {
+				sink.peerLost(incoming.from(), lost);
+				continue;
+			}
 			sink.accept(incoming.from(), incoming.message());
 			count++;
 		}
@@ -595,7 +719,11 @@ public final class EmbeddedDriver implements EngineDriver {
 		this.registrations.clear();
 	}
 
-	private record Incoming(String from, byte[] message) {
+	/** A notification from a peer, or, with a reason, the news that no more can come from it. */
+	private record Incoming(String from, byte[] message, @Nullable String lost) {
+	}
+
+	private record Dropped(String why, long until) {
 	}
 
 	private record Prepared(@Nullable RemotePeer peer, List<MemorySegment> segments, List<RemoteRegion> regions) {

@@ -8,8 +8,10 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 
 import dev.nixl4j.NixlStatus;
@@ -20,7 +22,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The initiator's TCP connection to one peer: a sender thread that connects, greets and writes
  * requests in order, and a receiver thread that reads responses, for READs straight into the
- * local segments. When the connection fails, every request on it fails with the reason.
+ * local segments. When the connection fails, every request on it fails with the reason. The
+ * listener's watchdog declares the connection dropped when the peer stays silent for
+ * {@link dev.nixl4j.EmbeddedOptions#responseTimeout()} while a request is outstanding, so a
+ * stopped peer fails its transfers as fast as a dead one.
  */
 final class PeerConnection {
 
@@ -36,11 +41,20 @@ final class PeerConnection {
 
 	private final Map<Long, Request> pending = new ConcurrentHashMap<>();
 
+	/** Requests sent and not yet answered, in the order sent (the peer answers in that order). */
+	private final ConcurrentLinkedQueue<Sent> unanswered = new ConcurrentLinkedQueue<>();
+
 	private final Thread sender;
 
 	private volatile @Nullable Thread receiver;
 
-	private volatile @Nullable SocketChannel channel;
+	private volatile @Nullable TimedChannel channel;
+
+	/** When the hello went out while its answer is awaited, else 0. */
+	private volatile long greetingSince;
+
+	/** When the sender began its current write, else 0. */
+	private volatile long sendingSince;
 
 	private volatile @Nullable String failure;
 
@@ -50,7 +64,19 @@ final class PeerConnection {
 		this.sender = Thread.ofPlatform()
 			.daemon(true)
 			.name("nixl-embedded-" + owner.name() + "-send-" + peer.name)
-			.start(this::send);
+			.unstarted(this::send);
+		try {
+			this.sender.start();
+		}
+		catch (OutOfMemoryError ex) {
+			// no thread for this connection: its posts fail, a later post tries a new connection
+			fail("no thread could be started for the connection to '" + peer.name + "': " + ex, false);
+			owner.faults().survived(thread(), ex);
+		}
+	}
+
+	private String thread() {
+		return "embedded connection to '" + this.peer.name + "'";
 	}
 
 	boolean isDead() {
@@ -87,28 +113,31 @@ final class PeerConnection {
 			}
 		}
 		catch (IOException ex) {
-			fail(describe(ex));
+			fail(describe(ex), true);
 		}
 		catch (InterruptedException ex) {
 			// closed
 		}
-		catch (RuntimeException ex) {
-			fail("unexpected failure while sending: " + ex);
+		catch (RuntimeException | Error ex) {
+			if (fail("connection to '" + this.peer.name + "' failed: unexpected failure while sending: " + ex, false)) {
+				this.owner.faults().survived(thread(), ex);
+			}
 		}
 	}
 
 	private void connect() throws IOException {
 		InetSocketAddress address = new InetSocketAddress(this.peer.connection.host(), this.peer.connection.port());
-		SocketChannel ch = SocketChannel.open();
+		SocketChannel socket = SocketChannel.open();
+		TimedChannel ch = new TimedChannel(socket);
 		this.channel = ch;
 		if (this.failure != null) {
 			ch.close();
 			return;
 		}
-		ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-		Wire.tune(ch);
+		socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
+		Wire.tune(socket);
 		try {
-			ch.socket().connect(address, (int) this.owner.connectTimeout().toMillis());
+			socket.socket().connect(address, (int) this.owner.connectTimeout().toMillis());
 		}
 		catch (IOException ex) {
 			throw new IOException("cannot connect to " + address + ": " + ex.getMessage(), ex);
@@ -121,9 +150,11 @@ final class PeerConnection {
 			.putShort((short) name.length)
 			.put(name)
 			.flip();
+		this.greetingSince = System.nanoTime();
 		Wire.writeFully(ch, hello);
 		ByteBuffer answer = ByteBuffer.allocate(1);
 		Wire.readFully(ch, answer);
+		this.greetingSince = 0;
 		if (answer.get(0) != 0) {
 			throw new IOException("the agent at " + address + " refused the connection: its token differs from the "
 					+ "metadata loaded here (did it restart? invalidate and load its new metadata)");
@@ -156,11 +187,13 @@ final class PeerConnection {
 			header.put(notification);
 		}
 		header.flip();
-		SocketChannel ch = channel();
+		TimedChannel ch = channel();
 		if (request.op == XferOp.READ) {
 			// a READ's notification goes out once its data has arrived (see receive)
-			if (track(request, post.wireId())) {
-				Wire.writeFully(ch, header);
+			Sent sent = track(request, post.wireId());
+			if (sent != null) {
+				write(ch, header);
+				sent.at = System.nanoTime();
 			}
 			return;
 		}
@@ -168,29 +201,54 @@ final class PeerConnection {
 			return; // cancelled before it went out
 		}
 		try {
-			if (!track(request, post.wireId())) {
+			Sent sent = track(request, post.wireId());
+			if (sent == null) {
 				return;
 			}
-			Wire.writeFully(ch, header);
-			for (MemorySegment segment : request.local) {
-				Wire.writeFrom(ch, segment);
+			this.sendingSince = System.nanoTime();
+			try {
+				Wire.writeFully(ch, header);
+				for (MemorySegment segment : request.local) {
+					Wire.writeFrom(ch, segment);
+				}
 			}
+			finally {
+				this.sendingSince = 0;
+			}
+			sent.at = System.nanoTime();
 		}
 		finally {
 			request.exitIo();
 		}
 	}
 
-	/** Records a request as awaiting its response, unless the connection failed meanwhile. */
-	private boolean track(Request request, long id) {
+	/** Writes a frame, timed by the watchdog like the data of a WRITE. */
+	private void write(TimedChannel ch, ByteBuffer frame) throws IOException {
+		this.sendingSince = System.nanoTime();
+		try {
+			Wire.writeFully(ch, frame);
+		}
+		finally {
+			this.sendingSince = 0;
+		}
+	}
+
+	/**
+	 * Records a request as awaiting its response, unless the connection failed meanwhile.
+	 * @return its entry among the unanswered requests, or {@code null} if it failed at once
+	 */
+	private @Nullable Sent track(Request request, long id) {
 		this.pending.put(id, request);
+		Sent sent = new Sent(id);
+		this.unanswered.add(sent);
 		String failed = this.failure;
 		if (failed != null) {
 			this.pending.remove(id);
+			this.unanswered.remove(sent);
 			finish(request, id, BACKEND_ERROR, failed);
-			return false;
+			return null;
 		}
-		return true;
+		return sent;
 	}
 
 	private void sendNotify(byte[] message) throws IOException {
@@ -201,11 +259,11 @@ final class PeerConnection {
 			.putInt(message.length)
 			.put(message)
 			.flip();
-		Wire.writeFully(channel(), frame);
+		write(channel(), frame);
 	}
 
 	private void receive() {
-		SocketChannel ch = channel();
+		TimedChannel ch = channel();
 		ByteBuffer header = ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES);
 		ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
 		try {
@@ -234,17 +292,31 @@ final class PeerConnection {
 				else {
 					finish(request, id, Request.SUCCESS, null);
 				}
+				answered(id);
 			}
 		}
 		catch (IOException ex) {
-			fail(describe(ex));
+			fail(describe(ex), true);
 		}
-		catch (RuntimeException ex) {
-			fail("unexpected failure while receiving: " + ex);
+		catch (RuntimeException | Error ex) {
+			if (fail("connection to '" + this.peer.name + "' failed: unexpected failure while receiving: " + ex, false)) {
+				this.owner.faults().survived(thread(), ex);
+			}
 		}
 	}
 
-	private void receiveRead(SocketChannel ch, Request request, long id, ByteBuffer scratch) throws IOException {
+	/** Forgets an answered request's timing; answers come in the order sent, so it is almost always the first. */
+	private void answered(long id) {
+		Sent first = this.unanswered.peek();
+		if (first != null && first.id == id) {
+			this.unanswered.poll();
+		}
+		else {
+			this.unanswered.removeIf(sent -> sent.id == id);
+		}
+	}
+
+	private void receiveRead(TimedChannel ch, Request request, long id, ByteBuffer scratch) throws IOException {
 		byte[] notification;
 		if (!request.enterIo(id)) {
 			Wire.discard(ch, request.bytes, scratch);
@@ -276,35 +348,72 @@ final class PeerConnection {
 		}
 	}
 
-	private SocketChannel channel() {
-		SocketChannel ch = this.channel;
+	private TimedChannel channel() {
+		TimedChannel ch = this.channel;
 		if (ch == null) {
 			throw new IllegalStateException("not connected");
 		}
 		return ch;
 	}
 
-	private String describe(IOException ex) {
-		return "connection to '" + this.peer.name + "' at " + this.peer.connection.host() + ":"
-				+ this.peer.connection.port() + " failed: " + ex.getMessage();
+	private String where() {
+		return "'" + this.peer.name + "' (" + this.peer.connection.host() + ":" + this.peer.connection.port() + ")";
 	}
 
-	/** Fails the connection: every request on it ends with the reason, and new ones go elsewhere. */
-	void fail(String why) {
+	private String describe(IOException ex) {
+		String failed = (this.receiver != null) ? " dropped: " : " failed: ";
+		return "connection to " + where() + failed + ex.getMessage();
+	}
+
+	/**
+	 * Declares the connection dropped if the peer stayed silent too long: a write that moved no
+	 * byte, a hello or a sent request with no answer. Called by the listener's watchdog.
+	 * @param now the present {@link System#nanoTime()}
+	 * @param limit the longest silence, {@link dev.nixl4j.EmbeddedOptions#responseTimeout()}
+	 */
+	void check(long now, Duration limit) {
+		TimedChannel ch = this.channel;
+		if (ch == null || this.failure != null) {
+			return;
+		}
+		long nanos = limit.toNanos();
+		long sending = this.sendingSince;
+		long greeting = this.greetingSince;
+		Sent oldest = this.unanswered.peek();
+		long sent = (oldest != null) ? oldest.at : 0;
+		String silent = null;
+		if (sending != 0 && now - TimedChannel.later(sending, ch.lastWrite()) > nanos) {
+			silent = "the peer took no byte for " + limit;
+		}
+		else if (greeting != 0 && now - greeting > nanos) {
+			silent = "the peer did not answer the hello within " + limit;
+		}
+		else if (sent != 0 && now - TimedChannel.later(sent, ch.lastRead()) > nanos) {
+			silent = "the peer sent no byte for " + limit + " while a request to it was unanswered";
+		}
+		if (silent != null) {
+			fail("connection to " + where() + " dropped: " + silent
+					+ " (stopped, overloaded or unreachable; EmbeddedOptions.responseTimeout)", true);
+		}
+	}
+
+	/**
+	 * Fails the connection: every request on it ends with the reason, and new ones go elsewhere.
+	 * @param why the reason, naming the peer
+	 * @param dropped whether the peer or the network ended it (not this agent), so that waits for
+	 * the peer's notifications can end too
+	 * @return whether this call failed it (it had not failed before)
+	 */
+	boolean fail(String why, boolean dropped) {
 		synchronized (this) {
 			if (this.failure != null) {
-				return;
+				return false;
 			}
 			this.failure = why;
 		}
-		SocketChannel ch = this.channel;
+		TimedChannel ch = this.channel;
 		if (ch != null) {
-			try {
-				ch.close();
-			}
-			catch (IOException ex) {
-				// closing is all that matters
-			}
+			ch.close();
 		}
 		if (Thread.currentThread() != this.sender) {
 			this.sender.interrupt();
@@ -313,10 +422,15 @@ final class PeerConnection {
 			finish(entry.getValue(), entry.getKey(), BACKEND_ERROR, why);
 		}
 		this.pending.clear();
+		this.unanswered.clear();
 		failQueued();
+		if (dropped) {
+			this.owner.linkDropped(this.peer.name, why);
+		}
 		if (!why.startsWith(EmbeddedDriver.CLOSING)) {
 			logger.log(Level.DEBUG, why);
 		}
+		return true;
 	}
 
 	private void failQueued() {
@@ -330,12 +444,25 @@ final class PeerConnection {
 
 	/** Fails the connection and waits for its threads to end. */
 	void close(String why) {
-		fail(why);
+		fail(why, false);
 		Wire.join(this.sender);
 		Thread reader = this.receiver;
 		if (reader != null) {
 			Wire.join(reader);
 		}
+	}
+
+	/** A request on the wire: when it was completely sent (0 while it is being sent). */
+	private static final class Sent {
+
+		final long id;
+
+		volatile long at;
+
+		Sent(long id) {
+			this.id = id;
+		}
+
 	}
 
 	private sealed interface Outgoing permits Post, Notify {

@@ -23,7 +23,7 @@ final class RemotePeer {
 
 	final List<RemoteRegion> regions = new CopyOnWriteArrayList<>();
 
-	private @Nullable PeerConnection link;
+	private volatile @Nullable PeerConnection link;
 
 	RemotePeer(String name, Connection connection, List<RemoteRegion> regions) {
 		this.name = name;
@@ -47,6 +47,11 @@ final class RemotePeer {
 		if (this.link == null || this.link.isDead()) {
 			this.link = new PeerConnection(owner, this);
 		}
+		return this.link;
+	}
+
+	/** The connection to the peer, if one was opened; read without the lock by the watchdog. */
+	@Nullable PeerConnection current() {
 		return this.link;
 	}
 

@@ -602,7 +602,7 @@ public final class AgentCore implements NixlAgent {
 			return false;
 		}
 		try {
-			boolean drained = this.driver.drainNotifications(this.notifications::deliver) > 0;
+			boolean drained = this.driver.drainNotifications(this.notifications) > 0;
 			this.drainFailing = false;
 			return drained;
 		}

@@ -227,6 +227,16 @@ public interface EngineDriver extends AutoCloseable {
 		 */
 		void accept(String remoteAgent, byte[] message);
 
+		/**
+		 * Learns that a peer's connection dropped (the peer died, stopped answering or restarted)
+		 * and that every notification it sent before was handed over: waits for notifications
+		 * from that peer can end at once instead of at their deadline.
+		 * @param remoteAgent the peer
+		 * @param detail why, naming the peer
+		 */
+		default void peerLost(String remoteAgent, String detail) {
+		}
+
 	}
 
 	/**

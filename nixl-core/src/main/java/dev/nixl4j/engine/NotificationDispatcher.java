@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * the same moment a message is handed to it gives the message back to the mailbox, so none is
  * lost.
  */
-final class NotificationDispatcher {
+final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	private final String agentName;
 
@@ -54,6 +54,34 @@ final class NotificationDispatcher {
 
 	boolean hasWaiters() {
 		return this.waiterCount > 0;
+	}
+
+	@Override
+	public void accept(String remoteAgent, byte[] message) {
+		deliver(remoteAgent, message);
+	}
+
+	/**
+	 * Fails at once, with {@link NixlStatus#ERROR_BACKEND} naming the peer, every wait for a
+	 * notification from a peer whose connection dropped; waits that accept any sender go on.
+	 */
+	@Override
+	public void peerLost(String remoteAgent, String detail) {
+		List<Waiter> lost = new ArrayList<>();
+		synchronized (this.lock) {
+			for (Iterator<Waiter> it = this.waiters.iterator(); it.hasNext();) {
+				Waiter waiter = it.next();
+				if (waiter.matcher.remoteAgent().filter(remoteAgent::equals).isPresent()) {
+					it.remove();
+					lost.add(waiter);
+				}
+			}
+			updateCounts();
+		}
+		for (Waiter waiter : lost) {
+			waiter.future.completeExceptionally(new NixlException(NixlStatus.ERROR_BACKEND, "get_notifs",
+					this.agentName, remoteAgent, "no notification matching " + waiter.matcher + " can come: " + detail));
+		}
 	}
 
 	void deliver(String remoteAgent, byte[] message) {

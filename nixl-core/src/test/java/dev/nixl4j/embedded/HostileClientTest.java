@@ -1,6 +1,7 @@
 package dev.nixl4j.embedded;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Bytes;
@@ -33,13 +35,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The embedded engine's TCP listener against a hand-written client that speaks the wire
  * protocol directly: without the metadata's token, with a wrong registration key, outside the
- * registered region, with oversize length fields and with half-written frames. The target's
- * memory must stay untouched and the target must keep serving a well-behaved peer.
+ * registered region, with oversize length fields, with half-written frames and with a thousand
+ * idle sockets. The target's memory must stay untouched, its threads and connections bounded,
+ * and the target must keep serving a well-behaved peer.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostileClientTest {
 
 	private static final int SIZE = 64 * 1024;
+
+	private static final int MAX_CONNECTIONS = 64;
+
+	/** The hello and frame deadlines of the target, short so that tests see them pass. */
+	private static final Duration DEADLINE = Duration.ofSeconds(1);
+
+	/** How much later than its deadline a closing may be observed on a loaded machine. */
+	private static final Duration SLACK = Duration.ofSeconds(4);
 
 	private Arena arena;
 
@@ -54,6 +65,10 @@ class HostileClientTest {
 		this.arena = Arena.ofShared();
 		this.target = NixlAgent.create(AgentConfig.builder("hostile-target-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
+			.embedded(EmbeddedOptions.defaults()
+				.withMaxConnections(MAX_CONNECTIONS)
+				.withHelloTimeout(DEADLINE)
+				.withFrameTimeout(DEADLINE))
 			.build());
 		this.memory = Bytes.pattern(this.arena, SIZE, 7);
 		this.target.register(this.memory);
@@ -261,6 +276,154 @@ class HostileClientTest {
 		}
 		assertThat(serveThreads()).isEqualTo(threadsBefore);
 		assertUntouched();
+	}
+
+	@Test
+	void aThousandIdleSocketsCostNoThreadAreCappedAndClosedAtTheHelloDeadline() throws Exception {
+		int baseline = threads();
+		List<SocketChannel> idle = new ArrayList<>();
+		try {
+			for (int i = 0; i < 1000; i++) {
+				idle.add(connect());
+			}
+			assertThat(threads()).as("threads while 1,000 sockets are open").isLessThanOrEqualTo(baseline + 2);
+			// beyond the limit they are closed at once; only the limit's worth may wait for the deadline
+			awaitAtLeastClosed(idle, 1000 - MAX_CONNECTIONS, SLACK);
+			honestReadSucceeds(0);
+			awaitAtLeastClosed(idle, idle.size(), DEADLINE.plus(SLACK));
+			honestReadSucceeds(8192);
+		}
+		finally {
+			for (SocketChannel channel : idle) {
+				channel.close();
+			}
+		}
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (threads() > baseline) {
+			assertThat(System.nanoTime() - deadline).as("threads back to %d, now %d", baseline, threads()).isNegative();
+			Thread.sleep(10);
+		}
+		assertUntouched();
+	}
+
+	@Test
+	void truncatedHellosAndFramesOfEveryKindAreClosedAtTheirDeadline() throws Exception {
+		List<SocketChannel> truncated = new ArrayList<>();
+		try {
+			truncated.add(connect()); // nothing at all
+			SocketChannel halfFixed = connect();
+			Wire.writeFully(halfFixed, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES - 3));
+			truncated.add(halfFixed);
+			SocketChannel halfName = connect();
+			Wire.writeFully(halfName, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + 4)
+				.putInt(Wire.MAGIC)
+				.put(Wire.VERSION)
+				.put(this.metadata.connection().token())
+				.putShort((short) 8)
+				.put("half".getBytes(StandardCharsets.UTF_8))
+				.flip());
+			truncated.add(halfName);
+			SocketChannel halfHeader = greeted();
+			Wire.writeFully(halfHeader, ByteBuffer.wrap(new byte[] { Wire.READ, 0, 0, 0 }));
+			truncated.add(halfHeader);
+			SocketChannel halfDescriptor = greeted();
+			ByteBuffer write = request(Wire.WRITE, this.memory.address(), 4096, region().registration(), region().key(), 1,
+					0);
+			Wire.writeFully(halfDescriptor, write.limit(Wire.REQUEST_HEADER_BYTES + Wire.DESCRIPTOR_BYTES / 2));
+			truncated.add(halfDescriptor);
+			SocketChannel halfNotification = greeted();
+			Wire.writeFully(halfNotification, ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + 10)
+				.put(Wire.NOTIFY)
+				.putLong(0)
+				.putInt(0)
+				.putInt(100)
+				.put(new byte[10])
+				.flip());
+			truncated.add(halfNotification);
+			SocketChannel halfData = greeted();
+			Wire.writeFully(halfData, request(Wire.WRITE, this.memory.address(), 8192, region().registration(),
+					region().key(), 1, 0));
+			Wire.writeFully(halfData, ByteBuffer.wrap(this.memory.asSlice(0, 4096).toArray(
+					java.lang.foreign.ValueLayout.JAVA_BYTE)));
+			truncated.add(halfData);
+			long sent = System.nanoTime();
+			for (int i = 0; i < truncated.size(); i++) {
+				assertThat(closedByServer(truncated.get(i))).as("truncated frame %d closed", i).isTrue();
+				assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("truncated frame %d closed by its deadline", i)
+					.isLessThan(DEADLINE.plus(SLACK));
+			}
+		}
+		finally {
+			for (SocketChannel channel : truncated) {
+				channel.close();
+			}
+		}
+		honestReadSucceeds(0);
+		assertUntouched();
+	}
+
+	@Test
+	void anIdleGreetedPeerKeepsItsConnectionBeyondTheDeadlines() throws Exception {
+		try (SocketChannel channel = greeted()) {
+			Thread.sleep(DEADLINE.multipliedBy(2).toMillis());
+			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 16, region().registration(), region().key(),
+					1, 0));
+			assertThat(response(channel).status()).isZero();
+			ByteBuffer data = ByteBuffer.allocate(16);
+			Wire.readFully(channel, data);
+			assertThat(data.array()).isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+		}
+	}
+
+	/** A peer agent of its own reads 4 KiB of the target over TCP and finds the target's bytes. */
+	private void honestReadSucceeds(long offset) {
+		try (NixlAgent peer = NixlAgent.create(AgentConfig.builder("honest-peer-" + System.nanoTime())
+			.engine(Engine.EMBEDDED)
+			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
+			.build())) {
+			MemorySegment local = Bytes.pattern(this.arena, 4096, 3);
+			peer.register(local);
+			peer.loadRemoteMetadata(this.target.localMetadata());
+			try (Transfer read = peer.transfer(XferOp.READ, DescriptorList.of(local),
+					DescriptorList.of(this.memory.asSlice(offset, 4096)), this.target.name(), null)) {
+				read.await(Duration.ofSeconds(10));
+			}
+			assertThat(Bytes.same(local, this.memory.asSlice(offset, 4096))).isTrue();
+		}
+	}
+
+	/** Waits until at least a number of the sockets were closed by the server. */
+	private static void awaitAtLeastClosed(List<SocketChannel> sockets, int count, Duration within) throws IOException {
+		long deadline = System.nanoTime() + within.toNanos();
+		int closed;
+		while ((closed = countClosed(sockets)) < count) {
+			assertThat(System.nanoTime() - deadline).as("%d of %d sockets closed by the server, expected %d within %s",
+					closed, sockets.size(), count, within).isNegative();
+			LockSupport.parkNanos(20_000_000);
+		}
+	}
+
+	private static int countClosed(List<SocketChannel> sockets) throws IOException {
+		int closed = 0;
+		ByteBuffer one = ByteBuffer.allocate(1);
+		for (SocketChannel channel : sockets) {
+			if (channel.isBlocking()) {
+				channel.configureBlocking(false);
+			}
+			try {
+				if (channel.read(one.clear()) < 0) {
+					closed++;
+				}
+			}
+			catch (IOException ex) {
+				closed++; // reset
+			}
+		}
+		return closed;
+	}
+
+	private static int threads() {
+		return ManagementFactory.getThreadMXBean().getThreadCount();
 	}
 
 	private int serveThreads() {

@@ -75,7 +75,11 @@ final class AgentConfigs {
 		}
 		return EmbeddedOptions.defaults()
 			.withListenAddress(new InetSocketAddress(address, embedded.getPort()))
-			.withInProcessCopies(embedded.isInProcessCopies());
+			.withInProcessCopies(embedded.isInProcessCopies())
+			.withMaxConnections(embedded.getMaxConnections())
+			.withHelloTimeout(embedded.getHelloTimeout())
+			.withFrameTimeout(embedded.getFrameTimeout())
+			.withResponseTimeout(embedded.getResponseTimeout());
 	}
 
 	/**

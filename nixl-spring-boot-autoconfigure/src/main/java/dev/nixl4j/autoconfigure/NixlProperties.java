@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
 import dev.nixl4j.ThreadSync;
 import dev.nixl4j.kv.KvBlockOrder;
@@ -298,6 +299,32 @@ public class NixlProperties implements Validator {
 		 */
 		private boolean inProcessCopies = true;
 
+		/**
+		 * Most connections the embedded engine's listener holds at once. At the limit a new
+		 * connection replaces the oldest one that has not yet presented the token, or is closed
+		 * at once when all belong to peers that did.
+		 */
+		private int maxConnections = EmbeddedOptions.DEFAULT_MAX_CONNECTIONS;
+
+		/**
+		 * How long a new connection to the embedded engine's listener may take to present its
+		 * hello before it is closed.
+		 */
+		private Duration helloTimeout = EmbeddedOptions.DEFAULT_HELLO_TIMEOUT;
+
+		/**
+		 * How long a request's header may take to arrive once its first byte came, and how long
+		 * the data of a request or response may stall, before the listener closes the
+		 * connection.
+		 */
+		private Duration frameTimeout = EmbeddedOptions.DEFAULT_FRAME_TIMEOUT;
+
+		/**
+		 * How long a connection to a peer may move no byte while a request to it is outstanding
+		 * before it is declared dropped and its transfers fail.
+		 */
+		private Duration responseTimeout = EmbeddedOptions.DEFAULT_RESPONSE_TIMEOUT;
+
 		public @Nullable String getAddress() {
 			return this.address;
 		}
@@ -320,6 +347,38 @@ public class NixlProperties implements Validator {
 
 		public void setInProcessCopies(boolean inProcessCopies) {
 			this.inProcessCopies = inProcessCopies;
+		}
+
+		public int getMaxConnections() {
+			return this.maxConnections;
+		}
+
+		public void setMaxConnections(int maxConnections) {
+			this.maxConnections = maxConnections;
+		}
+
+		public Duration getHelloTimeout() {
+			return this.helloTimeout;
+		}
+
+		public void setHelloTimeout(Duration helloTimeout) {
+			this.helloTimeout = helloTimeout;
+		}
+
+		public Duration getFrameTimeout() {
+			return this.frameTimeout;
+		}
+
+		public void setFrameTimeout(Duration frameTimeout) {
+			this.frameTimeout = frameTimeout;
+		}
+
+		public Duration getResponseTimeout() {
+			return this.responseTimeout;
+		}
+
+		public void setResponseTimeout(Duration responseTimeout) {
+			this.responseTimeout = responseTimeout;
 		}
 
 	}

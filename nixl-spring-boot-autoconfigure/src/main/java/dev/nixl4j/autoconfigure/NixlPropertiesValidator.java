@@ -68,6 +68,11 @@ final class NixlPropertiesValidator {
 		if (port < 0 || port > 65535) {
 			reject("embedded.port", "must be within 0..65535 (0 picks a free port)");
 		}
+		NixlProperties.Embedded embedded = this.properties.getEmbedded();
+		atLeast("embedded.maxConnections", embedded.getMaxConnections(), 1);
+		positive("embedded.helloTimeout", embedded.getHelloTimeout());
+		positive("embedded.frameTimeout", embedded.getFrameTimeout());
+		positive("embedded.responseTimeout", embedded.getResponseTimeout());
 	}
 
 	private void validateMetadata() {

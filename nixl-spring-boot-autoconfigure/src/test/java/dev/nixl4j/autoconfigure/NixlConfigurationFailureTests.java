@@ -44,6 +44,17 @@ class NixlConfigurationFailureTests {
 	}
 
 	@Test
+	void anEmbeddedListenerWithoutConnectionsIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.embedded.max-connections", "must be at least 1", "nixl.embedded.max-connections=0");
+	}
+
+	@Test
+	void aZeroEmbeddedDeadlineIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.embedded.response-timeout", "must be a positive duration",
+				"nixl.embedded.response-timeout=0s");
+	}
+
+	@Test
 	void anUnknownEngineIsNamed(CapturedOutput output) {
 		assertStartFails(output, "nixl.agent.engine", "quantum", "nixl.agent.engine=quantum");
 	}
