@@ -54,7 +54,7 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 
 	private @Nullable ReadinessReport readiness;
 
-	private @Nullable MetadataPublication publication;
+	private volatile @Nullable MetadataPublication publication;
 
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
