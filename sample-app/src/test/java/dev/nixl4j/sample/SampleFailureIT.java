@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
- * a decode worker whose model shape differs, a lease that expires before the read, a prefill
- * worker that dies in the middle of a run and comes back, and one that stops gracefully while a
+ * a decode worker whose model shape differs, a decode worker whose cache is full, a lease that
+ * expires before the read, a prefill worker that dies in the middle of a run and comes back, and one that stops gracefully while a
  * decode worker still has to read its leased blocks.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -134,6 +134,28 @@ class SampleFailureIT {
 		this.prefill.awaitMeter("sample.leases", completed + 1, "outcome:COMPLETED");
 		assertThat(this.prefill.meter("sample.leases", "outcome:EXPIRED")).isEqualTo(expired + 1);
 		assertThat(this.decode.meter("sample.generate", "status:410")).isPositive();
+	}
+
+	@Test
+	void aDecodeWorkerWhoseCacheIsFullGivesTheLeaseBackAtOnce() {
+		try (SampleWorker small = startDecode("decode-small-cache", this.prefill, SampleWorker.TOKEN,
+				"--nixl.kv.blocks=2")) {
+			double free = this.prefill.meter("sample.kv.blocks.free");
+			double released = this.prefill.meter("sample.leases", "outcome:RELEASED");
+			// 80 tokens: 5 blocks, more than the decode worker's 2
+			HttpResponse<String> response = small.post("/generate",
+					new GenerateRequest("no-room", "d".repeat(80), null, 8, null), REQUEST_TIMEOUT);
+			long answered = System.nanoTime();
+
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
+			JsonNode problem = SampleWorker.JSON.readTree(response.body());
+			assertThat(problem.path("title").asString()).isEqualTo("KV cache full");
+			assertThat(problem.path("detail").asString()).contains("request 'no-room'", "lease on the prefill worker was given back");
+			this.prefill.awaitMeter("sample.leases", released + 1, "outcome:RELEASED");
+			this.prefill.awaitMeter("sample.kv.blocks.free", free);
+			System.out.printf("cache-full decode worker: prefill's blocks free again %.0f ms after the 503%n",
+					(System.nanoTime() - answered) / 1e6);
+		}
 	}
 
 	@Test
