@@ -473,6 +473,28 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void aPullFromAProducerWhoseAgentClosedFailsNamingItWithoutLeaseTimeAdvice(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		String producerName = producerCache.agent().name();
+		int[] remote = producerCache.allocator().allocate(2);
+		KvLease lease = producer.lease("orphan", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(2);
+		producer.close();
+		producerCache.close();
+		producerCache.agent().close();
+
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(failure.remoteAgent()).isEqualTo(producerName);
+		assertThat(failure.getMessage()).contains("'" + producerName + "'").doesNotContain("lease-ttl");
+		System.out.printf("pull from a closed producer: %s%n", failure.getMessage());
+	}
+
+	@Test
 	void aReleaseFromAnotherAgentOrOfAnotherLeaseChangesNothing(TestInfo info) throws InterruptedException {
 		KvCacheLayout producerLayout = KvCacheLayout.builder().layers(2).blocks(16).blockSize(16).kvHeads(4).headDim(8).build();
 		PagedKvCache producerCache = cache("prefill", info, producerLayout);
