@@ -76,8 +76,7 @@ public interface PeerLoader {
 					}
 					throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
 							"the metadata of '" + peer + "' was removed from the exchange and is not published again"
-									+ " (the peer stopped, or its entry was deleted): failing at once rather than waiting "
-									+ timeout, ex);
+									+ " (the peer stopped, or its entry was deleted)", ex);
 				}
 			}
 		};

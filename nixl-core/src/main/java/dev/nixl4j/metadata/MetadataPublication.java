@@ -4,10 +4,12 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.AgentMetadata;
@@ -37,6 +39,9 @@ public final class MetadataPublication implements AutoCloseable {
 	private static final System.Logger logger = System.getLogger(MetadataPublication.class.getName());
 
 	private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	/** How long a withdrawal waits for a republish in flight. */
+	private static final Duration IN_FLIGHT_WAIT = Duration.ofSeconds(10);
 
 	/** The default interval of checks: 1 s. */
 	public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
@@ -157,7 +162,26 @@ public final class MetadataPublication implements AutoCloseable {
 			this.state = new State(Status.WITHDRAWN, "withdrawn", Instant.now());
 		}
 		if (wasPublished) {
+			awaitAttemptInFlight();
 			this.exchange.invalidate(agentName());
+		}
+	}
+
+	/**
+	 * Waits until a republish running on the publication's thread has ended, so that it cannot put
+	 * the entry back after a withdrawal; bounded, since the exchange bounds its own calls.
+	 */
+	private void awaitAttemptInFlight() {
+		try {
+			this.scheduler.submit(() -> {
+			}).get(IN_FLIGHT_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException | ExecutionException | TimeoutException ex) {
+			logger.log(Level.DEBUG, "Publication of agent ''{0}'' withdraws without waiting: {1}", agentName(),
+					ex.toString());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
