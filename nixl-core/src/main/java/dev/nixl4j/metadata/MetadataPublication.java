@@ -40,6 +40,9 @@ public final class MetadataPublication implements AutoCloseable {
 
 	private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
+	/** Why a publication asked for is attempted again: not a republication of a vanished entry. */
+	private static final String EARLIER_ATTEMPT_FAILED = "an earlier attempt failed";
+
 	/** How long a withdrawal waits for a republish in flight. */
 	private static final Duration IN_FLIGHT_WAIT = Duration.ofSeconds(10);
 
@@ -270,7 +273,7 @@ public final class MetadataPublication implements AutoCloseable {
 			return ex;
 		}
 		this.publications.incrementAndGet();
-		if (repair != null) {
+		if (repair != null && !repair.equals(EARLIER_ATTEMPT_FAILED)) {
 			this.republications.incrementAndGet();
 			logger.log(Level.INFO, "Published the metadata of agent ''{0}'' again: {1}", agentName(), repair);
 		}
@@ -299,7 +302,7 @@ public final class MetadataPublication implements AutoCloseable {
 			this.state = new State(Status.NOT_PUBLISHED, reason, Instant.now());
 			long pause = this.retryNanos;
 			this.retryNanos = Math.min(this.retryNanos * 2, this.maxRetryNanos);
-			String again = (repair != null) ? repair : "an earlier attempt failed";
+			String again = (repair != null) ? repair : EARLIER_ATTEMPT_FAILED;
 			this.retry = schedule(() -> attempt(forGeneration, again), pause);
 		}
 	}

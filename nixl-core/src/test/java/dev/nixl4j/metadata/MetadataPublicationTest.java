@@ -160,6 +160,7 @@ class MetadataPublicationTest {
 		Eventually.until(REPAIRED, "reported published",
 				() -> publication.state().status() == MetadataPublication.Status.PUBLISHED);
 		assertThat(publication.failures()).isEqualTo(3);
+		assertThat(publication.republications()).as("nothing had vanished").isZero();
 		assertThat(publication.state().reason()).isNull();
 	}
 
