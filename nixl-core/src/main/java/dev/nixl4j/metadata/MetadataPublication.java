@@ -4,12 +4,10 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.AgentMetadata;
@@ -21,8 +19,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Keeps an agent's metadata published in a {@link MetadataExchange}: once {@link #publish()}ed,
  * the entry is watched ({@link MetadataExchange#watch}) and checked every
- * {@link Builder#checkInterval check interval} (a fetch compared byte for byte with what was
- * published), and an entry that vanished or holds other bytes is published again at once. A
+ * {@link Builder#checkInterval check interval} (a fetch, waiting at most the
+ * {@link Builder#checkTimeout check timeout}, compared byte for byte with what was published), and
+ * an entry that vanished or holds other bytes is published again at once. A
  * failed republish is retried with a back-off that starts at 50 ms and doubles up to
  * {@link Builder#maxRetryInterval}. {@link #withdraw()} ends it and removes the entry.
  *
@@ -30,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * why: a health check reports it. An exchange that cannot fetch or watch (NIXL's own etcd
  * exchange) is published to once per {@link #publish()}, without checks.
  *
- * <p>One daemon thread per publication does the checks and republishes; a check that fails
+ * <p>Two daemon threads per publication (created when first needed) do the checks and
+ * republishes, so a removal the exchange reports is acted on while a check waits; a check that fails
  * because the exchange cannot be reached changes nothing (the entry may well be there), and is
  * tried again at the next interval. Metadata never appears in logs or states.
  */
@@ -49,6 +49,13 @@ public final class MetadataPublication implements AutoCloseable {
 	/** The default interval of checks: 1 s. */
 	public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
 
+	/**
+	 * The default deadline of one check's fetch: 250 ms. Not zero: some exchanges (etcd) cannot
+	 * answer a fetch without waiting at all, and an entry that only seems absent would be
+	 * republished at every check.
+	 */
+	public static final Duration DEFAULT_CHECK_TIMEOUT = Duration.ofMillis(250);
+
 	/** The default longest pause between two attempts of a republish: 1 s. */
 	public static final Duration DEFAULT_MAX_RETRY_INTERVAL = Duration.ofSeconds(1);
 
@@ -57,6 +64,8 @@ public final class MetadataPublication implements AutoCloseable {
 	private final NixlAgent agent;
 
 	private final Duration checkInterval;
+
+	private final Duration checkTimeout;
 
 	private final long maxRetryNanos;
 
@@ -79,6 +88,9 @@ public final class MetadataPublication implements AutoCloseable {
 	/** Counts publications, so that work scheduled for an older one is dropped; guarded by {@link #lock}. */
 	private long generation;
 
+	/** Publications calling the exchange now; guarded by {@link #lock}. */
+	private int attemptsInFlight;
+
 	private MetadataExchange.@Nullable Watch watch;
 
 	private @Nullable ScheduledFuture<?> checks;
@@ -97,9 +109,11 @@ public final class MetadataPublication implements AutoCloseable {
 		this.exchange = builder.exchange;
 		this.agent = builder.agent;
 		this.checkInterval = builder.checkInterval;
+		this.checkTimeout = builder.checkTimeout;
 		this.maxRetryNanos = builder.maxRetryInterval.toNanos();
 		String threadName = "nixl4j-metadata-publication-" + this.agent.name();
-		this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+		// two threads: a removal the exchange reports is acted on while a check waits for its fetch
+		this.scheduler = new ScheduledThreadPoolExecutor(2, runnable -> {
 			Thread thread = new Thread(runnable, threadName);
 			thread.setDaemon(true);
 			return thread;
@@ -171,20 +185,27 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Waits until a republish running on the publication's thread has ended, so that it cannot put
-	 * the entry back after a withdrawal; bounded, since the exchange bounds its own calls.
+	 * Waits until a publication running on another thread has ended, so that it cannot put the
+	 * entry back after a withdrawal; bounded, since the exchange bounds its own calls.
 	 */
 	private void awaitAttemptInFlight() {
-		try {
-			this.scheduler.submit(() -> {
-			}).get(IN_FLIGHT_WAIT.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException | ExecutionException | TimeoutException ex) {
-			logger.log(Level.DEBUG, "Publication of agent ''{0}'' withdraws without waiting: {1}", agentName(),
-					ex.toString());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		long deadline = System.nanoTime() + IN_FLIGHT_WAIT.toNanos();
+		synchronized (this.lock) {
+			while (this.attemptsInFlight > 0) {
+				long remaining = deadline - System.nanoTime();
+				if (remaining <= 0) {
+					logger.log(Level.WARNING, "Publication of agent ''{0}'' withdraws while a publication is still running",
+							agentName());
+					return;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.lock, remaining);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+			}
 		}
 	}
 
@@ -262,6 +283,7 @@ public final class MetadataPublication implements AutoCloseable {
 				this.state = new State(Status.NOT_PUBLISHED, repair, Instant.now());
 			}
 			stopWatching();
+			this.attemptsInFlight++;
 		}
 		AgentMetadata metadata;
 		try {
@@ -271,6 +293,12 @@ public final class MetadataPublication implements AutoCloseable {
 		catch (RuntimeException ex) {
 			failed(epoch, repair, ex);
 			return ex;
+		}
+		finally {
+			synchronized (this.lock) {
+				this.attemptsInFlight--;
+				this.lock.notifyAll();
+			}
 		}
 		this.publications.incrementAndGet();
 		if (repair != null && !repair.equals(EARLIER_ATTEMPT_FAILED)) {
@@ -375,7 +403,7 @@ public final class MetadataPublication implements AutoCloseable {
 		}
 		String repair;
 		try {
-			AgentMetadata found = this.exchange.fetch(agentName(), Duration.ZERO);
+			AgentMetadata found = this.exchange.fetch(agentName(), this.checkTimeout);
 			if (found.equals(expected)) {
 				return;
 			}
@@ -499,6 +527,8 @@ public final class MetadataPublication implements AutoCloseable {
 
 		private Duration maxRetryInterval = DEFAULT_MAX_RETRY_INTERVAL;
 
+		private Duration checkTimeout = DEFAULT_CHECK_TIMEOUT;
+
 		private Builder(MetadataExchange exchange, NixlAgent agent) {
 			this.exchange = Objects.requireNonNull(exchange, "exchange");
 			this.agent = Objects.requireNonNull(agent, "agent");
@@ -513,6 +543,22 @@ public final class MetadataPublication implements AutoCloseable {
 		 */
 		public Builder checkInterval(Duration checkInterval) {
 			this.checkInterval = positive("checkInterval", checkInterval);
+			return this;
+		}
+
+		/**
+		 * Sets how long one check waits for the entry before it counts as vanished (default
+		 * {@link MetadataPublication#DEFAULT_CHECK_TIMEOUT}); zero asks once, for exchanges that
+		 * answer at once (in-memory, HTTP).
+		 * @param checkTimeout the deadline
+		 * @return this builder
+		 */
+		public Builder checkTimeout(Duration checkTimeout) {
+			Objects.requireNonNull(checkTimeout, "checkTimeout");
+			if (checkTimeout.isNegative()) {
+				throw new IllegalArgumentException("checkTimeout must not be negative, was " + checkTimeout);
+			}
+			this.checkTimeout = checkTimeout;
 			return this;
 		}
 
