@@ -131,10 +131,13 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	/** Reports the publication; whether the entry should be published but is not. */
 	private boolean unpublished(Health.Builder builder) {
 		MetadataPublication current = this.publication;
-		if (current == null || current.state().status() == MetadataPublication.Status.NEW) {
+		if (current == null) {
 			return false;
 		}
 		MetadataPublication.State state = current.state();
+		if (state.status() == MetadataPublication.Status.NEW) {
+			return false;
+		}
 		Map<String, Object> detail = new LinkedHashMap<>();
 		detail.put("status", state.status());
 		detail.put("since", state.since());
