@@ -26,7 +26,10 @@ import dev.nixl4j.XferOp;
  * prepared list of the producer's blocks is built on the first pull and reused. A
  * {@link #pull} returns only once the producer confirmed that it held the blocks when the
  * consumer's notification arrived (see {@link KvProducer}); otherwise it throws
- * {@link KvLeaseLostException} and the data in the local blocks must not be used.
+ * {@link KvLeaseLostException} and the data in the local blocks must not be used. A pull that
+ * fails for any reason gives the lease back to the producer at once ({@link #release}), so its
+ * blocks do not stay out of its pool until the lease expires; a consumer that will not pull a
+ * lease it was given (it cannot allocate local blocks, say) calls {@link #release} itself.
  *
  * <p>With heterogeneous tensor parallelism (the consumer side has {@code k} times the producer's
  * ranks, {@link KvTransferParams#consumerRanks()} {@code = k}), consumer rank {@code r} holds
@@ -36,6 +39,8 @@ import dev.nixl4j.XferOp;
  * <p>Thread-safe: concurrent pulls of different requests share the prepared lists.
  */
 public final class KvConsumer {
+
+	private static final System.Logger logger = System.getLogger(KvConsumer.class.getName());
 
 	/** How long a late confirmation is waited for and dropped, so it does not sit in the mailbox. */
 	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
@@ -124,9 +129,10 @@ public final class KvConsumer {
 	 * @param timeout how long the READ and the confirmation may take together
 	 * @return the bytes read
 	 * @throws KvLeaseLostException when the producer did not confirm (the data must not be used)
-	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not connected,
-	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the failure
-	 * of the READ
+	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not connected or
+	 * whose metadata was withdrawn from the exchange, {@link NixlStatus#ERROR_INVALID_PARAM} for
+	 * mismatched layouts or bad blocks, or the failure of the READ (operation {@code kv_pull},
+	 * naming the producer, with the READ's status and failure as its cause)
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -167,6 +173,29 @@ public final class KvConsumer {
 			}
 		}
 		int slice = this.rank % ranks;
+		// Arguments that do not describe a pull leave the lease alone; a pull that fails from here on gives it back.
+		try {
+			read(params, remote, localBlockIds, remoteIds, slice, deadline);
+		}
+		catch (KvLeaseLostException ex) {
+			if (ex.confirmation() == null) {
+				release(params);
+			}
+			// else the producer answered: the lease is no longer held
+			throw ex;
+		}
+		catch (RuntimeException | Error ex) {
+			release(params);
+			throw ex;
+		}
+		return localBlockIds.length * (long) this.cache.layout().regionCount() * this.cache.layout().blockLength();
+	}
+
+	/** READs the blocks and waits for the producer's confirmation. */
+	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds, int slice,
+			long deadline) {
+		String producer = params.producerAgent();
+		int ranks = params.consumerRanks();
 		this.peers.load(this.agent, producer, this.peerTimeout);
 		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
 		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
@@ -177,6 +206,12 @@ public final class KvConsumer {
 				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
 			transfer.post();
 			transfer.await(remaining(deadline));
+		}
+		catch (NixlException ex) {
+			ack.cancel(false);
+			// The READ itself failed (the producer's connection dropped, say): no lease expired.
+			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer, "reading the blocks of request '"
+					+ params.requestId() + "' from producer '" + producer + "' failed: " + ex.getMessage(), ex);
 		}
 		catch (RuntimeException ex) {
 			ack.cancel(false);
@@ -202,7 +237,34 @@ public final class KvConsumer {
 							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
 					null);
 		}
-		return localBlockIds.length * (long) this.cache.layout().regionCount() * this.cache.layout().blockLength();
+	}
+
+	/**
+	 * Gives a lease back to its producer without (or after failing to) pull it: the producer
+	 * releases the lease's blocks at once, and a rank of this lease still reading them is answered
+	 * {@link LeaseConfirmation#RELEASED}. {@link #pull} calls it when it fails; call it when a
+	 * lease will not be pulled at all. Best effort, and never waits for the producer: a producer
+	 * whose metadata is not loaded and not published now, or that is gone, keeps the lease until
+	 * it expires; a lease that already ended is left alone.
+	 * @param params the lease's transfer parameters
+	 * @return whether the release was sent
+	 */
+	public boolean release(KvTransferParams params) {
+		String producer = params.producerAgent();
+		int slice = this.rank % params.consumerRanks();
+		try {
+			if (!this.agent.hasRemoteMetadata(producer)) {
+				this.peers.load(this.agent, producer, Duration.ZERO);
+			}
+			this.agent.sendNotification(producer,
+					KvMessages.release(this.prefix, params.requestId(), params.leaseId(), slice));
+			return true;
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.INFO, "Could not give the lease of request ''{0}'' back to ''{1}'' (it expires"
+					+ " on its own): {2}", params.requestId(), producer, ex.getMessage());
+			return false;
+		}
 	}
 
 	/**

@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A producer's hold on one request's blocks: made by {@link KvProducer#lease}, it keeps one
  * reference on each block until every consumer rank has reported its read (the lease
- * {@link LeaseOutcome#COMPLETED completes}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or
- * the producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
+ * {@link LeaseOutcome#COMPLETED completes}), a consumer gives it back
+ * ({@link LeaseOutcome#RELEASED}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or the
+ * producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
  */
 public final class KvLease {
 
@@ -25,6 +26,9 @@ public final class KvLease {
 	/** Guarded by the producer's lock. */
 	private final boolean[] ranksDone;
 
+	/** The agent that first reported for each rank; guarded by the producer's lock. */
+	private final @Nullable String[] claimants;
+
 	/** Guarded by the producer's lock. */
 	private int doneCount;
 
@@ -36,6 +40,7 @@ public final class KvLease {
 		this.blockIds = params.blockIdArray();
 		this.ttl = ttl;
 		this.ranksDone = new boolean[params.consumerRanks()];
+		this.claimants = new String[params.consumerRanks()];
 	}
 
 	/**
@@ -89,6 +94,19 @@ public final class KvLease {
 			this.doneCount++;
 		}
 		return this.doneCount == this.ranksDone.length;
+	}
+
+	/**
+	 * Records the agent that reports for a rank; returns whether it is that rank's agent (the
+	 * first one that reported for it). Under the producer's lock.
+	 */
+	boolean claim(int rank, String agent) {
+		String claimant = this.claimants[rank];
+		if (claimant == null) {
+			this.claimants[rank] = agent;
+			return true;
+		}
+		return claimant.equals(agent);
 	}
 
 	int doneCount() {

@@ -10,8 +10,10 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>}: carried by a consumer's READ, so the
  * producer gets it only after the data landed;</li>
- * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|UNKNOWN}: the producer's
- * answer, sent on its own;</li>
+ * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN}: the
+ * producer's answer, sent on its own;</li>
+ * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not finish its
+ * pull gives the lease back, sent on its own;</li>
  * <li>{@code <prefix>push:<requestId>}: carried by a producer's WRITE.</li>
  * </ul>
  * Request ids therefore may not contain {@code ':'}.
@@ -58,6 +60,14 @@ final class KvMessages {
 		return bytes(donePrefix(prefix) + requestId + ":" + leaseId + ":" + rank);
 	}
 
+	static String releasePrefix(String prefix) {
+		return prefix + "release:";
+	}
+
+	static byte[] release(String prefix, String requestId, long leaseId, int rank) {
+		return bytes(releasePrefix(prefix) + requestId + ":" + leaseId + ":" + rank);
+	}
+
 	static String ackPrefix(String prefix, String requestId, long leaseId, int rank) {
 		return prefix + "ack:" + requestId + ":" + leaseId + ":" + rank + ":";
 	}
@@ -75,7 +85,18 @@ final class KvMessages {
 	 * @return the message, or {@code null} when it is not one
 	 */
 	static @Nullable Done parseDone(String prefix, String message) {
-		String head = donePrefix(prefix);
+		return parseLeaseMessage(donePrefix(prefix), message);
+	}
+
+	/**
+	 * Reads a release message.
+	 * @return the message (same fields as a done message), or {@code null} when it is not one
+	 */
+	static @Nullable Done parseRelease(String prefix, String message) {
+		return parseLeaseMessage(releasePrefix(prefix), message);
+	}
+
+	private static @Nullable Done parseLeaseMessage(String head, String message) {
 		if (!message.startsWith(head)) {
 			return null;
 		}
@@ -112,7 +133,7 @@ final class KvMessages {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
-	/** A parsed done message. */
+	/** A parsed done or release message. */
 	record Done(String requestId, long leaseId, int rank) {
 	}
 

@@ -35,15 +35,22 @@ import org.jspecify.annotations.Nullable;
  * notification {@code <prefix>done:<request>:<lease>:<rank>}, which NIXL delivers only after the
  * data landed at the consumer; the producer answers it with a notification of its own,
  * {@code <prefix>ack:<request>:<lease>:<rank>:HELD} when the lease was held at that moment, else
- * {@code EXPIRED} or {@code UNKNOWN}. The blocks are released when every rank has reported, or
- * when the lease expires; an expiry is logged with the request id. Since the lease is decided on
+ * {@code EXPIRED}, {@code RELEASED} or {@code UNKNOWN}. The blocks are released when every rank
+ * has reported, when a consumer gives the lease back (its notification
+ * {@code <prefix>release:<request>:<lease>:<rank>}, sent when its pull failed or will not be
+ * made: {@link KvConsumer#release}), or when the lease expires; an expiry is logged with the
+ * request id. Lease ids are random, so only a consumer that was given a lease's
+ * {@link KvTransferParams} can name it; a release that names a lease not held, or comes from
+ * another agent than the one that reported for that rank, changes nothing. Since the lease is decided on
  * the producer, in one place, when the consumer's notification arrives, a consumer that gets
  * {@code HELD} read blocks that no other request could have had; one that gets anything else (or
  * nothing) fails its pull.
  *
  * <p>To answer a consumer the producer needs its metadata: consumers it has not loaded yet are
- * loaded through the {@link PeerLoader}. Notifications are taken with a prefix matcher for
- * {@code <prefix>done:} only, so other notifications of the agent stay where they are.
+ * loaded through the {@link PeerLoader}; when that fails, the answer is tried again for up to the
+ * peer timeout (a consumer whose entry vanished publishes it again). Notifications are taken with
+ * prefix matchers for {@code <prefix>done:} and {@code <prefix>release:} only, so other
+ * notifications of the agent stay where they are.
  *
  * <p>One daemon thread per producer runs expiries and answers consumers; {@link #close()} stops
  * it, and releases the blocks of every lease still held. What one expiry or one answer throws,
@@ -58,8 +65,11 @@ public final class KvProducer implements AutoCloseable {
 	/** How long one registration of the notification waiter lasts before it is renewed. */
 	private static final Duration REARM = Duration.ofSeconds(5);
 
-	/** How many expired leases are remembered, to answer EXPIRED rather than UNKNOWN. */
-	private static final int REMEMBERED_EXPIRIES = 4096;
+	/** How many ended leases are remembered, to answer EXPIRED or RELEASED rather than UNKNOWN. */
+	private static final int REMEMBERED_ENDINGS = 4096;
+
+	/** The pause between two attempts to answer a consumer whose metadata could not be loaded. */
+	private static final Duration ANSWER_RETRY = Duration.ofMillis(200);
 
 	/** The prefix of the protocol's notifications that the short constructors use. */
 	public static final String DEFAULT_PREFIX = KvMessages.DEFAULT_PREFIX;
@@ -79,26 +89,29 @@ public final class KvProducer implements AutoCloseable {
 
 	private final NotificationMatcher doneMatcher;
 
+	private final NotificationMatcher releaseMatcher;
+
+	private final SecureRandom random = new SecureRandom();
+
 	private final ScheduledThreadPoolExecutor scheduler;
 
 	private final Object lock = new Object();
 
 	private final Map<String, KvLease> leases = new HashMap<>();
 
-	private final Map<Long, Boolean> expired = new LinkedHashMap<>() {
+	/** How leases ended that consumers may still ask about: EXPIRED or RELEASED. */
+	private final Map<Long, LeaseConfirmation> ended = new LinkedHashMap<>() {
 
 		private static final long serialVersionUID = 1L;
 
 		@Override
-		protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-			return size() > REMEMBERED_EXPIRIES;
+		protected boolean removeEldestEntry(Map.Entry<Long, LeaseConfirmation> eldest) {
+			return size() > REMEMBERED_ENDINGS;
 		}
 
 	};
 
-	private long nextLeaseId;
-
-	private @Nullable CompletableFuture<Notification> armed;
+	private final Map<NotificationMatcher, CompletableFuture<Notification>> armed = new HashMap<>();
 
 	private boolean closed;
 
@@ -133,7 +146,7 @@ public final class KvProducer implements AutoCloseable {
 		this.prefix = prefix;
 		this.peerTimeout = requirePositive(peerTimeout, "peerTimeout");
 		this.doneMatcher = NotificationMatcher.prefix(null, KvMessages.donePrefix(prefix));
-		this.nextLeaseId = new SecureRandom().nextLong() >>> 2;
+		this.releaseMatcher = NotificationMatcher.prefix(null, KvMessages.releasePrefix(prefix));
 		String threadName = "nixl4j-kv-producer-" + this.agent.name();
 		this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
 			Thread thread = new Thread(runnable, threadName);
@@ -143,7 +156,8 @@ public final class KvProducer implements AutoCloseable {
 		});
 		this.scheduler.setRemoveOnCancelPolicy(true);
 		this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-		arm();
+		arm(this.doneMatcher);
+		arm(this.releaseMatcher);
 	}
 
 	private static Duration requirePositive(Duration duration, String what) {
@@ -204,7 +218,7 @@ public final class KvProducer implements AutoCloseable {
 						"request '" + requestId + "' already holds a lease");
 			}
 			this.cache.allocator().retain(blockIds);
-			long id = this.nextLeaseId++;
+			long id = newLeaseId();
 			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
 					params.layoutFingerprint(), id, consumerRanks), ttl);
 			this.leases.put(requestId, lease);
@@ -294,24 +308,33 @@ public final class KvProducer implements AutoCloseable {
 		}
 	}
 
-	private void arm() {
+	private long newLeaseId() {
+		long id;
+		do {
+			id = this.random.nextLong() >>> 1;
+		}
+		while (id == 0 || this.ended.containsKey(id));
+		return id;
+	}
+
+	private void arm(NotificationMatcher matcher) {
 		synchronized (this.lock) {
 			if (this.closed) {
 				return;
 			}
 			CompletableFuture<Notification> next;
 			try {
-				next = this.agent.expectNotification(this.doneMatcher, REARM);
+				next = this.agent.expectNotification(matcher, REARM);
 			}
 			catch (NixlException ex) {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}", this.agent.name(),
 						ex.getMessage());
 				return;
 			}
-			this.armed = next;
+			this.armed.put(matcher, next);
 			// A rejected hand-over (the producer closed meanwhile) must not reach the thread that
 			// completed the wait: that is the agent's progress loop.
-			next.whenCompleteAsync(this::received, task -> {
+			next.whenCompleteAsync((notification, failure) -> received(matcher, notification, failure), task -> {
 				try {
 					this.scheduler.execute(task);
 				}
@@ -322,13 +345,19 @@ public final class KvProducer implements AutoCloseable {
 		}
 	}
 
-	private void received(@Nullable Notification notification, @Nullable Throwable failure) {
+	private void received(NotificationMatcher matcher, @Nullable Notification notification,
+			@Nullable Throwable failure) {
 		if (notification != null) {
 			synchronized (this.lock) {
 				this.answering = true;
 			}
 			try {
-				answer(notification);
+				if (matcher == this.releaseMatcher) {
+					release(notification);
+				}
+				else {
+					answer(notification);
+				}
 			}
 			catch (RuntimeException ex) {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
@@ -350,18 +379,18 @@ public final class KvProducer implements AutoCloseable {
 			}
 			logger.log(Level.DEBUG, "KV producer notification wait ended: {0}", failure.toString());
 		}
-		rearm();
+		rearm(matcher);
 	}
 
 	/** Waits for the next consumer's notification; retried shortly when arming throws. */
-	private void rearm() {
+	private void rearm(NotificationMatcher matcher) {
 		try {
-			arm();
+			arm(matcher);
 		}
 		catch (Throwable ex) {
 			survived("waiting for consumers' notifications", ex);
 			try {
-				this.scheduler.schedule(this::rearm, 100, TimeUnit.MILLISECONDS);
+				this.scheduler.schedule(() -> rearm(matcher), 100, TimeUnit.MILLISECONDS);
 			}
 			catch (RejectedExecutionException closed) {
 				logger.log(Level.DEBUG, "KV producer closed while re-arming");
@@ -402,10 +431,10 @@ public final class KvProducer implements AutoCloseable {
 		LeaseConfirmation confirmation;
 		KvLease completed = null;
 		synchronized (this.lock) {
-			KvLease lease = this.leases.get(done.requestId());
-			if (lease != null && lease.id() == done.leaseId() && done.rank() >= 0
-					&& done.rank() < lease.params().consumerRanks()) {
+			KvLease lease = held(done);
+			if (lease != null) {
 				confirmation = LeaseConfirmation.HELD;
+				lease.claim(done.rank(), consumer);
 				if (lease.markDone(done.rank())) {
 					this.leases.remove(done.requestId());
 					lease.cancelExpiry();
@@ -414,7 +443,7 @@ public final class KvProducer implements AutoCloseable {
 				}
 			}
 			else {
-				confirmation = this.expired.containsKey(done.leaseId()) ? LeaseConfirmation.EXPIRED : LeaseConfirmation.UNKNOWN;
+				confirmation = this.ended.getOrDefault(done.leaseId(), LeaseConfirmation.UNKNOWN);
 			}
 		}
 		if (completed != null) {
@@ -424,9 +453,86 @@ public final class KvProducer implements AutoCloseable {
 			logger.log(Level.INFO, "KV producer of agent ''{0}'' answers {1} to ''{2}'' for request ''{3}'' (lease {4})",
 					this.agent.name(), confirmation, consumer, done.requestId(), Long.toString(done.leaseId()));
 		}
-		this.peers.load(this.agent, consumer, this.peerTimeout);
-		this.agent.sendNotification(consumer,
-				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
+		sendAck(consumer, KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation),
+				System.nanoTime() + this.peerTimeout.toNanos());
+	}
+
+	/** Sends an answer; while the consumer's metadata cannot be loaded, tries again until the deadline. */
+	private void sendAck(String consumer, byte[] ack, long deadline) {
+		try {
+			this.peers.load(this.agent, consumer, this.peerTimeout);
+		}
+		catch (NixlException ex) {
+			if (deadline - System.nanoTime() <= 0 || !this.agent.isOpen()) {
+				throw ex;
+			}
+			logger.log(Level.DEBUG, "KV producer of agent ''{0}'' cannot reach ''{1}'' yet, trying again: {2}",
+					this.agent.name(), consumer, ex.getMessage());
+			try {
+				this.scheduler.schedule(() -> {
+					try {
+						sendAck(consumer, ack, deadline);
+					}
+					catch (RuntimeException failure) {
+						logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
+								this.agent.name(), consumer, failure.toString());
+					}
+				}, ANSWER_RETRY.toNanos(), TimeUnit.NANOSECONDS);
+			}
+			catch (RejectedExecutionException closed) {
+				logger.log(Level.DEBUG, "KV producer closed before answering ''{0}''", consumer);
+			}
+			return;
+		}
+		this.agent.sendNotification(consumer, ack);
+	}
+
+	/** The lease a done or release message names, if it is held and the rank is one of its. */
+	private @Nullable KvLease held(KvMessages.Done message) {
+		KvLease lease = this.leases.get(message.requestId());
+		if (lease != null && lease.id() == message.leaseId() && message.rank() >= 0
+				&& message.rank() < lease.params().consumerRanks()) {
+			return lease;
+		}
+		return null;
+	}
+
+	/**
+	 * Ends a lease a consumer gave back. A release of a lease not held (ended, never made, a
+	 * wrong id) or from another agent than the one that reported for that rank changes nothing.
+	 */
+	private void release(Notification notification) {
+		String consumer = notification.remoteAgent();
+		KvMessages.Done release = KvMessages.parseRelease(this.prefix, notification.text());
+		if (release == null) {
+			logger.log(Level.WARNING, "KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
+					this.agent.name(), notification.message().length, consumer);
+			return;
+		}
+		KvLease released;
+		synchronized (this.lock) {
+			KvLease lease = held(release);
+			if (lease == null || !lease.claim(release.rank(), consumer)) {
+				released = null;
+			}
+			else {
+				this.leases.remove(release.requestId());
+				lease.cancelExpiry();
+				this.ended.put(lease.id(), LeaseConfirmation.RELEASED);
+				this.cache.allocator().release(lease.blockIds());
+				this.lock.notifyAll();
+				released = lease;
+			}
+		}
+		if (released == null) {
+			logger.log(Level.INFO, "KV producer of agent ''{0}'' ignored a release of request ''{1}'' (lease {2}) from ''{3}'':"
+					+ " no such lease is held for that agent", this.agent.name(), release.requestId(),
+					Long.toString(release.leaseId()), consumer);
+			return;
+		}
+		logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''", release.requestId(),
+				Long.toString(release.leaseId()), consumer);
+		released.end(LeaseOutcome.RELEASED);
 	}
 
 	/**
@@ -444,7 +550,7 @@ public final class KvProducer implements AutoCloseable {
 				removed = true;
 				try {
 					this.cache.allocator().release(lease.blockIds());
-					this.expired.put(lease.id(), Boolean.TRUE);
+					this.ended.put(lease.id(), LeaseConfirmation.EXPIRED);
 				}
 				finally {
 					this.lock.notifyAll();
@@ -497,9 +603,8 @@ public final class KvProducer implements AutoCloseable {
 				return;
 			}
 			this.closed = true;
-			if (this.armed != null) {
-				this.armed.cancel(false);
-			}
+			this.armed.values().forEach(wait -> wait.cancel(false));
+			this.armed.clear();
 			held = new ArrayList<>(this.leases.values());
 			this.leases.clear();
 			this.lock.notifyAll();

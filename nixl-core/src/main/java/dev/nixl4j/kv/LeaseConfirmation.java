@@ -11,6 +11,12 @@ public enum LeaseConfirmation {
 	/** The lease had expired and its blocks were released: what was read may belong to another request. */
 	EXPIRED,
 
+	/**
+	 * A consumer rank gave the lease back before this one finished reading: the blocks were
+	 * released, what was read may belong to another request.
+	 */
+	RELEASED,
+
 	/** The producer knows no such lease (never made, already completed, or forgotten). */
 	UNKNOWN
 

@@ -1,6 +1,10 @@
 package dev.nixl4j.kv;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -15,6 +19,9 @@ import dev.nixl4j.metadata.MetadataExchange;
 @FunctionalInterface
 public interface PeerLoader {
 
+	/** How many peers {@link #of} remembers having loaded, to tell a peer that is gone from one never seen. */
+	int REMEMBERED_PEERS = 4096;
+
 	/**
 	 * Loads a peer's metadata into the agent unless it is loaded already.
 	 * @param agent the local agent
@@ -27,16 +34,49 @@ public interface PeerLoader {
 	/**
 	 * Loads peers through a metadata exchange ({@link MetadataExchange#load}), which also makes
 	 * the agent forget a peer that disappears from the exchange.
+	 *
+	 * <p>A peer this loader loaded before and the agent forgot since (its entry was removed from
+	 * the exchange, or it expired) is known to be gone: it is asked for once, without waiting, so
+	 * that a peer that published again is picked up at once and one that did not fails at once
+	 * with {@link NixlStatus#ERROR_NOT_FOUND}, naming it, instead of after the whole timeout.
 	 * @param exchange the exchange
 	 * @return the loader
 	 */
 	static PeerLoader of(MetadataExchange exchange) {
 		Object lock = new Object();
+		// bounded: peers that restart come back under new names
+		Set<String> loaded = Collections.newSetFromMap(new LinkedHashMap<>(16, 0.75f, true) {
+
+			private static final long serialVersionUID = 1L;
+
+			@Override
+			protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+				return size() > REMEMBERED_PEERS;
+			}
+
+		});
 		return (agent, peer, timeout) -> {
 			// one load at a time: two threads loading the same peer would load it twice
 			synchronized (lock) {
-				if (!agent.hasRemoteMetadata(peer)) {
+				if (agent.hasRemoteMetadata(peer)) {
+					return;
+				}
+				String key = agent.name() + '\u0000' + peer;
+				if (!loaded.contains(key)) {
 					exchange.load(agent, peer, timeout);
+					loaded.add(key);
+					return;
+				}
+				try {
+					exchange.load(agent, peer, Duration.ZERO);
+				}
+				catch (NixlException ex) {
+					if (ex.status() != NixlStatus.TIMEOUT) {
+						throw ex;
+					}
+					throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
+							"the metadata of '" + peer + "' was removed from the exchange and is not published again"
+									+ " (the peer stopped, or its entry was deleted)", ex);
 				}
 			}
 		};

@@ -420,6 +420,151 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void aConsumerWhoseCacheIsFullGivesTheLeaseBackAndTheProducersBlocksAreFreeAtOnce(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT.withNumBlocks(4));
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] blocks = producerCache.allocator().allocate(12);
+		KvLease lease = producer.lease("no-room", blocks, 1, LONG_LEASE);
+		producerCache.allocator().release(blocks);
+		consumerCache.allocator().allocate(4);
+		assertThatThrownBy(() -> consumerCache.allocator().allocate(12)).isInstanceOf(NixlException.class);
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks() - 12);
+
+		long start = System.nanoTime();
+		assertThat(consumer.release(lease.params())).isTrue();
+
+		assertThat(lease.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.RELEASED);
+		System.out.printf("lease given back: producer's blocks free %.1f ms after the release%n",
+				(System.nanoTime() - start) / 1e6);
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+		assertThat(producer.activeLeases()).isZero();
+		// a second release, of a lease that ended, changes nothing
+		consumer.release(lease.params());
+		assertThat(producer.lease("no-room", producerCache.allocator().allocate(2), 1, LONG_LEASE).params().leaseId())
+			.isNotEqualTo(lease.id());
+	}
+
+	@Test
+	void aPullWhoseReadFailsGivesTheLeaseBackAndNamesTheProducer(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		String producerName = producerCache.agent().name();
+		// a handle whose regions lie where the producer registered nothing: its READ cannot be made
+		List<Long> nowhere = new ArrayList<>();
+		for (int r = 0; r < LAYOUT.regionCount(); r++) {
+			nowhere.add(0x1000L + r * LAYOUT.regionLength());
+		}
+		RemoteCacheHandle real = producer.handle();
+		consumer.connect(new RemoteCacheHandle(producerName, real.layout(), nowhere, real.memoryType(), real.deviceId()));
+		int[] blocks = producerCache.allocator().allocate(3);
+		KvLease lease = producer.lease("bad-read", blocks, 1, LONG_LEASE);
+		producerCache.allocator().release(blocks);
+		int[] local = consumerCache.allocator().allocate(3);
+
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(failure).isNotInstanceOf(KvLeaseLostException.class);
+		assertThat(failure.remoteAgent()).isEqualTo(producerName);
+		assertThat(failure.getMessage()).contains("'" + producerName + "'", "'bad-read'").doesNotContain("lease-ttl");
+		assertThat(lease.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.RELEASED);
+		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+	}
+
+	@Test
+	void aPullFromAProducerWhoseAgentClosedFailsNamingItWithoutLeaseTimeAdvice(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		String producerName = producerCache.agent().name();
+		int[] remote = producerCache.allocator().allocate(2);
+		KvLease lease = producer.lease("orphan", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(2);
+		producer.close();
+		producerCache.close();
+		producerCache.agent().close();
+
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(failure.remoteAgent()).isEqualTo(producerName);
+		assertThat(failure.getMessage()).contains("'" + producerName + "'").doesNotContain("lease-ttl");
+		System.out.printf("pull from a closed producer: %s%n", failure.getMessage());
+	}
+
+	@Test
+	void aReleaseFromAnotherAgentOrOfAnotherLeaseChangesNothing(TestInfo info) throws InterruptedException {
+		KvCacheLayout producerLayout = KvCacheLayout.builder().layers(2).blocks(16).blockSize(16).kvHeads(4).headDim(8).build();
+		PagedKvCache producerCache = cache("prefill", info, producerLayout);
+		PagedKvCache rank0 = cache("decode0", info, producerLayout.headSlice(2));
+		PagedKvCache rank1 = cache("decode1", info, producerLayout.headSlice(2));
+		PagedKvCache intruder = cache("intruder", info, producerLayout.headSlice(2));
+		publish(producerCache, rank0, rank1, intruder);
+		KvProducer producer = producer(producerCache);
+		String producerName = producerCache.agent().name();
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 4);
+		KvLease lease = producer.lease("guarded", remote, 2, LONG_LEASE);
+		producerCache.allocator().release(remote);
+		consumer(rank0, 0, producer).pull(lease.params(), rank0.allocator().allocate(3), WAIT);
+		intruder.agent().loadRemoteMetadata(this.exchange.fetch(producerName, WAIT));
+
+		// rank 0 was reported by another agent; the other lease id names no lease held
+		intruder.agent().sendNotification(producerName, KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0));
+		intruder.agent().sendNotification(producerName,
+				KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id() ^ 1, 1));
+		Thread.sleep(300);
+
+		assertThat(lease.outcome()).isNotDone();
+		assertThat(producerCache.allocator().references(remote[0])).isOne();
+		consumer(rank1, 1, producer).pull(lease.params(), rank1.allocator().allocate(3), WAIT);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+	}
+
+	@Test
+	void aConsumerFailsAtOnceOnAProducerWhoseEntryWasRemovedAndPullsAgainOnceItIsBack(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		Duration patient = Duration.ofMinutes(2);
+		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange), KvMessages.DEFAULT_PREFIX,
+				patient);
+		consumer.connect(producer.handle());
+		String producerName = producerCache.agent().name();
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 6);
+		int[] local = consumerCache.allocator().allocate(4);
+
+		this.exchange.invalidate(producerName);
+		dev.nixl4j.metadata.Eventually.until(WAIT, "the consumer forgot the producer",
+				() -> !consumerCache.agent().hasRemoteMetadata(producerName));
+		KvLease first = producer.lease("while-gone", remote, 1, LONG_LEASE);
+		long start = System.nanoTime();
+		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(first.params(), local, patient));
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND);
+		assertThat(failure.remoteAgent()).isEqualTo(producerName);
+		assertThat(failure.getMessage()).contains("'" + producerName + "'", "removed from the exchange");
+		assertThat(took).as("failed without waiting for the peer timeout").isLessThan(patient.dividedBy(4));
+		System.out.printf("pull of a producer whose entry was removed failed after %.1f ms%n", took.toNanos() / 1e6);
+
+		this.exchange.publish(producerCache.agent());
+		KvLease second = producer.lease("back", remote, 1, LONG_LEASE);
+		consumer.pull(second.params(), local, WAIT);
+
+		assertHolds(consumerCache, local, remote, 6);
+		assertThat(second.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+	}
+
+	@Test
 	void theProducerTakesOnlyItsOwnNotificationsAndClosingStopsItsThread(TestInfo info) throws InterruptedException {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);

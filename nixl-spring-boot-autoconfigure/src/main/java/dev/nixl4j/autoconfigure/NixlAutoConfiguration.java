@@ -77,7 +77,7 @@ public final class NixlAutoConfiguration {
 		connector.ifUnique(users::add);
 		kvCache.ifUnique(users::add);
 		return new NixlLifecycle(agent, exchange.getIfUnique(), properties.getMetadata().isPublish(),
-				properties.getShutdown().getTimeout(), users);
+				properties.getMetadata().getCheckInterval(), properties.getShutdown().getTimeout(), users);
 	}
 
 }

@@ -14,12 +14,14 @@ import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Publishes the agent's metadata when the application starts, and shuts NIXL down gracefully
+ * Publishes the agent's metadata when the application starts and keeps it published (a
+ * {@link MetadataPublication} republishes an entry that vanished or changed), and shuts NIXL down gracefully
  * when it stops: new transfers are refused, transfers in flight and the KV producer's leases
  * (consumers still reading leased blocks) may finish until {@code nixl.shutdown.timeout}, the
  * metadata is withdrawn, the users of registered memory
@@ -38,7 +40,7 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	private final NixlAgent agent;
 
-	private final @Nullable MetadataExchange exchange;
+	private final @Nullable MetadataPublication publication;
 
 	private final boolean publish;
 
@@ -50,10 +52,9 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	private volatile boolean running;
 
-	private volatile boolean published;
-
 	/**
-	 * Creates the lifecycle and starts counting the agent's transfers.
+	 * Creates the lifecycle, whose publication checks the agent's entry every
+	 * {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}, and starts counting the agent's transfers.
 	 * @param agent the agent
 	 * @param exchange the metadata exchange, or {@code null} for none
 	 * @param publish whether the agent's metadata is published at start
@@ -62,8 +63,24 @@ public class NixlLifecycle implements SmartLifecycle {
 	 */
 	public NixlLifecycle(NixlAgent agent, @Nullable MetadataExchange exchange, boolean publish, Duration timeout,
 			List<AutoCloseable> memoryUsers) {
+		this(agent, exchange, publish, MetadataPublication.DEFAULT_CHECK_INTERVAL, timeout, memoryUsers);
+	}
+
+	/**
+	 * Creates the lifecycle and starts counting the agent's transfers.
+	 * @param agent the agent
+	 * @param exchange the metadata exchange, or {@code null} for none
+	 * @param publish whether the agent's metadata is published at start
+	 * @param checkInterval how often the published entry is checked (see
+	 * {@link MetadataPublication.Builder#checkInterval})
+	 * @param timeout how long stop waits for transfers in flight
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, @Nullable MetadataExchange exchange, boolean publish, Duration checkInterval,
+			Duration timeout, List<AutoCloseable> memoryUsers) {
 		this.agent = agent;
-		this.exchange = exchange;
+		this.publication = (exchange != null)
+				? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build() : null;
 		this.publish = publish;
 		this.timeout = timeout;
 		this.memoryUsers = List.copyOf(memoryUsers);
@@ -72,9 +89,15 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	@Override
 	public void start() {
-		if (this.publish && this.exchange != null && !this.published) {
-			this.exchange.publish(this.agent.name(), this.agent.localMetadata());
-			this.published = true;
+		if (this.publish && this.publication != null
+				&& this.publication.state().status() == MetadataPublication.Status.NEW) {
+			try {
+				this.publication.publish();
+			}
+			catch (RuntimeException ex) {
+				this.publication.close();
+				throw ex;
+			}
 		}
 		this.running = true;
 	}
@@ -84,28 +107,42 @@ public class NixlLifecycle implements SmartLifecycle {
 	 * ({@code nixl.metadata.publish=false}): for an application that publishes once it knows a peer
 	 * that needs it, such as a consumer whose producer serves the registry. Metadata published
 	 * this way is withdrawn at stop like metadata published at start.
+	 * From then on the entry is kept published like one published at start.
 	 * @throws IllegalStateException when there is no metadata exchange or the lifecycle stopped
+	 * @throws NixlException when publishing failed (it is retried in the background)
 	 */
 	public void publish() {
-		MetadataExchange target = this.exchange;
+		MetadataPublication target = this.publication;
 		if (target == null) {
 			throw new IllegalStateException("no metadata exchange to publish to (nixl.metadata.exchange is none)");
 		}
 		if (!this.running) {
 			throw new IllegalStateException("NIXL agent '" + this.agent.name() + "' is not running");
 		}
-		target.publish(this.agent.name(), this.agent.localMetadata());
-		this.published = true;
+		target.publish();
 	}
 
 	/**
 	 * Republishes the agent's metadata, for memory registered after start that peers should learn
-	 * of through the exchange.
+	 * of through the exchange. Does nothing when the metadata was not published.
 	 */
 	public void republish() {
-		if (this.published && this.exchange != null) {
-			this.exchange.publish(this.agent.name(), this.agent.localMetadata());
+		if (this.publication != null && isPublishing(this.publication.state().status())) {
+			this.publication.publish();
 		}
+	}
+
+	/**
+	 * Returns the publication that keeps the agent's entry in the exchange: its state says
+	 * whether the entry is published now.
+	 * @return the publication, {@code null} when there is no metadata exchange
+	 */
+	public @Nullable MetadataPublication publication() {
+		return this.publication;
+	}
+
+	private static boolean isPublishing(MetadataPublication.Status status) {
+		return status == MetadataPublication.Status.PUBLISHED || status == MetadataPublication.Status.NOT_PUBLISHED;
 	}
 
 	@Override
@@ -127,15 +164,17 @@ public class NixlLifecycle implements SmartLifecycle {
 						+ " KV lease(s) after the shutdown timeout of " + this.timeout + "; they are released");
 			}
 		}
-		if (this.published && this.exchange != null) {
+		if (this.publication != null) {
 			try {
-				this.exchange.invalidate(this.agent.name());
+				this.publication.withdraw();
 			}
 			catch (RuntimeException ex) {
 				logger.log(Level.WARNING, "Could not withdraw the metadata of NIXL agent '" + this.agent.name() + "': "
 						+ ex.getMessage());
 			}
-			this.published = false;
+			finally {
+				this.publication.close();
+			}
 		}
 		for (AutoCloseable user : this.memoryUsers) {
 			try {

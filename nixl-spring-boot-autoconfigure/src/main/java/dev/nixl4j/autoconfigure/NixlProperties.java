@@ -453,6 +453,13 @@ public class NixlProperties implements Validator {
 		private boolean publish = true;
 
 		/**
+		 * How often this agent fetches its own published entry and compares it with what it
+		 * published; an entry that vanished or changed is published again at once (a removal the
+		 * exchange reports is acted on without waiting for the check).
+		 */
+		private Duration checkInterval = Duration.ofSeconds(1);
+
+		/**
 		 * Deadline for fetching a peer's metadata. Where Resilience4j is present, the
 		 * "nixl-metadata" retry makes further attempts, each with this deadline, after a fetch
 		 * failed with TIMEOUT or UNAVAILABLE.
@@ -482,6 +489,14 @@ public class NixlProperties implements Validator {
 
 		public void setPublish(boolean publish) {
 			this.publish = publish;
+		}
+
+		public Duration getCheckInterval() {
+			return this.checkInterval;
+		}
+
+		public void setCheckInterval(Duration checkInterval) {
+			this.checkInterval = checkInterval;
 		}
 
 		public Duration getFetchTimeout() {

@@ -78,6 +78,7 @@ final class NixlPropertiesValidator {
 	private void validateMetadata() {
 		NixlProperties.Metadata metadata = this.properties.getMetadata();
 		positive("metadata.fetchTimeout", metadata.getFetchTimeout());
+		positive("metadata.checkInterval", metadata.getCheckInterval());
 		DataSize maxSize = metadata.getMaxSize();
 		if (maxSize == null || maxSize.toBytes() < 1 || maxSize.toBytes() > MAX_METADATA_BYTES) {
 			reject("metadata.maxSize", "must be between 1B and 2GB");

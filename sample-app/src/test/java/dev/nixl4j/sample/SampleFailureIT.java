@@ -1,5 +1,7 @@
 package dev.nixl4j.sample;
 
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
- * a decode worker whose model shape differs, a lease that expires before the read, a prefill
- * worker that dies in the middle of a run and comes back, and one that stops gracefully while a
+ * a decode worker whose model shape differs, a decode worker whose cache is full, registry entries
+ * deleted, a lease that expires before the read, a prefill worker that dies in the middle of a run and comes back, and one that stops gracefully while a
  * decode worker still has to read its leased blocks.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -134,6 +136,80 @@ class SampleFailureIT {
 		this.prefill.awaitMeter("sample.leases", completed + 1, "outcome:COMPLETED");
 		assertThat(this.prefill.meter("sample.leases", "outcome:EXPIRED")).isEqualTo(expired + 1);
 		assertThat(this.decode.meter("sample.generate", "status:410")).isPositive();
+	}
+
+	@Test
+	void aDecodeWorkerWhoseCacheIsFullGivesTheLeaseBackAtOnce() {
+		try (SampleWorker small = startDecode("decode-small-cache", this.prefill, SampleWorker.TOKEN,
+				"--nixl.kv.blocks=2")) {
+			double free = this.prefill.meter("sample.kv.blocks.free");
+			double released = this.prefill.meter("sample.leases", "outcome:RELEASED");
+			// 80 tokens: 5 blocks, more than the decode worker's 2
+			HttpResponse<String> response = small.post("/generate",
+					new GenerateRequest("no-room", "d".repeat(80), null, 8, null), REQUEST_TIMEOUT);
+			long answered = System.nanoTime();
+
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
+			JsonNode problem = SampleWorker.JSON.readTree(response.body());
+			assertThat(problem.path("title").asString()).isEqualTo("KV cache full");
+			assertThat(problem.path("detail").asString()).contains("request 'no-room'", "lease on the prefill worker was given back");
+			this.prefill.awaitMeter("sample.leases", released + 1, "outcome:RELEASED");
+			this.prefill.awaitMeter("sample.kv.blocks.free", free);
+			System.out.printf("cache-full decode worker: prefill's blocks free again %.0f ms after the 503%n",
+					(System.nanoTime() - answered) / 1e6);
+		}
+	}
+
+	@Test
+	void deletedRegistryEntriesArePublishedAgainAndRequestsSucceedWithoutWaitingOutADeadline() throws Exception {
+		HttpResponse<String> before = this.decode.post("/generate",
+				new GenerateRequest(null, "before the deletes", null, 8, null), REQUEST_TIMEOUT);
+		assertThat(before.statusCode()).as(before.body()).isEqualTo(200);
+		GenerateResponse answer = SampleWorker.JSON.readValue(before.body(), GenerateResponse.class);
+		List<String> agents = List.of(answer.decodeAgent(), answer.producerAgent());
+
+		try (HttpClient http = HttpClient.newHttpClient()) {
+			for (String agent : agents) {
+				registry(http, "DELETE", agent);
+			}
+			long deleted = System.nanoTime();
+			long deadline = deleted + Duration.ofSeconds(10).toNanos();
+			for (String agent : agents) {
+				while (registry(http, "GET", agent) != 200) {
+					assertThat(System.nanoTime() - deadline).as("entry of '%s' back within 10 s", agent).isNegative();
+					SampleWorker.pause(Duration.ofMillis(20));
+				}
+			}
+			System.out.printf("registry entries of both workers back %.0f ms after the deletes%n",
+					(System.nanoTime() - deleted) / 1e6);
+
+			long slowest = 0;
+			HttpResponse<String> response;
+			do {
+				assertThat(System.nanoTime() - deadline).as("a request succeeds within 10 s of the deletes").isNegative();
+				long start = System.nanoTime();
+				response = this.decode.post("/generate", new GenerateRequest(null, "after the deletes", null, 8, null),
+						REQUEST_TIMEOUT);
+				slowest = Math.max(slowest, System.nanoTime() - start);
+				assertThat(response.statusCode()).as(response.body()).isIn(200, 503);
+			}
+			while (response.statusCode() != 200);
+			System.out.printf("first request after the deletes succeeded %.0f ms after them; slowest request %.0f ms%n",
+					(System.nanoTime() - deleted) / 1e6, slowest / 1e6);
+			assertThat(Duration.ofNanos(slowest)).as("no request waited out a deadline").isLessThan(Duration.ofSeconds(10));
+		}
+		assertThat(this.decode.getJson("/actuator/health").path("status").asString()).isEqualTo("UP");
+		assertThat(this.prefill.getJson("/actuator/health").path("status").asString()).isEqualTo("UP");
+	}
+
+	/** A request to the prefill worker's registry about an agent's entry; returns the status. */
+	private int registry(HttpClient http, String method, String agent) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(this.prefill.uri().resolve("/nixl/agents/" + agent + "/metadata"))
+			.timeout(Duration.ofSeconds(10))
+			.header("Authorization", "Bearer " + SampleWorker.TOKEN)
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.build();
+		return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
 	@Test

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +58,7 @@ final class SampleWorker implements AutoCloseable {
 	 * @param role prefill or decode
 	 * @param port its HTTP port
 	 * @param token the bearer token it gets through {@code NIXL_TOKEN}
-	 * @param args more Spring Boot arguments
+	 * @param args more Spring Boot arguments ({@code --nixl.kv.blocks=...} replaces the default of 64)
 	 * @return the ready worker
 	 */
 	static SampleWorker start(String name, String role, int port, String token, String... args) {
@@ -68,7 +69,10 @@ final class SampleWorker implements AutoCloseable {
 		}
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
-				"--spring.profiles.active=" + role, "--server.port=" + port, "--nixl.kv.blocks=64"));
+				"--spring.profiles.active=" + role, "--server.port=" + port));
+		if (Arrays.stream(args).noneMatch(arg -> arg.startsWith("--nixl.kv.blocks="))) {
+			command.add("--nixl.kv.blocks=64");
+		}
 		command.addAll(List.of(args));
 		try {
 			Path dir = Files.createDirectories(Path.of("target", "sample-workers"));

@@ -2,7 +2,9 @@ package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.NixlLifecycle;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -26,8 +28,9 @@ public final class NixlHealthContributorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
-	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent) {
-		return new NixlHealthIndicator(agent);
+	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle) {
+		NixlLifecycle nixl = lifecycle.getIfUnique();
+		return new NixlHealthIndicator(agent).withPublication((nixl != null) ? nixl.publication() : null);
 	}
 
 }

@@ -15,6 +15,7 @@ import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.diag.Readiness;
 import dev.nixl4j.diag.ReadinessReport;
+import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -27,7 +28,9 @@ import org.springframework.boot.health.contributor.Health;
  * <li>{@code DOWN} when the agent is closed, when it {@linkplain AgentState#FAILED failed} (one
  * of its internal threads could not go on; the details give the reason), or when a cheap call
  * into its engine (listing the plugins) fails;
- * <li>{@code OUT_OF_SERVICE} when the agent runs on native NIXL and the
+ * <li>{@code OUT_OF_SERVICE} when the application publishes the agent's metadata and its entry
+ * is not published now (it vanished or changed and is being published again; the details say
+ * why), or when the agent runs on native NIXL and the
  * {@linkplain ReadinessReport readiness report} for its configuration is not
  * {@link Readiness#READY};
  * <li>{@code UP} otherwise.
@@ -53,6 +56,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 
 	private @Nullable ReadinessReport readiness;
 
+	private volatile @Nullable MetadataPublication publication;
+
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
 	 * @param agent the agent
@@ -73,6 +78,16 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		super("NIXL health check failed");
 		this.agent = agent;
 		this.readinessCheck = readinessCheck;
+	}
+
+	/**
+	 * Makes the indicator report the state of the agent's metadata publication.
+	 * @param publication the publication that keeps the agent's entry, {@code null} for none
+	 * @return this indicator
+	 */
+	public NixlHealthIndicator withPublication(@Nullable MetadataPublication publication) {
+		this.publication = publication;
+		return this;
 	}
 
 	@Override
@@ -102,6 +117,9 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		builder.withDetail("peers", peerDetail)
 			.withDetail("inFlightTransfers", this.agent.inFlightTransfers().size())
 			.withDetail("stalledTransfers", stalled(this.agent.statistics()));
+		if (unpublished(builder)) {
+			return;
+		}
 		if (engine != Engine.NATIVE) {
 			builder.up().withDetail("readiness", readinessDetail("not checked",
 					"the embedded engine (pure Java, DRAM only) backs this agent; the readiness report checks native "
@@ -116,6 +134,31 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		else {
 			builder.outOfService();
 		}
+	}
+
+	/** Reports the publication; whether the entry should be published but is not. */
+	private boolean unpublished(Health.Builder builder) {
+		MetadataPublication current = this.publication;
+		if (current == null) {
+			return false;
+		}
+		MetadataPublication.State state = current.state();
+		if (state.status() == MetadataPublication.Status.NEW) {
+			return false;
+		}
+		Map<String, Object> detail = new LinkedHashMap<>();
+		detail.put("status", state.status());
+		detail.put("since", state.since());
+		if (state.reason() != null) {
+			detail.put("reason", state.reason());
+		}
+		detail.put("republications", current.republications());
+		builder.withDetail("metadata", detail);
+		if (state.status() == MetadataPublication.Status.NOT_PUBLISHED) {
+			builder.outOfService();
+			return true;
+		}
+		return false;
 	}
 
 	private synchronized ReadinessReport readiness() {

@@ -8,10 +8,12 @@ import java.util.zip.CRC32C;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvLeaseLostException;
+import dev.nixl4j.kv.LeaseConfirmation;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.RemoteCacheHandle;
 import dev.nixl4j.sample.RequestIds;
@@ -89,7 +91,8 @@ public class DecodeService {
 	 * @return the answer, with the request's timings
 	 * @throws SampleException with the status to answer: 400 bad input, 409 a layout that differs
 	 * from the prefill worker's, 410 a lease that did not hold, 502 a failed pull or check, 503 the
-	 * prefill worker unavailable or a cache full
+	 * prefill worker unavailable (also when its agent's metadata was withdrawn or its lease was not
+	 * confirmed in time) or a cache full (the lease is given back)
 	 */
 	public GenerateResponse generate(GenerateRequest request) {
 		long start = System.nanoTime();
@@ -148,7 +151,7 @@ public class DecodeService {
 		if (!delay.isZero()) {
 			sleep(delay);
 		}
-		int[] local = allocate(requestId, prefilled.blockIds().size());
+		int[] local = allocate(prefilled);
 		try {
 			long t1 = System.nanoTime();
 			long bytes = pull(prefilled, local);
@@ -211,20 +214,36 @@ public class DecodeService {
 		}
 	}
 
+	/**
+	 * Pulls the leased blocks. A failed pull has given the lease back already; only a lease that
+	 * expired is worth the advice on its time to live.
+	 */
 	private long pull(PrefillResponse prefilled, int[] local) {
+		Duration timeout = this.properties.getDecode().getTransferTimeout();
+		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '" + prefilled.producerAgent()
+				+ "'";
 		try {
-			return this.consumer.pull(prefilled.transferParams(), local, this.properties.getDecode().getTransferTimeout());
+			return this.consumer.pull(prefilled.transferParams(), local, timeout);
 		}
 		catch (KvLeaseLostException ex) {
+			LeaseConfirmation answer = ex.confirmation();
+			if (answer == null) {
+				throw new PrefillUnavailableException(pulling + " got no confirmation of its lease within " + timeout
+						+ " (sample.decode.transfer-timeout): the prefill worker may have stopped; the data was discarded",
+						ex);
+			}
+			String advice = (answer == LeaseConfirmation.RELEASED) ? ""
+					: "; lease time " + prefilled.leaseTtlMillis() + " ms (nixl.kv.lease-ttl of the prefill worker)";
 			throw new SampleException(HttpStatus.GONE, "Lease lost", "the blocks of request '" + prefilled.requestId()
-					+ "' were read but the prefill worker did not confirm its lease ("
-					+ Objects.toString(ex.confirmation(), "no answer in time")
-					+ "): its blocks may have been reused, so the data was discarded; lease time "
-					+ prefilled.leaseTtlMillis() + " ms (nixl.kv.lease-ttl of the prefill worker)", ex);
+					+ "' were read but the prefill worker did not confirm its lease (" + answer
+					+ "): its blocks may have been reused, so the data was discarded" + advice, ex);
 		}
 		catch (NixlException ex) {
-			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed", "pulling the blocks of request '"
-					+ prefilled.requestId() + "' from '" + prefilled.producerAgent() + "' failed: " + ex.getMessage(), ex);
+			if (ex.status() == NixlStatus.ERROR_NOT_FOUND || ex.status() == NixlStatus.UNAVAILABLE) {
+				// its metadata was withdrawn, or it cannot be reached: the prefill worker is gone for now
+				throw new PrefillUnavailableException(pulling + " failed: " + ex.getMessage(), ex);
+			}
+			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed", pulling + " failed: " + ex.getMessage(), ex);
 		}
 	}
 
@@ -249,13 +268,16 @@ public class DecodeService {
 		return crc.getValue();
 	}
 
-	private int[] allocate(String requestId, int count) {
+	/** Allocates local blocks for a lease; when there is no room, gives the lease back at once. */
+	private int[] allocate(PrefillResponse prefilled) {
 		try {
-			return this.cache.allocator().allocate(count);
+			return this.cache.allocator().allocate(prefilled.blockIds().size());
 		}
 		catch (NixlException ex) {
+			this.consumer.release(prefilled.transferParams());
 			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full", "the decode worker's KV cache "
-					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage(), ex);
+					+ "cannot hold request '" + prefilled.requestId() + "' now: " + ex.getMessage()
+					+ "; its lease on the prefill worker was given back", ex);
 		}
 	}
 
