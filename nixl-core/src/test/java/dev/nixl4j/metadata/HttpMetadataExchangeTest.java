@@ -139,7 +139,7 @@ class HttpMetadataExchangeTest {
 	void fetchOfAnUnknownAgentFailsAtItsDeadlineNamingTheAgent() {
 		// long enough for the client's first connection on a loaded machine, so that at least one
 		// answer (404) arrives and the message can say what it was
-		Duration timeout = Duration.ofSeconds(2);
+		Duration timeout = Duration.ofSeconds(5);
 		long start = System.nanoTime();
 		NixlException failure = catchThrowableOfType(NixlException.class, () -> client().fetch("ghost", timeout));
 		Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
