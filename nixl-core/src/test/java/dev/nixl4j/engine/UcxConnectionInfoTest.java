@@ -3,7 +3,6 @@ package dev.nixl4j.engine;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.Engine;
+import dev.nixl4j.ForgedMetadata;
 import dev.nixl4j.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -57,7 +57,7 @@ class UcxConnectionInfoTest {
 		// A valid nixlSerDes frame, one connection of backend UCX whose info is the single byte 'x',
 		// no memory sections: 145 bytes. UCX read 'x' as address format version 8 and aborted
 		// (address.c:1146, "*addr_version == UCP_OBJECT_VERSION_V2").
-		byte[] forged = blob("prefill-" + "0".repeat(19), "x".getBytes(StandardCharsets.US_ASCII));
+		byte[] forged = ForgedMetadata.oneByteUcxConnection("prefill-" + "0".repeat(19));
 		assertThat(forged).hasSize(145);
 		assertInvalid(forged).contains("UCX connection info of 1 bytes: unknown address format version 8");
 		NixlException refused = (NixlException) catchThrowable(
@@ -277,26 +277,7 @@ class UcxConnectionInfoTest {
 
 	/** Metadata of an agent with one UCX connection of the given info and no memory sections. */
 	private static byte[] blob(String agent, byte[] connectionInfo) {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		out.writeBytes("nixlSerDes|".getBytes(StandardCharsets.US_ASCII));
-		field(out, "Agent", agent.getBytes(StandardCharsets.UTF_8));
-		field(out, "Conns", u64(1));
-		field(out, "t", "UCX".getBytes(StandardCharsets.US_ASCII));
-		field(out, "c", connectionInfo);
-		field(out, "", "MemSection".getBytes(StandardCharsets.US_ASCII));
-		field(out, "nixlSecElms", u64(0));
-		return out.toByteArray();
-	}
-
-	private static void field(ByteArrayOutputStream out, String tag, byte[] value) {
-		out.writeBytes(tag.getBytes(StandardCharsets.US_ASCII));
-		out.writeBytes(u64(value.length));
-		out.writeBytes(value);
-		out.write('|');
-	}
-
-	private static byte[] u64(long value) {
-		return ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(value).array();
+		return ForgedMetadata.withUcxConnection(agent, connectionInfo);
 	}
 
 	private static byte[] concat(byte[] first, byte[] second) {

@@ -1,6 +1,5 @@
 package dev.nixl4j.sample;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -14,7 +13,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
@@ -41,6 +39,7 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.nixl4j.ForgedMetadata;
 import dev.nixl4j.sample.load.LoadGenerator;
 import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
 import dev.nixl4j.sample.load.LoadOptions;
@@ -263,8 +262,8 @@ class SampleFaultIT {
 		fault.repair = () -> saved.forEach(this::putBack);
 		long start = now();
 		Map<String, Integer> statuses = new TreeMap<>();
-		Map<String, byte[]> forged = Map.of(prefillAgent, forgedUcxMetadata(prefillAgent), decodeAgent,
-				forgedUcxMetadata(decodeAgent));
+		Map<String, byte[]> forged = Map.of(prefillAgent, ForgedMetadata.oneByteUcxConnection(prefillAgent), decodeAgent,
+				ForgedMetadata.oneByteUcxConnection(decodeAgent));
 		for (String role : List.of("decode", "prefill")) {
 			String agent = role.equals("decode") ? decodeAgent : prefillAgent;
 			statuses.put(role, registryPut(agent, forged.get(agent)));
@@ -681,34 +680,6 @@ class SampleFaultIT {
 			Thread.currentThread().interrupt();
 			return -1;
 		}
-	}
-
-	/**
-	 * NIXL metadata that passes the framing check but whose only connection is a one-byte UCX
-	 * connection section ({@code Conns} = 1, backend {@code UCX}, info {@code x}, no memory
-	 * sections): 145 bytes for a name of 27 bytes.
-	 */
-	static byte[] forgedUcxMetadata(String agent) {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		out.writeBytes("nixlSerDes|".getBytes(StandardCharsets.US_ASCII));
-		field(out, "Agent", agent.getBytes(StandardCharsets.UTF_8));
-		field(out, "Conns", u64(1));
-		field(out, "t", "UCX".getBytes(StandardCharsets.US_ASCII));
-		field(out, "c", "x".getBytes(StandardCharsets.US_ASCII));
-		field(out, "", "MemSection".getBytes(StandardCharsets.US_ASCII));
-		field(out, "nixlSecElms", u64(0));
-		return out.toByteArray();
-	}
-
-	private static void field(ByteArrayOutputStream out, String tag, byte[] value) {
-		out.writeBytes(tag.getBytes(StandardCharsets.US_ASCII));
-		out.writeBytes(u64(value.length));
-		out.writeBytes(value);
-		out.write('|');
-	}
-
-	private static byte[] u64(long value) {
-		return ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(value).array();
 	}
 
 	// ---- oversize bodies
