@@ -29,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
- * a decode worker whose model shape differs, a decode worker whose cache is full, registry entries
- * deleted, a lease that expires before the read, a prefill worker that dies in the middle of a run and comes back, and one that stops gracefully while a
+ * a decode worker whose model shape differs, a decode worker whose cache is full, a token holder
+ * trying to delete the workers' registry entries, a lease that expires before the read, a prefill
+ * worker that dies in the middle of a run and comes back, and one that stops gracefully while a
  * decode worker still has to read its leased blocks.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -161,7 +162,7 @@ class SampleFailureIT {
 	}
 
 	@Test
-	void deletedRegistryEntriesArePublishedAgainAndRequestsSucceedWithoutWaitingOutADeadline() throws Exception {
+	void anotherTokenHolderCannotDeleteTheWorkersRegistryEntriesAndRequestsGoOn() throws Exception {
 		HttpResponse<String> before = this.decode.post("/generate",
 				new GenerateRequest(null, "before the deletes", null, 8, null), REQUEST_TIMEOUT);
 		assertThat(before.statusCode()).as(before.body()).isEqualTo(200);
@@ -170,34 +171,14 @@ class SampleFailureIT {
 
 		try (HttpClient http = HttpClient.newHttpClient()) {
 			for (String agent : agents) {
-				registry(http, "DELETE", agent);
+				// the token alone does not make its holder the owner of an entry
+				assertThat(registry(http, "DELETE", agent)).as("DELETE of the entry of '%s'", agent).isEqualTo(403);
+				assertThat(registry(http, "GET", agent)).as("entry of '%s' after the DELETE", agent).isEqualTo(200);
 			}
-			long deleted = System.nanoTime();
-			long deadline = deleted + Duration.ofSeconds(10).toNanos();
-			for (String agent : agents) {
-				while (registry(http, "GET", agent) != 200) {
-					assertThat(System.nanoTime() - deadline).as("entry of '%s' back within 10 s", agent).isNegative();
-					SampleWorker.pause(Duration.ofMillis(20));
-				}
-			}
-			System.out.printf("registry entries of both workers back %.0f ms after the deletes%n",
-					(System.nanoTime() - deleted) / 1e6);
-
-			long slowest = 0;
-			HttpResponse<String> response;
-			do {
-				assertThat(System.nanoTime() - deadline).as("a request succeeds within 10 s of the deletes").isNegative();
-				long start = System.nanoTime();
-				response = this.decode.post("/generate", new GenerateRequest(null, "after the deletes", null, 8, null),
-						REQUEST_TIMEOUT);
-				slowest = Math.max(slowest, System.nanoTime() - start);
-				assertThat(response.statusCode()).as(response.body()).isIn(200, 503);
-			}
-			while (response.statusCode() != 200);
-			System.out.printf("first request after the deletes succeeded %.0f ms after them; slowest request %.0f ms%n",
-					(System.nanoTime() - deleted) / 1e6, slowest / 1e6);
-			assertThat(Duration.ofNanos(slowest)).as("no request waited out a deadline").isLessThan(Duration.ofSeconds(10));
 		}
+		HttpResponse<String> after = this.decode.post("/generate",
+				new GenerateRequest(null, "after the deletes", null, 8, null), REQUEST_TIMEOUT);
+		assertThat(after.statusCode()).as(after.body()).isEqualTo(200);
 		assertThat(this.decode.getJson("/actuator/health").path("status").asString()).isEqualTo("UP");
 		assertThat(this.prefill.getJson("/actuator/health").path("status").asString()).isEqualTo("UP");
 	}
