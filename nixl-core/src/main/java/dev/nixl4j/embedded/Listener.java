@@ -92,6 +92,12 @@ final class Listener implements Closeable {
 
 	private final Set<Served> served = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * Connections greeted in this turn of the accepting thread and not yet served: they are in
+	 * neither set but count against the limit. Accepting thread only.
+	 */
+	private int handingOver;
+
 	private final AtomicLong refused = new AtomicLong();
 
 	private final AtomicLong timedOut = new AtomicLong();
@@ -213,6 +219,7 @@ final class Listener implements Closeable {
 							greeted = new ArrayList<>();
 						}
 						greeted.add(greeting);
+						this.handingOver++;
 					}
 				}
 				if (greeted != null) {
@@ -221,6 +228,7 @@ final class Listener implements Closeable {
 					for (Greeting greeting : greeted) {
 						serve(greeting);
 					}
+					this.handingOver = 0;
 				}
 				checkDeadlines(System.nanoTime());
 			}
@@ -278,7 +286,7 @@ final class Listener implements Closeable {
 	 * the token, the new one is closed at once.
 	 */
 	private void admit(SocketChannel channel) throws IOException {
-		if (this.greetings.size() + this.served.size() >= this.maxConnections) {
+		if (this.greetings.size() + this.handingOver + this.served.size() >= this.maxConnections) {
 			Iterator<Greeting> oldest = this.greetings.iterator();
 			this.refused.incrementAndGet();
 			if (!oldest.hasNext()) {

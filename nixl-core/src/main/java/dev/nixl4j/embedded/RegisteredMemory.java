@@ -128,22 +128,33 @@ final class RegisteredMemory {
 		}
 	}
 
+	/**
+	 * Waits for the users to leave. An interrupt does not end the wait (returning while a peer's
+	 * thread still writes would let the caller free memory under it); it is kept for the caller.
+	 */
 	private boolean awaitEmpty(long nanos) {
 		long deadline = System.nanoTime() + nanos;
-		while (this.inside > 0) {
-			long left = deadline - System.nanoTime();
-			if (left <= 0) {
-				return false;
+		boolean interrupted = false;
+		try {
+			while (this.inside > 0) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this, left);
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
 			}
-			try {
-				TimeUnit.NANOSECONDS.timedWait(this, left);
-			}
-			catch (InterruptedException ex) {
+			return true;
+		}
+		finally {
+			if (interrupted) {
 				Thread.currentThread().interrupt();
-				return false;
 			}
 		}
-		return true;
 	}
 
 }

@@ -105,20 +105,30 @@ final class Request {
 		return this.io > 0 && this.status == IN_PROGRESS;
 	}
 
-	/** Waits until no thread moves this request's data. */
+	/**
+	 * Waits until no thread moves this request's data. An interrupt does not end the wait (the
+	 * caller may free the memory once this returns); it is kept for the caller.
+	 */
 	synchronized void awaitNoIo() {
 		long deadline = System.nanoTime() + IO_LEAVE_LIMIT_NANOS;
-		while (this.io > 0) {
-			long left = deadline - System.nanoTime();
-			if (left <= 0) {
-				throw new IllegalStateException("a transfer's data was still moving 10 s after its connection was cut");
+		boolean interrupted = false;
+		try {
+			while (this.io > 0) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					throw new IllegalStateException("a transfer's data was still moving 10 s after its connection was cut");
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this, left);
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
 			}
-			try {
-				TimeUnit.NANOSECONDS.timedWait(this, left);
-			}
-			catch (InterruptedException ex) {
+		}
+		finally {
+			if (interrupted) {
 				Thread.currentThread().interrupt();
-				return;
 			}
 		}
 	}

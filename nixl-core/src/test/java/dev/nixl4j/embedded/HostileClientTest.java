@@ -21,6 +21,7 @@ import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.embedded.EmbeddedMetadata.Parsed;
@@ -373,6 +374,48 @@ class HostileClientTest {
 			Wire.readFully(channel, data);
 			assertThat(data.array()).isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
 		}
+	}
+
+	@Test
+	void deregisteringFromAnInterruptedThreadStillWaitsForAStalledWriteAndNoByteLandsAfterwards() throws Exception {
+		MemorySegment written = Bytes.pattern(this.arena, 8192, 5);
+		Registration registration = this.target.register(written);
+		byte[] before = written.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+		RemoteRegion region = EmbeddedMetadata.read(this.target.localMetadata().toByteArray()).regions().stream()
+			.filter(candidate -> candidate.descriptor().address() == written.address())
+			.findFirst()
+			.orElseThrow();
+		MemorySegment incoming = Bytes.pattern(this.arena, 8192, 9);
+		try (SocketChannel channel = greeted()) {
+			Wire.writeFully(channel, request(Wire.WRITE, written.address(), 8192, region.registration(), region.key(), 1, 0));
+			Wire.writeFrom(channel, incoming.asSlice(0, 4096));
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (!Bytes.same(written.asSlice(0, 4096), incoming.asSlice(0, 4096))) {
+				assertThat(System.nanoTime() - deadline).as("the first half of the WRITE arrives").isNegative();
+				LockSupport.parkNanos(5_000_000);
+			}
+			// the serving thread is inside the memory, waiting for the second half
+			boolean keptInterrupt;
+			Thread.currentThread().interrupt();
+			try {
+				registration.close();
+			}
+			finally {
+				keptInterrupt = Thread.interrupted();
+			}
+			assertThat(keptInterrupt).as("the caller's interrupt is kept").isTrue();
+			try {
+				Wire.writeFrom(channel, incoming.asSlice(4096, 4096));
+			}
+			catch (IOException ex) {
+				// the target cut the connection of the stalled WRITE, as it should
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
+			assertThat(written.asSlice(4096, 4096).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+				.as("no byte lands in memory after its deregistration returned")
+				.isEqualTo(java.util.Arrays.copyOfRange(before, 4096, 8192));
+		}
+		honestReadSucceeds(0);
 	}
 
 	/** A peer agent of its own reads 4 KiB of the target over TCP and finds the target's bytes. */
