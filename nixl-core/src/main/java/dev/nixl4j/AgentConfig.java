@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * @param telemetry whether NIXL captures per-transfer telemetry
  * @param stallTimeout how long a transfer may stay in progress before it is reported stalled and
  * cancelled
- * @param mailboxCapacity how many unclaimed notifications are held before draining pauses
+ * @param mailboxCapacity how many unclaimed notifications are held before draining pauses (draining also
+ * pauses at 64 MiB of them)
  * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
  * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
  * {@code NIXL_PLUGIN_DIR}) set before the native library loads and again before each native agent

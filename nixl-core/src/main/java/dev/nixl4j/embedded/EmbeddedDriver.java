@@ -2,6 +2,7 @@ package dev.nixl4j.embedded;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -18,6 +19,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Backend;
@@ -100,6 +102,14 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	private final ConcurrentLinkedQueue<Incoming> inbox = new ConcurrentLinkedQueue<>();
 
+	/** The most bytes of notifications from network peers that wait in {@link #inbox}. */
+	static final long MAX_NETWORK_INBOX_BYTES = 16L << 20;
+
+	private final Object networkInboxLock = new Object();
+
+	/** Bytes of notifications from network peers in {@link #inbox}; guarded by {@link #networkInboxLock}. */
+	private long networkInboxBytes;
+
 	/** Peers whose connection dropped while their own connections here were still open. */
 	private final Map<String, Dropped> dropping = new ConcurrentHashMap<>();
 
@@ -159,9 +169,39 @@ public final class EmbeddedDriver implements EngineDriver {
 		return this.faults;
 	}
 
-	/** Hands a notification from a peer to this agent's progress loop. */
+	/** Hands a notification from an agent of this JVM to this agent's progress loop. */
 	void deliver(String from, byte[] message) {
 		this.inbox.add(new Incoming(from, message, null));
+		wakeUp();
+	}
+
+	/**
+	 * Hands a notification that a peer sent over the network to this agent's progress loop. While
+	 * notifications of {@value #MAX_NETWORK_INBOX_BYTES} bytes or more wait for the progress loop
+	 * (it stops draining while the agent's mailbox is full), the calling connection thread waits
+	 * too, and so stops reading from its peer: a peer that sends faster than this agent takes its
+	 * notifications is held back instead of filling the heap.
+	 * @param open whether the connection is still open; the wait ends when it closes
+	 * @throws InterruptedIOException when the connection closed or the thread was interrupted
+	 * while waiting; the notification was not delivered
+	 */
+	void deliverFromNetwork(String from, byte[] message, BooleanSupplier open) throws InterruptedIOException {
+		synchronized (this.networkInboxLock) {
+			while (this.networkInboxBytes > 0 && this.networkInboxBytes + message.length > MAX_NETWORK_INBOX_BYTES) {
+				if (this.closed || !open.getAsBoolean()) {
+					throw new InterruptedIOException("the connection closed while its notification waited for room");
+				}
+				try {
+					this.networkInboxLock.wait(100);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new InterruptedIOException("interrupted while a notification waited for room");
+				}
+			}
+			this.networkInboxBytes += message.length;
+		}
+		this.inbox.add(new Incoming(from, message, null, true));
 		wakeUp();
 	}
 
@@ -696,6 +736,12 @@ public final class EmbeddedDriver implements EngineDriver {
 				sink.peerLost(incoming.from(), lost);
 				continue;
 			}
+			if (incoming.fromNetwork()) {
+				synchronized (this.networkInboxLock) {
+					this.networkInboxBytes -= incoming.message().length;
+					this.networkInboxLock.notifyAll();
+				}
+			}
 			sink.accept(incoming.from(), incoming.message());
 			count++;
 		}
@@ -720,7 +766,12 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/** A notification from a peer, or, with a reason, the news that no more can come from it. */
-	private record Incoming(String from, byte[] message, @Nullable String lost) {
+	private record Incoming(String from, byte[] message, @Nullable String lost, boolean fromNetwork) {
+
+		Incoming(String from, byte[] message, @Nullable String lost) {
+			this(from, message, lost, false);
+		}
+
 	}
 
 	private record Dropped(String why, long until) {

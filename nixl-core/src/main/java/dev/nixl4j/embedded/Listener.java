@@ -650,7 +650,7 @@ final class Listener implements Closeable {
 			ByteBuffer notification = ByteBuffer.allocate(notificationLength);
 			Wire.readFully(this.channel, notification);
 			if (kind == Wire.NOTIFY) {
-				Listener.this.owner.deliver(this.peer, notification.array());
+				Listener.this.owner.deliverFromNetwork(this.peer, notification.array(), this.channel::isOpen);
 				return true;
 			}
 			List<RemoteRegion> regions = new ArrayList<>(count);
@@ -694,7 +694,7 @@ final class Listener implements Closeable {
 						Wire.readInto(this.channel, segment);
 					}
 					if (notificationLength > 0) {
-						Listener.this.owner.deliver(this.peer, notification.array());
+						Listener.this.owner.deliverFromNetwork(this.peer, notification.array(), this.channel::isOpen);
 					}
 					respond(id, 0, "");
 				}

@@ -25,6 +25,12 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	private final String agentName;
 
+	/**
+	 * The most bytes of unclaimed messages the mailbox holds before draining pauses, beside its
+	 * count: a peer sending large notifications nobody claims cannot fill the heap.
+	 */
+	static final long MAX_MAILBOX_BYTES = 64L << 20;
+
 	private final int capacity;
 
 	private final Object lock = new Object();
@@ -34,6 +40,12 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	private final List<Waiter> waiters = new ArrayList<>();
 
 	private volatile int mailboxSize;
+
+	/** Bytes of the messages in the mailbox; guarded by {@link #lock}. */
+	private long mailboxBytes;
+
+	/** Whether {@link #mailboxBytes} is below {@link #MAX_MAILBOX_BYTES}. */
+	private volatile boolean mailboxBytesBelowCap = true;
 
 	private volatile int waiterCount;
 
@@ -49,7 +61,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	 * is full, messages wait inside the engine instead of being dropped.
 	 */
 	boolean hasRoom() {
-		return this.mailboxSize < this.capacity;
+		return this.mailboxSize < this.capacity && this.mailboxBytesBelowCap;
 	}
 
 	boolean hasWaiters() {
@@ -99,6 +111,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 			}
 			if (claimed == null) {
 				this.mailbox.addLast(notification);
+				this.mailboxBytes += message.length;
 			}
 			updateCounts();
 		}
@@ -106,6 +119,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 			// The waiter timed out or was cancelled in between: the message goes back.
 			synchronized (this.lock) {
 				this.mailbox.addFirst(notification);
+				this.mailboxBytes += message.length;
 				updateCounts();
 			}
 		}
@@ -116,6 +130,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		synchronized (this.lock) {
 			Notification waiting = take(matcher);
 			if (waiting != null) {
+				updateCounts();
 				return CompletableFuture.completedFuture(waiting);
 			}
 			waiter = new Waiter(matcher);
@@ -157,6 +172,8 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	void close() {
 		synchronized (this.lock) {
 			this.mailbox.clear();
+			this.mailboxBytes = 0;
+			updateCounts();
 		}
 		failWaiters(new NixlException(NixlStatus.CLOSED, "get_notifs", this.agentName, null, "the agent was closed"));
 	}
@@ -177,8 +194,10 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	private @Nullable Notification take(NotificationMatcher matcher) {
 		for (Iterator<Notification> it = this.mailbox.iterator(); it.hasNext();) {
 			Notification notification = it.next();
-			if (matcher.matches(notification.remoteAgent(), notification.message())) {
+			byte[] message = notification.message();
+			if (matcher.matches(notification.remoteAgent(), message)) {
 				it.remove();
+				this.mailboxBytes -= message.length;
 				return notification;
 			}
 		}
@@ -195,6 +214,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	private void updateCounts() {
 		this.mailboxSize = this.mailbox.size();
+		this.mailboxBytesBelowCap = this.mailboxBytes < MAX_MAILBOX_BYTES;
 		this.waiterCount = this.waiters.size();
 	}
 
