@@ -331,19 +331,35 @@ final class TransferImpl implements Transfer {
 
 	/**
 	 * Ends a post in flight as {@link TransferState#FAILED} with the given failure, releasing (and
-	 * so cancelling) its native request: the agent failed.
+	 * so cancelling) its native request: the agent failed. When the release throws, the post
+	 * still ends, and what the release threw is thrown afterwards.
 	 */
 	void abort(NixlException failure) {
 		Finish finish = null;
+		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state == TransferState.IN_PROGRESS) {
-				this.driver.release(this.handle);
+				// The request is given up either way: if releasing it throws as well, the post must
+				// still end, or it would stay in progress (and its waiter wait) for ever.
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 				finish = end(TransferState.FAILED, failure);
 			}
 		}
 		if (finish != null) {
 			finish.run();
+		}
+		// thrown once the post ended, for the caller to count
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
 		}
 	}
 

@@ -35,9 +35,13 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	private final AtomicInteger statusFaults = new AtomicInteger();
 
+	private final AtomicInteger releaseFaults = new AtomicInteger();
+
 	private volatile Error drainError = new OutOfMemoryError();
 
 	private volatile Error statusError = new OutOfMemoryError();
+
+	private volatile Error releaseError = new OutOfMemoryError();
 
 	private volatile boolean deferPosts;
 
@@ -88,6 +92,16 @@ public final class FaultInjectingDriver implements EngineDriver {
 	public void failStatus(Error error, int times) {
 		this.statusError = error;
 		this.statusFaults.set(times);
+	}
+
+	/**
+	 * Makes the next releases of transfer requests throw.
+	 * @param error what they throw
+	 * @param times how many releases throw ({@link Integer#MAX_VALUE}: every one from now on)
+	 */
+	public void failReleases(Error error, int times) {
+		this.releaseError = error;
+		this.releaseFaults.set(times);
 	}
 
 	/**
@@ -232,6 +246,9 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	@Override
 	public int release(long request) {
+		if (take(this.releaseFaults)) {
+			throw this.releaseError;
+		}
 		return this.engine.release(request);
 	}
 

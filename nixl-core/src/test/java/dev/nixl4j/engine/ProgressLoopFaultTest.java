@@ -160,6 +160,25 @@ class ProgressLoopFaultTest {
 
 	@ParameterizedTest
 	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void aTransferWhosePollAndReleaseKeepThrowingStillEndsFailed(Engine engine) {
+		Setup s = setup(engine);
+		s.driver.deferPosts(true);
+		s.driver.failStatus(new OutOfMemoryError("injected into every status poll"), Integer.MAX_VALUE);
+		s.driver.failReleases(new OutOfMemoryError("injected into every release"), Integer.MAX_VALUE);
+		try (Transfer transfer = s.write()) {
+			NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+			assertThat(failure.status()).isIn(NixlStatus.ERROR_EXCEPTION, NixlStatus.FAILED);
+			assertThat(transfer.state()).isEqualTo(TransferState.FAILED);
+			assertThat(s.initiator.inFlightTransfers()).isEmpty();
+		}
+		s.driver.failStatus(new OutOfMemoryError(), 0);
+		s.driver.failReleases(new OutOfMemoryError(), 0);
+		writeAndCheck(s, 8);
+		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
 	void aDrainThatThrowsOnceIsSurvivedAndNotificationsStillArrive(Engine engine) {
 		Setup s = setup(engine);
 		s.target.loadRemoteMetadata(s.initiator.localMetadata());
