@@ -208,13 +208,13 @@ public final class KvConsumer {
 			transfer.await(remaining(deadline));
 		}
 		catch (NixlException ex) {
-			ack.cancel(false);
+			dropLateAnswer(ackMatcher, ack);
 			// The READ itself failed (the producer's connection dropped, say): no lease expired.
 			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer, "reading the blocks of request '"
 					+ params.requestId() + "' from producer '" + producer + "' failed: " + ex.getMessage(), ex);
 		}
 		catch (RuntimeException ex) {
-			ack.cancel(false);
+			dropLateAnswer(ackMatcher, ack);
 			throw ex;
 		}
 		Notification answer;
@@ -236,6 +236,26 @@ public final class KvConsumer {
 					"the producer answered " + refused + " for request '" + params.requestId() + "' (lease "
 							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
 					null);
+		}
+	}
+
+	/**
+	 * Stops waiting for the confirmation of a READ that failed on this side. The READ may still
+	 * have landed, and the producer may answer it later: that answer is waited for and dropped, so it
+	 * does not sit in the mailbox, where a retried pull of the same lease would take it for the
+	 * answer to its own READ.
+	 */
+	private void dropLateAnswer(NotificationMatcher ackMatcher, CompletableFuture<Notification> ack) {
+		ack.cancel(false);
+		if (!ack.isCompletedExceptionally()) {
+			// the answer came already, and was taken by the wait
+			return;
+		}
+		try {
+			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
 		}
 	}
 

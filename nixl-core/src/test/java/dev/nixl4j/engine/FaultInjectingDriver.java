@@ -116,7 +116,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	/**
 	 * Makes every transfer's status poll answer "in progress" while set, so that transfers stay
-	 * in flight (combine with {@link #deferPosts}).
+	 * in flight (combine with {@link #deferPosts}). The engine is still asked, so its transfers
+	 * make progress and send their notifications.
 	 * @param hold whether to hold
 	 */
 	public void holdTransfers(boolean hold) {
@@ -140,7 +141,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 		if (take(this.statusFaults)) {
 			throw this.statusError;
 		}
-		return this.holdTransfers ? IN_PROGRESS : this.engine.status(request);
+		int status = this.engine.status(request);
+		return (this.holdTransfers && status == SUCCESS) ? IN_PROGRESS : status;
 	}
 
 	@Override

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,6 +22,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.engine.FaultInjectingDriver;
 import dev.nixl4j.metadata.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import org.junit.jupiter.api.AfterEach;
@@ -474,6 +476,56 @@ public abstract class KvTransferTests {
 		assertThat(failure.getMessage()).contains("'" + producerName + "'", "'bad-read'").doesNotContain("lease-ttl");
 		assertThat(lease.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.RELEASED);
 		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+	}
+
+	@Test
+	void aPullRetriedAfterItsReadTimedOutDoesNotTakeTheAnswerToTheFirstRead(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		AgentConfig config = AgentConfig.builder("decode-retried-" + ids.incrementAndGet())
+			.engine(producerCache.agent().engine())
+			.build();
+		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
+		PagedKvCache consumerCache = track(PagedKvCache.allocate(track(driver.agent(config)), LAYOUT));
+		publish(producerCache, consumerCache);
+		// the producer's answer to the first READ leaves once that pull gave up
+		CountDownLatch answerFirst = new CountDownLatch(1);
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			try {
+				answerFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			loader.load(agent, peer, timeout);
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 1);
+		KvLease lease = producer.lease("retried", remote, 1, LONG_LEASE);
+		producerCache.allocator().release(remote);
+		// the READ lands and its notification is sent, but the consumer's wait for the READ times out
+		driver.deferPosts(true);
+		driver.holdTransfers(true);
+
+		NixlException first = catchThrowableOfType(NixlException.class,
+				() -> consumer.pull(lease.params(), consumerCache.allocator().allocate(3), Duration.ofSeconds(1)));
+
+		assertThat(first.status()).isEqualTo(NixlStatus.TIMEOUT);
+		driver.holdTransfers(false);
+		driver.deferPosts(false);
+		assertThat(lease.outcome()).as("the first READ's notification reached the producer while the lease was held")
+			.succeedsWithin(WAIT)
+			.isEqualTo(LeaseOutcome.COMPLETED);
+		answerFirst.countDown();
+		// the lease ended: its blocks go to another request
+		fill(producerCache, remote, 2);
+		int[] local = consumerCache.allocator().allocate(3);
+
+		KvLeaseLostException second = catchThrowableOfType(KvLeaseLostException.class,
+				() -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(second).as("a pull of blocks read after their lease ended").isNotNull();
 	}
 
 	@Test
