@@ -479,6 +479,41 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void awaitingTheEndOfLeasesWaitsForAnAnswerThatIsTriedAgain(TestInfo info) throws Exception {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		// the consumer cannot be loaded by the producer the first two times: its answer is tried again
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		AtomicInteger refusals = new AtomicInteger(2);
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			if (refusals.getAndDecrement() > 0) {
+				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
+			}
+			loader.load(agent, peer, timeout);
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 9);
+		KvLease lease = producer.lease("answered-late", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(3);
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			Future<Long> pull = pool.submit(() -> consumer.pull(lease.params(), local, Duration.ofSeconds(10)));
+			assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+
+			assertThat(producer.awaitLeasesEnded(WAIT)).isTrue();
+			producer.close();
+
+			assertThat(pull.get(20, TimeUnit.SECONDS)).isPositive();
+			assertHolds(consumerCache, local, remote, 9);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
 	void aPullRetriedAfterItsReadTimedOutDoesNotTakeTheAnswerToTheFirstRead(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		AgentConfig config = AgentConfig.builder("decode-retried-" + ids.incrementAndGet())
