@@ -192,7 +192,19 @@ final class TransferImpl implements Transfer {
 			this.postedAt = System.nanoTime();
 			this.stallDeadline = this.postedAt + this.agent.config().stallTimeout().toNanos();
 			this.agent.transferStarted(this);
-			return onStatus(this.driver.post(this.handle, message), "post_xfer_req");
+			int status;
+			try {
+				status = this.driver.post(this.handle, message);
+			}
+			catch (RuntimeException | Error ex) {
+				// the engine threw instead of answering: the post failed like one it answered with an
+				// error, or it would stay in progress for ever with nobody polling it
+				NixlException failure = (ex instanceof NixlException nixl) ? nixl
+						: new NixlException(NixlStatus.ERROR_EXCEPTION, "post_xfer_req", this.agent.name(), this.remoteAgent,
+								this.op + " of " + this.byteSize + " bytes: posting threw " + ex, ex);
+				return end(TransferState.FAILED, failure);
+			}
+			return onStatus(status, "post_xfer_req");
 		}
 	}
 

@@ -37,11 +37,15 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	private final AtomicInteger releaseFaults = new AtomicInteger();
 
+	private final AtomicInteger postFaults = new AtomicInteger();
+
 	private volatile Error drainError = new OutOfMemoryError();
 
 	private volatile Error statusError = new OutOfMemoryError();
 
 	private volatile Error releaseError = new OutOfMemoryError();
+
+	private volatile Error postError = new OutOfMemoryError();
 
 	private volatile boolean deferPosts;
 
@@ -92,6 +96,16 @@ public final class FaultInjectingDriver implements EngineDriver {
 	public void failStatus(Error error, int times) {
 		this.statusError = error;
 		this.statusFaults.set(times);
+	}
+
+	/**
+	 * Makes the next posts of transfer requests throw.
+	 * @param error what they throw
+	 * @param times how many posts throw
+	 */
+	public void failPosts(Error error, int times) {
+		this.postError = error;
+		this.postFaults.set(times);
 	}
 
 	/**
@@ -147,6 +161,9 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	@Override
 	public int post(long request, byte @Nullable [] notification) {
+		if (take(this.postFaults)) {
+			throw this.postError;
+		}
 		int status = this.engine.post(request, notification);
 		return (this.deferPosts && status == SUCCESS) ? IN_PROGRESS : status;
 	}

@@ -34,6 +34,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
@@ -155,6 +156,35 @@ class ProgressLoopFaultTest {
 		assertThat(s.initiator.statistics().internalErrors()).isEqualTo(1);
 
 		writeAndCheck(s, 5);
+		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void aPostThatThrowsEndsFailedAndTheTransferCanBePostedAgain(Engine engine) {
+		Setup s = setup(engine);
+		Transfer transfer = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local),
+				DescriptorList.of(s.remote), s.target.name(), null);
+		this.resources.add(transfer);
+		s.driver.failPosts(new OutOfMemoryError("injected into a post"), 1);
+
+		Throwable thrown = catchThrowable(transfer::post);
+
+		assertThat(transfer.state()).isEqualTo(TransferState.FAILED);
+		assertThat(s.initiator.inFlightTransfers()).isEmpty();
+		assertThat(transfer.completion()).failsWithin(WAIT)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_EXCEPTION);
+				assertThat(ex.getCause()).isInstanceOf(OutOfMemoryError.class);
+			});
+		assertThat(thrown).isNull();
+
+		Bytes.fill(s.local, 9);
+		transfer.post();
+		transfer.await(WAIT);
+		assertThat(Bytes.hasPattern(s.remote, 9)).isTrue();
 		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
 	}
 
