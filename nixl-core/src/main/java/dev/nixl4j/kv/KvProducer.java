@@ -482,6 +482,10 @@ public final class KvProducer implements AutoCloseable {
 						logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
 								this.agent.name(), consumer, failure.toString());
 					}
+					catch (Error failure) {
+						// the scheduler would keep it in the task's future, where nobody looks
+						survived("answering '" + consumer + "' again", failure);
+					}
 					finally {
 						answered();
 					}

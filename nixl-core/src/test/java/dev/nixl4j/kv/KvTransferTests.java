@@ -715,6 +715,37 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void anErrorWhileTryingAnAnswerAgainIsCountedAndLaterPullsMoveEveryByte(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		AtomicInteger loads = new AtomicInteger();
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			switch (loads.getAndIncrement()) {
+				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
+				case 1 -> throw new OutOfMemoryError("injected into the producer's peer loader on a second try");
+				default -> loader.load(agent, peer, timeout);
+			}
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 10);
+		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
+
+		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
+				Duration.ofSeconds(2)))
+			.isInstanceOf(NixlException.class);
+		Eventually.until(Duration.ofSeconds(2), "the producer counted the Error", () -> producer.internalErrors() == 1);
+
+		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(4);
+		consumer.pull(answered.params(), local, WAIT);
+		assertHolds(consumerCache, local, remote, 10);
+		assertThat(producer.internalErrors()).isOne();
+	}
+
+	@Test
 	void anErrorDuringAnExpiryStillReleasesTheBlocksAndTheThreadGoesOn(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
