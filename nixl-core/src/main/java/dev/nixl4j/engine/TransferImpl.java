@@ -390,9 +390,16 @@ final class TransferImpl implements Transfer {
 	@Override
 	public void cancel() {
 		Finish finish = null;
+		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state == TransferState.IN_PROGRESS) {
-				this.driver.release(this.handle);
+				// as in abort: the post ends even when releasing its request throws
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 				finish = end(TransferState.CANCELLED,
 						failure(NixlStatus.CANCELLED, "release_xfer_req", "cancelled while in progress"));
@@ -401,14 +408,32 @@ final class TransferImpl implements Transfer {
 		if (finish != null) {
 			finish.run();
 		}
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
+		}
 	}
 
 	@Override
 	public void close() {
-		cancel();
+		// closed even when the engine cannot release the request: what it threw comes last
+		Throwable releaseFailure = null;
+		try {
+			cancel();
+		}
+		catch (RuntimeException | Error ex) {
+			releaseFailure = ex;
+		}
 		synchronized (this) {
 			if (this.handle != 0) {
-				this.driver.release(this.handle);
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 			}
 			if (this.state != TransferState.CANCELLED && this.state != TransferState.STALLED) {
@@ -416,6 +441,12 @@ final class TransferImpl implements Transfer {
 			}
 		}
 		this.agent.transferClosed(this);
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
+		}
 	}
 
 	private NixlException failure(NixlStatus status, String operation, String detail) {

@@ -209,6 +209,27 @@ class ProgressLoopFaultTest {
 
 	@ParameterizedTest
 	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void closingAnAgentWhoseEngineCannotReleaseRequestsStillEndsItsTransfersAndCloses(Engine engine) {
+		Setup s = setup(engine);
+		s.driver.deferPosts(true);
+		s.driver.holdTransfers(true);
+		Transfer held = s.write();
+		Transfer idle = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local), DescriptorList.of(s.remote),
+				s.target.name(), null);
+		CompletableFuture<Transfer> inFlight = held.completion();
+		s.driver.failReleases(new OutOfMemoryError("injected into every release"), Integer.MAX_VALUE);
+
+		catchThrowable(s.initiator::close);
+
+		assertThat(inFlight).isCompletedExceptionally();
+		assertThat(held.state()).isEqualTo(TransferState.CANCELLED);
+		assertThat(idle.state()).isEqualTo(TransferState.CLOSED);
+		assertThat(s.initiator.isOpen()).isFalse();
+		assertThat(s.initiator.state()).isEqualTo(AgentState.CLOSED);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
 	void aDrainThatThrowsOnceIsSurvivedAndNotificationsStillArrive(Engine engine) {
 		Setup s = setup(engine);
 		s.target.loadRemoteMetadata(s.initiator.localMetadata());
