@@ -651,12 +651,24 @@ public final class AgentCore implements NixlAgent {
 			if (!this.open) {
 				return;
 			}
+			// a transfer whose engine call throws must not keep the agent open, its thread running
+			// and its engine unclosed
 			for (TransferImpl transfer : List.copyOf(this.inFlight)) {
-				transfer.cancel();
+				try {
+					transfer.cancel();
+				}
+				catch (RuntimeException | Error ex) {
+					logger.log(Level.WARNING, "Agent '" + name() + "': cancelling " + transfer + " on close threw", ex);
+				}
 			}
 			this.progressLoop.stop();
 			for (TransferImpl transfer : List.copyOf(this.transfers)) {
-				transfer.close();
+				try {
+					transfer.close();
+				}
+				catch (RuntimeException | Error ex) {
+					logger.log(Level.WARNING, "Agent '" + name() + "': closing " + transfer + " on close threw", ex);
+				}
 			}
 			for (PreparedListImpl list : List.copyOf(this.preparedLists)) {
 				list.close();

@@ -192,7 +192,19 @@ final class TransferImpl implements Transfer {
 			this.postedAt = System.nanoTime();
 			this.stallDeadline = this.postedAt + this.agent.config().stallTimeout().toNanos();
 			this.agent.transferStarted(this);
-			return onStatus(this.driver.post(this.handle, message), "post_xfer_req");
+			int status;
+			try {
+				status = this.driver.post(this.handle, message);
+			}
+			catch (RuntimeException | Error ex) {
+				// the engine threw instead of answering: the post failed like one it answered with an
+				// error, or it would stay in progress for ever with nobody polling it
+				NixlException failure = (ex instanceof NixlException nixl) ? nixl
+						: new NixlException(NixlStatus.ERROR_EXCEPTION, "post_xfer_req", this.agent.name(), this.remoteAgent,
+								this.op + " of " + this.byteSize + " bytes: posting threw " + ex, ex);
+				return end(TransferState.FAILED, failure);
+			}
+			return onStatus(status, "post_xfer_req");
 		}
 	}
 
@@ -331,19 +343,35 @@ final class TransferImpl implements Transfer {
 
 	/**
 	 * Ends a post in flight as {@link TransferState#FAILED} with the given failure, releasing (and
-	 * so cancelling) its native request: the agent failed.
+	 * so cancelling) its native request: the agent failed. When the release throws, the post
+	 * still ends, and what the release threw is thrown afterwards.
 	 */
 	void abort(NixlException failure) {
 		Finish finish = null;
+		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state == TransferState.IN_PROGRESS) {
-				this.driver.release(this.handle);
+				// The request is given up either way: if releasing it throws as well, the post must
+				// still end, or it would stay in progress (and its waiter wait) for ever.
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 				finish = end(TransferState.FAILED, failure);
 			}
 		}
 		if (finish != null) {
 			finish.run();
+		}
+		// thrown once the post ended, for the caller to count
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
 		}
 	}
 
@@ -362,9 +390,16 @@ final class TransferImpl implements Transfer {
 	@Override
 	public void cancel() {
 		Finish finish = null;
+		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state == TransferState.IN_PROGRESS) {
-				this.driver.release(this.handle);
+				// as in abort: the post ends even when releasing its request throws
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 				finish = end(TransferState.CANCELLED,
 						failure(NixlStatus.CANCELLED, "release_xfer_req", "cancelled while in progress"));
@@ -373,14 +408,32 @@ final class TransferImpl implements Transfer {
 		if (finish != null) {
 			finish.run();
 		}
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
+		}
 	}
 
 	@Override
 	public void close() {
-		cancel();
+		// closed even when the engine cannot release the request: what it threw comes last
+		Throwable releaseFailure = null;
+		try {
+			cancel();
+		}
+		catch (RuntimeException | Error ex) {
+			releaseFailure = ex;
+		}
 		synchronized (this) {
 			if (this.handle != 0) {
-				this.driver.release(this.handle);
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error ex) {
+					releaseFailure = ex;
+				}
 				this.handle = 0;
 			}
 			if (this.state != TransferState.CANCELLED && this.state != TransferState.STALLED) {
@@ -388,6 +441,12 @@ final class TransferImpl implements Transfer {
 			}
 		}
 		this.agent.transferClosed(this);
+		if (releaseFailure instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (releaseFailure instanceof Error ex) {
+			throw ex;
+		}
 	}
 
 	private NixlException failure(NixlStatus status, String operation, String detail) {

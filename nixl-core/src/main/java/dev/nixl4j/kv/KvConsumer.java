@@ -200,21 +200,25 @@ public final class KvConsumer {
 		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
 		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
 		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
+		boolean posted = false;
 		try (Transfer transfer = this.agent.createTransfer(XferOp.READ, this.cache.preparedLocal(),
 				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(remote, ranks, slice),
 				PagedKvCache.indices(remoteIds, remote.layout().regionCount(), remote.layout().numBlocks()),
 				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
 			transfer.post();
+			posted = true;
 			transfer.await(remaining(deadline));
 		}
 		catch (NixlException ex) {
-			ack.cancel(false);
+			// a READ given up while in flight may still land, and be answered
+			boolean mayLand = posted && (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.CANCELLED);
+			giveUpAnswer(ackMatcher, ack, mayLand);
 			// The READ itself failed (the producer's connection dropped, say): no lease expired.
 			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer, "reading the blocks of request '"
 					+ params.requestId() + "' from producer '" + producer + "' failed: " + ex.getMessage(), ex);
 		}
 		catch (RuntimeException ex) {
-			ack.cancel(false);
+			giveUpAnswer(ackMatcher, ack, posted);
 			throw ex;
 		}
 		Notification answer;
@@ -236,6 +240,26 @@ public final class KvConsumer {
 					"the producer answered " + refused + " for request '" + params.requestId() + "' (lease "
 							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
 					null);
+		}
+	}
+
+	/**
+	 * Stops waiting for the confirmation of a READ that failed on this side. When the READ may
+	 * still land, the producer may answer it later: that answer is waited for and dropped, so it
+	 * does not sit in the mailbox, where a retried pull of the same lease would take it for the
+	 * answer to its own READ.
+	 */
+	private void giveUpAnswer(NotificationMatcher ackMatcher, CompletableFuture<Notification> ack, boolean mayLand) {
+		ack.cancel(false);
+		if (!mayLand || !ack.isCompletedExceptionally()) {
+			// the answer came already, and was taken by the wait
+			return;
+		}
+		try {
+			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
 		}
 	}
 

@@ -115,8 +115,11 @@ public final class KvProducer implements AutoCloseable {
 
 	private boolean closed;
 
-	/** Whether the producer's thread is between taking a consumer's notification and answering it. */
-	private boolean answering;
+	/**
+	 * How many consumers' notifications are being answered, or have an answer waiting to be tried
+	 * again; guarded by the lock.
+	 */
+	private int answering;
 
 	private volatile @Nullable Thread thread;
 
@@ -247,7 +250,8 @@ public final class KvProducer implements AutoCloseable {
 	public boolean awaitLeasesEnded(Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		synchronized (this.lock) {
-			while (!this.leases.isEmpty() || this.answering) {
+			// closing drops the answers waiting to be tried again
+			while (!this.leases.isEmpty() || (this.answering > 0 && !this.closed)) {
 				long remaining = deadline - System.nanoTime();
 				if (remaining <= 0) {
 					return false;
@@ -349,7 +353,7 @@ public final class KvProducer implements AutoCloseable {
 			@Nullable Throwable failure) {
 		if (notification != null) {
 			synchronized (this.lock) {
-				this.answering = true;
+				this.answering++;
 			}
 			try {
 				if (matcher == this.releaseMatcher) {
@@ -367,10 +371,7 @@ public final class KvProducer implements AutoCloseable {
 				survived("answering '" + notification.remoteAgent() + "'", ex);
 			}
 			finally {
-				synchronized (this.lock) {
-					this.answering = false;
-					this.lock.notifyAll();
-				}
+				answered();
 			}
 		}
 		else if (failure != null && !isTimeout(failure)) {
@@ -468,6 +469,10 @@ public final class KvProducer implements AutoCloseable {
 			}
 			logger.log(Level.DEBUG, "KV producer of agent ''{0}'' cannot reach ''{1}'' yet, trying again: {2}",
 					this.agent.name(), consumer, ex.getMessage());
+			// counted until it is sent or given up, so that awaitLeasesEnded waits for it
+			synchronized (this.lock) {
+				this.answering++;
+			}
 			try {
 				this.scheduler.schedule(() -> {
 					try {
@@ -477,14 +482,29 @@ public final class KvProducer implements AutoCloseable {
 						logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
 								this.agent.name(), consumer, failure.toString());
 					}
+					catch (Error failure) {
+						// the scheduler would keep it in the task's future, where nobody looks
+						survived("answering '" + consumer + "' again", failure);
+					}
+					finally {
+						answered();
+					}
 				}, ANSWER_RETRY.toNanos(), TimeUnit.NANOSECONDS);
 			}
 			catch (RejectedExecutionException closed) {
+				answered();
 				logger.log(Level.DEBUG, "KV producer closed before answering ''{0}''", consumer);
 			}
 			return;
 		}
 		this.agent.sendNotification(consumer, ack);
+	}
+
+	private void answered() {
+		synchronized (this.lock) {
+			this.answering--;
+			this.lock.notifyAll();
+		}
 	}
 
 	/** The lease a done or release message names, if it is held and the rank is one of its. */

@@ -35,9 +35,17 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	private final AtomicInteger statusFaults = new AtomicInteger();
 
+	private final AtomicInteger releaseFaults = new AtomicInteger();
+
+	private final AtomicInteger postFaults = new AtomicInteger();
+
 	private volatile Error drainError = new OutOfMemoryError();
 
 	private volatile Error statusError = new OutOfMemoryError();
+
+	private volatile Error releaseError = new OutOfMemoryError();
+
+	private volatile Error postError = new OutOfMemoryError();
 
 	private volatile boolean deferPosts;
 
@@ -91,6 +99,26 @@ public final class FaultInjectingDriver implements EngineDriver {
 	}
 
 	/**
+	 * Makes the next posts of transfer requests throw.
+	 * @param error what they throw
+	 * @param times how many posts throw
+	 */
+	public void failPosts(Error error, int times) {
+		this.postError = error;
+		this.postFaults.set(times);
+	}
+
+	/**
+	 * Makes the next releases of transfer requests throw.
+	 * @param error what they throw
+	 * @param times how many releases throw ({@link Integer#MAX_VALUE}: every one from now on)
+	 */
+	public void failReleases(Error error, int times) {
+		this.releaseError = error;
+		this.releaseFaults.set(times);
+	}
+
+	/**
 	 * Makes a post that the engine finished at once answer "in progress", as native engines do
 	 * for all but the smallest transfers, so that the progress loop polls it and runs the
 	 * listeners (the embedded engine copies between agents of one process during the post).
@@ -102,7 +130,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	/**
 	 * Makes every transfer's status poll answer "in progress" while set, so that transfers stay
-	 * in flight (combine with {@link #deferPosts}).
+	 * in flight (combine with {@link #deferPosts}). The engine is still asked, so its transfers
+	 * make progress and send their notifications.
 	 * @param hold whether to hold
 	 */
 	public void holdTransfers(boolean hold) {
@@ -126,11 +155,15 @@ public final class FaultInjectingDriver implements EngineDriver {
 		if (take(this.statusFaults)) {
 			throw this.statusError;
 		}
-		return this.holdTransfers ? IN_PROGRESS : this.engine.status(request);
+		int status = this.engine.status(request);
+		return (this.holdTransfers && status == SUCCESS) ? IN_PROGRESS : status;
 	}
 
 	@Override
 	public int post(long request, byte @Nullable [] notification) {
+		if (take(this.postFaults)) {
+			throw this.postError;
+		}
 		int status = this.engine.post(request, notification);
 		return (this.deferPosts && status == SUCCESS) ? IN_PROGRESS : status;
 	}
@@ -232,6 +265,9 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	@Override
 	public int release(long request) {
+		if (take(this.releaseFaults)) {
+			throw this.releaseError;
+		}
 		return this.engine.release(request);
 	}
 

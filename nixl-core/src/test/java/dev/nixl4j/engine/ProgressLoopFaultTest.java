@@ -34,6 +34,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
@@ -156,6 +157,75 @@ class ProgressLoopFaultTest {
 
 		writeAndCheck(s, 5);
 		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void aPostThatThrowsEndsFailedAndTheTransferCanBePostedAgain(Engine engine) {
+		Setup s = setup(engine);
+		Transfer transfer = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local),
+				DescriptorList.of(s.remote), s.target.name(), null);
+		this.resources.add(transfer);
+		s.driver.failPosts(new OutOfMemoryError("injected into a post"), 1);
+
+		Throwable thrown = catchThrowable(transfer::post);
+
+		assertThat(transfer.state()).isEqualTo(TransferState.FAILED);
+		assertThat(s.initiator.inFlightTransfers()).isEmpty();
+		assertThat(transfer.completion()).failsWithin(WAIT)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOfSatisfying(NixlException.class, ex -> {
+				assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_EXCEPTION);
+				assertThat(ex.getCause()).isInstanceOf(OutOfMemoryError.class);
+			});
+		assertThat(thrown).isNull();
+
+		Bytes.fill(s.local, 9);
+		transfer.post();
+		transfer.await(WAIT);
+		assertThat(Bytes.hasPattern(s.remote, 9)).isTrue();
+		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void aTransferWhosePollAndReleaseKeepThrowingStillEndsFailed(Engine engine) {
+		Setup s = setup(engine);
+		s.driver.deferPosts(true);
+		s.driver.failStatus(new OutOfMemoryError("injected into every status poll"), Integer.MAX_VALUE);
+		s.driver.failReleases(new OutOfMemoryError("injected into every release"), Integer.MAX_VALUE);
+		try (Transfer transfer = s.write()) {
+			NixlException failure = catchThrowableOfType(NixlException.class, () -> transfer.await(WAIT));
+			assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_EXCEPTION);
+			assertThat(transfer.state()).isEqualTo(TransferState.FAILED);
+			assertThat(s.initiator.inFlightTransfers()).isEmpty();
+		}
+		s.driver.failStatus(new OutOfMemoryError(), 0);
+		s.driver.failReleases(new OutOfMemoryError(), 0);
+		writeAndCheck(s, 8);
+		assertThat(s.initiator.state()).isEqualTo(AgentState.ACTIVE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "EMBEDDED", "NATIVE" })
+	void closingAnAgentWhoseEngineCannotReleaseRequestsStillEndsItsTransfersAndCloses(Engine engine) {
+		Setup s = setup(engine);
+		s.driver.deferPosts(true);
+		s.driver.holdTransfers(true);
+		Transfer held = s.write();
+		Transfer idle = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local), DescriptorList.of(s.remote),
+				s.target.name(), null);
+		CompletableFuture<Transfer> inFlight = held.completion();
+		s.driver.failReleases(new OutOfMemoryError("injected into every release"), Integer.MAX_VALUE);
+
+		catchThrowable(s.initiator::close);
+
+		assertThat(inFlight).isCompletedExceptionally();
+		assertThat(held.state()).isEqualTo(TransferState.CANCELLED);
+		assertThat(idle.state()).isEqualTo(TransferState.CLOSED);
+		assertThat(s.initiator.isOpen()).isFalse();
+		assertThat(s.initiator.state()).isEqualTo(AgentState.CLOSED);
 	}
 
 	@ParameterizedTest

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,6 +22,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.engine.FaultInjectingDriver;
 import dev.nixl4j.metadata.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import org.junit.jupiter.api.AfterEach;
@@ -477,6 +479,91 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void awaitingTheEndOfLeasesWaitsForAnAnswerThatIsTriedAgain(TestInfo info) throws Exception {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		// the consumer cannot be loaded by the producer the first two times: its answer is tried again
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		AtomicInteger refusals = new AtomicInteger(2);
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			if (refusals.getAndDecrement() > 0) {
+				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
+			}
+			loader.load(agent, peer, timeout);
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 9);
+		KvLease lease = producer.lease("answered-late", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(3);
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			Future<Long> pull = pool.submit(() -> consumer.pull(lease.params(), local, Duration.ofSeconds(10)));
+			assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+
+			assertThat(producer.awaitLeasesEnded(WAIT)).isTrue();
+			producer.close();
+
+			assertThat(pull.get(20, TimeUnit.SECONDS)).isPositive();
+			assertHolds(consumerCache, local, remote, 9);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void aPullRetriedAfterItsReadTimedOutDoesNotTakeTheAnswerToTheFirstRead(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		AgentConfig config = AgentConfig.builder("decode-retried-" + ids.incrementAndGet())
+			.engine(producerCache.agent().engine())
+			.build();
+		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
+		PagedKvCache consumerCache = track(PagedKvCache.allocate(track(driver.agent(config)), LAYOUT));
+		publish(producerCache, consumerCache);
+		// the producer's answer to the first READ leaves once that pull gave up
+		CountDownLatch answerFirst = new CountDownLatch(1);
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			try {
+				answerFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			loader.load(agent, peer, timeout);
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(3);
+		fill(producerCache, remote, 1);
+		KvLease lease = producer.lease("retried", remote, 1, LONG_LEASE);
+		producerCache.allocator().release(remote);
+		// the READ lands and its notification is sent, but the consumer's wait for the READ times out
+		driver.deferPosts(true);
+		driver.holdTransfers(true);
+
+		NixlException first = catchThrowableOfType(NixlException.class,
+				() -> consumer.pull(lease.params(), consumerCache.allocator().allocate(3), Duration.ofSeconds(1)));
+
+		assertThat(first.status()).isEqualTo(NixlStatus.TIMEOUT);
+		driver.holdTransfers(false);
+		driver.deferPosts(false);
+		assertThat(lease.outcome()).as("the first READ's notification reached the producer while the lease was held")
+			.succeedsWithin(WAIT)
+			.isEqualTo(LeaseOutcome.COMPLETED);
+		answerFirst.countDown();
+		// the lease ended: its blocks go to another request
+		fill(producerCache, remote, 2);
+		int[] local = consumerCache.allocator().allocate(3);
+
+		KvLeaseLostException second = catchThrowableOfType(KvLeaseLostException.class,
+				() -> consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(second).as("a pull of blocks read after their lease ended").isNotNull();
+	}
+
+	@Test
 	void aPullFromAProducerWhoseAgentClosedFailsNamingItWithoutLeaseTimeAdvice(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
@@ -624,6 +711,37 @@ public abstract class KvTransferTests {
 		consumer.pull(answered.params(), local, WAIT);
 		assertHolds(consumerCache, local, remote, 7);
 		assertThat(answered.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(producer.internalErrors()).isOne();
+	}
+
+	@Test
+	void anErrorWhileTryingAnAnswerAgainIsCountedAndLaterPullsMoveEveryByte(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		PeerLoader loader = PeerLoader.of(this.exchange);
+		AtomicInteger loads = new AtomicInteger();
+		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+			switch (loads.getAndIncrement()) {
+				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
+				case 1 -> throw new OutOfMemoryError("injected into the producer's peer loader on a second try");
+				default -> loader.load(agent, peer, timeout);
+			}
+		}));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 10);
+		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
+
+		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
+				Duration.ofSeconds(2)))
+			.isInstanceOf(NixlException.class);
+		Eventually.until(Duration.ofSeconds(2), "the producer counted the Error", () -> producer.internalErrors() == 1);
+
+		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
+		int[] local = consumerCache.allocator().allocate(4);
+		consumer.pull(answered.params(), local, WAIT);
+		assertHolds(consumerCache, local, remote, 10);
 		assertThat(producer.internalErrors()).isOne();
 	}
 
