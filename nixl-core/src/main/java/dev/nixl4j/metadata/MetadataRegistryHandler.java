@@ -422,8 +422,9 @@ public final class MetadataRegistryHandler {
 			if (!claim.ownedBy(secretDigest)) {
 				return notOwner(agentName);
 			}
-			drop(agentName, claim);
+			// withdrawn first: when the store fails, the claim stays and its owner can try again
 			this.store.invalidate(agentName);
+			drop(agentName, claim);
 			return Response.of(204, Map.of(), null);
 		}
 		finally {
@@ -450,10 +451,11 @@ public final class MetadataRegistryHandler {
 	private void expireIfDue(String agentName, long now) {
 		Claim claim = this.claims.get(agentName);
 		if (claim != null && now - claim.expiresAt >= 0) {
+			// withdrawn first: when the store fails, the claim stays and a later request expires it
+			this.store.invalidate(agentName);
 			drop(agentName, claim);
 			logger.log(System.Logger.Level.INFO, () -> "The registry entry of agent '" + agentName
 					+ "' expired: its owner did not renew it within " + this.entryTtl);
-			this.store.invalidate(agentName);
 		}
 	}
 
