@@ -311,6 +311,29 @@ class MetadataRegistryOwnershipTest {
 	}
 
 	@Test
+	void aClaimDoesNotCarryOverToAnEntryTheServingApplicationPublishedOverIt() throws Exception {
+		Duration ttl = Duration.ofMillis(1000);
+		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
+		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		HttpResponse<String> claimed = send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram());
+		assertThat(claimed.statusCode()).isEqualTo(201);
+		String secret = claimed.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
+		// the serving application publishes its own agent of that name over the entry
+		byte[] own = Samples.read("ucx-v2.bin");
+		store.publish(Samples.ONE_DRAM, AgentMetadata.of(own));
+
+		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram(), secret).statusCode()).as("replace")
+			.isEqualTo(403);
+		assertThat(send(server, "DELETE", Samples.ONE_DRAM, new byte[0], secret).statusCode()).as("delete")
+			.isEqualTo(403);
+		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+		// nor does the old claim's expiry withdraw it
+		Thread.sleep(ttl.toMillis() + 200);
+		assertThat(sendQuietly(server, "GET", Samples.ONE_DRAM)).isEqualTo(200);
+		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+	}
+
+	@Test
 	void anOwnerWhoseDeletionFailedInTheStoreCanDeleteAgainAndAnExpiryThatFailedIsRetried() throws Exception {
 		Duration ttl = Duration.ofMillis(1000);
 		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
