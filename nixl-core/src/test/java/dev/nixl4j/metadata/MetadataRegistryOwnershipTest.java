@@ -363,6 +363,23 @@ class MetadataRegistryOwnershipTest {
 		assertThat(send(server, "PUT", EMPTY_AGENT, body).statusCode()).as("the name is free").isEqualTo(201);
 	}
 
+	@Test
+	void aWithdrawalThatFailedIsNotRenewedSoTheEntryExpires() throws Exception {
+		Duration ttl = Duration.ofMillis(900);
+		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
+		FailingInvalidations store = new FailingInvalidations(memory);
+		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		HttpMetadataExchange owner = client(server);
+		owner.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
+		store.failNext = true;
+		assertThat(catchThrowableOfType(NixlException.class, () -> owner.invalidate(EMPTY_AGENT)).status())
+			.isEqualTo(NixlStatus.UNAVAILABLE);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isTrue();
+		Eventually.until(ttl.plusSeconds(3), "the entry whose withdrawal failed expires",
+				() -> sendQuietly(server, "GET", EMPTY_AGENT) == 404);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
+	}
+
 	/** A real in-memory store whose next withdrawal fails as an unreachable store's would. */
 	private static final class FailingInvalidations extends ForwardingMetadataExchange {
 
