@@ -256,7 +256,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	private void renew(String agentName) {
 		synchronized (this.ownerLock) {
 			Ownership ownership = this.owned.get(agentName);
-			if (ownership == null) {
+			if (ownership == null || ownership.withdrawn) {
 				return;
 			}
 			HttpRequest request = request(agentName, this.requestTimeout)
@@ -365,7 +365,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	/**
 	 * Withdraws an agent's metadata: deletes its entry with the owner secret this exchange holds,
-	 * and stops renewing it.
+	 * and stops renewing it. It stops also when the deletion fails, so the entry then expires at
+	 * the registry; the secret is kept for another try.
 	 * @param agentName the agent
 	 * @throws NixlException {@link NixlStatus#BUSY} when the entry belongs to another owner,
 	 * {@link NixlStatus#UNAVAILABLE} when the registry cannot be reached
@@ -378,6 +379,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			Ownership ownership = this.owned.get(agentName);
 			HttpRequest.Builder builder = request(agentName, this.requestTimeout);
 			if (ownership != null) {
+				ownership.withdrawn = true;
 				builder.header(MetadataRegistryHandler.OWNER_SECRET_HEADER, ownership.secret);
 			}
 			HttpResponse<CappedBody> response = sendOrUnavailable(operation, agentName, builder.DELETE().build());
@@ -683,12 +685,17 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	/** This exchange's hold on one entry: its owner secret and whether renewing it fails now. */
+	/**
+	 * This exchange's hold on one entry: its owner secret, whether renewing it fails now, and
+	 * whether a withdrawal of it was asked for (then it is renewed no more).
+	 */
 	private static final class Ownership {
 
 		private final String secret;
 
 		private boolean failing;
+
+		private boolean withdrawn;
 
 		Ownership(String secret) {
 			this.secret = secret;

@@ -40,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  * taken name gets 403 and leaves the entry unchanged. The registry keeps only the secret's
  * SHA-256 digest and compares in constant time. Entries the backing exchange holds without
  * having come through this handler (the serving application's own agent) are never changed
- * over HTTP: 403;</li>
+ * over HTTP: 403, also when one was published there over an entry created over HTTP, whose
+ * claim then ends;</li>
  * <li><b>entries expire.</b> An entry created over HTTP lives for the entry TTL
  * ({@link Builder#entryTtl(Duration)}, default 30 s, sent back in {@value #ENTRY_TTL_HEADER} as
  * milliseconds) after its last {@code PUT} or {@code POST} by its owner, as an etcd lease does;
@@ -336,12 +337,13 @@ public final class MetadataRegistryHandler {
 			if (claim != null) {
 				this.storedBytes += body.length - claim.bytes;
 				claim.bytes = body.length;
+				claim.valueDigest = sha256(body);
 				claim.expiresAt = now + this.ttlNanos;
 				return Response.of(204, ttlHeader(), null);
 			}
 			String secret = newSecret();
-			this.claims.put(agentName, new Claim(sha256(secret.getBytes(StandardCharsets.UTF_8)), body.length,
-					now + this.ttlNanos));
+			this.claims.put(agentName, new Claim(sha256(secret.getBytes(StandardCharsets.UTF_8)), sha256(body),
+					body.length, now + this.ttlNanos));
 			this.storedBytes += body.length;
 			Map<String, String> headers = ttlHeader();
 			headers.put(OWNER_SECRET_HEADER, secret);
@@ -365,11 +367,13 @@ public final class MetadataRegistryHandler {
 			if (!claim.ownedBy(secretDigest)) {
 				return notOwner(agentName);
 			}
-			if (this.storedBytes - claim.bytes + this.reservedBytes + size > this.maxTotalBytes) {
-				return full("the registry holds its maximum of " + this.maxTotalBytes
-						+ " bytes of metadata; the entry cannot grow");
+			if (stillHolds(agentName, claim)) {
+				if (this.storedBytes - claim.bytes + this.reservedBytes + size > this.maxTotalBytes) {
+					return full("the registry holds its maximum of " + this.maxTotalBytes
+							+ " bytes of metadata; the entry cannot grow");
+				}
+				return null;
 			}
-			return null;
 		}
 		if (isStored(agentName)) {
 			return notOwner(agentName);
@@ -422,8 +426,12 @@ public final class MetadataRegistryHandler {
 			if (!claim.ownedBy(secretDigest)) {
 				return notOwner(agentName);
 			}
-			drop(agentName, claim);
+			if (!stillHolds(agentName, claim)) {
+				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
+			}
+			// withdrawn first: when the store fails, the claim stays and its owner can try again
 			this.store.invalidate(agentName);
+			drop(agentName, claim);
 			return Response.of(204, Map.of(), null);
 		}
 		finally {
@@ -449,11 +457,39 @@ public final class MetadataRegistryHandler {
 	/** Withdraws one entry if its owner did not renew it in time. Called with the lock held. */
 	private void expireIfDue(String agentName, long now) {
 		Claim claim = this.claims.get(agentName);
-		if (claim != null && now - claim.expiresAt >= 0) {
+		if (claim != null && now - claim.expiresAt >= 0 && stillHolds(agentName, claim)) {
+			// withdrawn first: when the store fails, the claim stays and a later request expires it
+			this.store.invalidate(agentName);
 			drop(agentName, claim);
 			logger.log(System.Logger.Level.INFO, () -> "The registry entry of agent '" + agentName
 					+ "' expired: its owner did not renew it within " + this.entryTtl);
-			this.store.invalidate(agentName);
+		}
+	}
+
+	/**
+	 * Whether the backing exchange still holds the value the claim's owner stored. When it holds
+	 * none, or another one published there by other means (the serving application's own agent of
+	 * that name), the claim is dropped: the owner may no longer change or withdraw what is there.
+	 * Called with the lock held.
+	 */
+	private boolean stillHolds(String agentName, Claim claim) {
+		byte @Nullable [] stored = storedValue(agentName);
+		if (stored != null && MessageDigest.isEqual(claim.valueDigest, sha256(stored))) {
+			return true;
+		}
+		drop(agentName, claim);
+		return false;
+	}
+
+	private byte @Nullable [] storedValue(String agentName) {
+		try {
+			return this.store.fetch(agentName, Duration.ZERO).toByteArray();
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.TIMEOUT) {
+				return null;
+			}
+			throw ex;
 		}
 	}
 
@@ -535,17 +571,23 @@ public final class MetadataRegistryHandler {
 		return "MetadataRegistryHandler[basePath=" + this.basePath + ", store=" + this.store + "]";
 	}
 
-	/** An entry created over HTTP: its owner secret's digest, its size and when it expires. */
+	/**
+	 * An entry created over HTTP: its owner secret's digest, the digest of the value its owner
+	 * stored, its size and when it expires.
+	 */
 	private static final class Claim {
 
 		private final byte[] secretDigest;
+
+		private byte[] valueDigest;
 
 		private long bytes;
 
 		private long expiresAt;
 
-		Claim(byte[] secretDigest, long bytes, long expiresAt) {
+		Claim(byte[] secretDigest, byte[] valueDigest, long bytes, long expiresAt) {
 			this.secretDigest = secretDigest;
+			this.valueDigest = valueDigest;
 			this.bytes = bytes;
 			this.expiresAt = expiresAt;
 		}

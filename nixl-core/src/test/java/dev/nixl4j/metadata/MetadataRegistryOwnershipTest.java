@@ -310,6 +310,97 @@ class MetadataRegistryOwnershipTest {
 		assertThat(server.toString()).doesNotContain(secret, TOKEN);
 	}
 
+	@Test
+	void aClaimDoesNotCarryOverToAnEntryTheServingApplicationPublishedOverIt() throws Exception {
+		Duration ttl = Duration.ofMillis(1000);
+		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
+		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		HttpResponse<String> claimed = send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram());
+		assertThat(claimed.statusCode()).isEqualTo(201);
+		String secret = claimed.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
+		// the serving application publishes its own agent of that name over the entry
+		byte[] own = Samples.read("ucx-v2.bin");
+		store.publish(Samples.ONE_DRAM, AgentMetadata.of(own));
+
+		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram(), secret).statusCode()).as("replace")
+			.isEqualTo(403);
+		assertThat(send(server, "DELETE", Samples.ONE_DRAM, new byte[0], secret).statusCode()).as("delete")
+			.isEqualTo(403);
+		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+		// nor does the old claim's expiry withdraw it
+		Thread.sleep(ttl.toMillis() + 200);
+		assertThat(sendQuietly(server, "GET", Samples.ONE_DRAM)).isEqualTo(200);
+		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+	}
+
+	@Test
+	void anOwnerWhoseDeletionFailedInTheStoreCanDeleteAgainAndAnExpiryThatFailedIsRetried() throws Exception {
+		Duration ttl = Duration.ofMillis(1000);
+		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
+		FailingInvalidations store = new FailingInvalidations(memory);
+		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		byte[] body = Samples.read("no-registrations.bin");
+		String secret = send(server, "PUT", EMPTY_AGENT, body).headers()
+			.firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER)
+			.orElseThrow();
+
+		store.failNext = true;
+		assertThat(send(server, "DELETE", EMPTY_AGENT, new byte[0], secret).statusCode()).as("the store failed")
+			.isEqualTo(503);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isTrue();
+		assertThat(send(server, "DELETE", EMPTY_AGENT, new byte[0], secret).statusCode()).as("the owner tries again")
+			.isEqualTo(204);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
+
+		// an expiry the store fails is done at a later request, and the name is free again after it
+		assertThat(send(server, "PUT", EMPTY_AGENT, body).statusCode()).isEqualTo(201);
+		Thread.sleep(ttl.toMillis() + 200);
+		store.failNext = true;
+		assertThat(sendQuietly(server, "GET", EMPTY_AGENT)).as("the expiry failed in the store").isEqualTo(503);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isTrue();
+		assertThat(sendQuietly(server, "GET", EMPTY_AGENT)).as("the expiry is retried").isEqualTo(404);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
+		assertThat(send(server, "PUT", EMPTY_AGENT, body).statusCode()).as("the name is free").isEqualTo(201);
+	}
+
+	@Test
+	void aWithdrawalThatFailedIsNotRenewedSoTheEntryExpires() throws Exception {
+		Duration ttl = Duration.ofMillis(900);
+		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
+		FailingInvalidations store = new FailingInvalidations(memory);
+		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		HttpMetadataExchange owner = client(server);
+		owner.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
+		store.failNext = true;
+		assertThat(catchThrowableOfType(NixlException.class, () -> owner.invalidate(EMPTY_AGENT)).status())
+			.isEqualTo(NixlStatus.UNAVAILABLE);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isTrue();
+		Eventually.until(ttl.plusSeconds(3), "the entry whose withdrawal failed expires",
+				() -> sendQuietly(server, "GET", EMPTY_AGENT) == 404);
+		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
+	}
+
+	/** A real in-memory store whose next withdrawal fails as an unreachable store's would. */
+	private static final class FailingInvalidations extends ForwardingMetadataExchange {
+
+		volatile boolean failNext;
+
+		FailingInvalidations(MetadataExchange delegate) {
+			super(delegate);
+		}
+
+		@Override
+		public void invalidate(String agentName) {
+			if (this.failNext) {
+				this.failNext = false;
+				throw new NixlException(NixlStatus.UNAVAILABLE, "invalidate_local_md", null, agentName,
+						"the store cannot be reached");
+			}
+			super.invalidate(agentName);
+		}
+
+	}
+
 	private int sendQuietly(MetadataHttpServer server, String method, String agentName) {
 		try {
 			return send(server, method, agentName, new byte[0]).statusCode();
