@@ -77,6 +77,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	private static final System.Logger logger = System.getLogger(HttpMetadataExchange.class.getName());
 
+	private static final long MIN_RENEWAL_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(30);
+
 	private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
 	/** How much of a body other than metadata (an error page) is read. */
@@ -207,12 +209,22 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			this.owned.remove(agentName);
 			return;
 		}
-		long ttlMillis = response.headers()
-			.firstValueAsLong(MetadataRegistryHandler.ENTRY_TTL_HEADER)
-			.orElse(0);
+		long ttlMillis = entryTtlMillis(response);
 		this.owned.put(agentName, new Ownership(secret));
 		if (ttlMillis > 0) {
 			scheduleRenewal(TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3);
+		}
+	}
+
+	/** The TTL the registry gave the entry, or 0 when it gave none or a value that is not a number. */
+	private static long entryTtlMillis(HttpResponse<CappedBody> response) {
+		try {
+			return response.headers().firstValueAsLong(MetadataRegistryHandler.ENTRY_TTL_HEADER).orElse(0);
+		}
+		catch (NumberFormatException ex) {
+			logger.log(System.Logger.Level.WARNING, "The registry sent a " + MetadataRegistryHandler.ENTRY_TTL_HEADER
+					+ " header that is not a number; the entry is not renewed");
+			return 0;
 		}
 	}
 
@@ -228,7 +240,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			if (current != null) {
 				current.cancel(false);
 			}
-			long period = Math.max(periodNanos, TimeUnit.MILLISECONDS.toNanos(1));
+			// a registry that asks for renewals more often than this does not get them
+			long period = Math.max(periodNanos, MIN_RENEWAL_PERIOD_NANOS);
 			this.renewalPeriodNanos = period;
 			this.renewal = scheduler().scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
 		}

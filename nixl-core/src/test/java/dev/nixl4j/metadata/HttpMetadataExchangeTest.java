@@ -213,6 +213,31 @@ class HttpMetadataExchangeTest {
 	}
 
 	@Test
+	void aRegistryAskingForRenewalsTooOftenOrWithNoNumberIsNotObeyed() throws Exception {
+		for (String ttl : List.of("1", "not-a-number")) {
+			AtomicInteger renewals = new AtomicInteger();
+			HttpServer hostile = hostile(exchange -> {
+				exchange.getRequestBody().readAllBytes();
+				if (exchange.getRequestMethod().equals("POST")) {
+					renewals.incrementAndGet();
+					exchange.sendResponseHeaders(204, -1);
+				}
+				else {
+					exchange.getResponseHeaders().set(MetadataRegistryHandler.OWNER_SECRET_HEADER, "secret");
+					exchange.getResponseHeaders().set(MetadataRegistryHandler.ENTRY_TTL_HEADER, ttl);
+					exchange.sendResponseHeaders(201, -1);
+				}
+				exchange.close();
+			});
+			HttpMetadataExchange client = client(base(hostile), TOKEN);
+			client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+			Thread.sleep(600);
+			// a TTL of 1 ms would mean a renewal every third of a millisecond: 1,800 in this time
+			assertThat(renewals.get()).as("renewals in 0.6 s for a TTL header of '%s'", ttl).isLessThanOrEqualTo(25);
+		}
+	}
+
+	@Test
 	void aCorruptBodyIsRejected() throws Exception {
 		byte[] random = new byte[2048];
 		new Random(3).nextBytes(random);
