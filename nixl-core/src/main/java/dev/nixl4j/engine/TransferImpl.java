@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -347,12 +348,20 @@ final class TransferImpl implements Transfer {
 	 * still ends, and what the release threw is thrown afterwards.
 	 */
 	void abort(NixlException failure) {
+		releaseAndEnd(TransferState.FAILED, () -> failure);
+	}
+
+	/**
+	 * Releases the native request of a post in flight and ends the post in the given state; does
+	 * nothing when no post is in flight. The request is given up either way: if releasing it
+	 * throws, the post still ends (or it would stay in progress, and its waiter wait, for ever),
+	 * and what the release threw is thrown once the post ended, for the caller to count.
+	 */
+	private void releaseAndEnd(TransferState outcome, Supplier<NixlException> failure) {
 		Finish finish = null;
 		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state == TransferState.IN_PROGRESS) {
-				// The request is given up either way: if releasing it throws as well, the post must
-				// still end, or it would stay in progress (and its waiter wait) for ever.
 				try {
 					this.driver.release(this.handle);
 				}
@@ -360,13 +369,12 @@ final class TransferImpl implements Transfer {
 					releaseFailure = ex;
 				}
 				this.handle = 0;
-				finish = end(TransferState.FAILED, failure);
+				finish = end(outcome, failure.get());
 			}
 		}
 		if (finish != null) {
 			finish.run();
 		}
-		// thrown once the post ended, for the caller to count
 		if (releaseFailure instanceof RuntimeException ex) {
 			throw ex;
 		}
@@ -389,31 +397,8 @@ final class TransferImpl implements Transfer {
 
 	@Override
 	public void cancel() {
-		Finish finish = null;
-		Throwable releaseFailure = null;
-		synchronized (this) {
-			if (this.state == TransferState.IN_PROGRESS) {
-				// as in abort: the post ends even when releasing its request throws
-				try {
-					this.driver.release(this.handle);
-				}
-				catch (RuntimeException | Error ex) {
-					releaseFailure = ex;
-				}
-				this.handle = 0;
-				finish = end(TransferState.CANCELLED,
-						failure(NixlStatus.CANCELLED, "release_xfer_req", "cancelled while in progress"));
-			}
-		}
-		if (finish != null) {
-			finish.run();
-		}
-		if (releaseFailure instanceof RuntimeException ex) {
-			throw ex;
-		}
-		if (releaseFailure instanceof Error ex) {
-			throw ex;
-		}
+		releaseAndEnd(TransferState.CANCELLED,
+				() -> failure(NixlStatus.CANCELLED, "release_xfer_req", "cancelled while in progress"));
 	}
 
 	@Override
