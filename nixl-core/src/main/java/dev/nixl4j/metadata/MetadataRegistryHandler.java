@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,7 +93,7 @@ public final class MetadataRegistryHandler {
 
 	private final String basePath;
 
-	private final byte[] tokenDigest;
+	private final BearerToken token;
 
 	private final int maxBytes;
 
@@ -128,7 +127,7 @@ public final class MetadataRegistryHandler {
 	private MetadataRegistryHandler(Builder builder, MetadataExchange store, String token) {
 		this.store = store;
 		this.basePath = builder.basePath;
-		this.tokenDigest = sha256(token.getBytes(StandardCharsets.UTF_8));
+		this.token = BearerToken.of(token);
 		this.maxBytes = builder.maxBytes;
 		this.maxEntries = builder.maxEntries;
 		this.maxTotalBytes = builder.maxTotalBytes;
@@ -223,7 +222,7 @@ public final class MetadataRegistryHandler {
 	public Response handle(String method, String rawPath, @Nullable String authorization,
 			@Nullable String ownerSecret, long contentLength, InputStream body) throws IOException {
 		try {
-			if (!authorized(authorization)) {
+			if (!this.token.matches(authorization)) {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
 				return Response.of(401, Map.of("WWW-Authenticate", "Bearer realm=\"nixl4j\""), null);
 			}
@@ -232,7 +231,7 @@ public final class MetadataRegistryHandler {
 				return Response.of(404, Map.of(), null);
 			}
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
-					? sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
+					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
 			return switch (method) {
 				case "GET" -> get(agentName);
 				case "PUT" -> put(agentName, secretDigest, contentLength, body);
@@ -337,13 +336,14 @@ public final class MetadataRegistryHandler {
 			if (claim != null) {
 				this.storedBytes += body.length - claim.bytes;
 				claim.bytes = body.length;
-				claim.valueDigest = sha256(body);
+				claim.valueDigest = BearerToken.sha256(body);
 				claim.expiresAt = now + this.ttlNanos;
 				return Response.of(204, ttlHeader(), null);
 			}
 			String secret = newSecret();
-			this.claims.put(agentName, new Claim(sha256(secret.getBytes(StandardCharsets.UTF_8)), sha256(body),
-					body.length, now + this.ttlNanos));
+			byte[] newSecretDigest = BearerToken.sha256(secret.getBytes(StandardCharsets.UTF_8));
+			this.claims.put(agentName,
+					new Claim(newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
 			this.storedBytes += body.length;
 			Map<String, String> headers = ttlHeader();
 			headers.put(OWNER_SECRET_HEADER, secret);
@@ -474,7 +474,7 @@ public final class MetadataRegistryHandler {
 	 */
 	private boolean stillHolds(String agentName, Claim claim) {
 		byte @Nullable [] stored = storedValue(agentName);
-		if (stored != null && MessageDigest.isEqual(claim.valueDigest, sha256(stored))) {
+		if (stored != null && MessageDigest.isEqual(claim.valueDigest, BearerToken.sha256(stored))) {
 			return true;
 		}
 		drop(agentName, claim);
@@ -540,14 +540,6 @@ public final class MetadataRegistryHandler {
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
-	private boolean authorized(@Nullable String header) {
-		if (header == null || header.length() < 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-			return false;
-		}
-		byte[] presented = sha256(header.substring(7).trim().getBytes(StandardCharsets.UTF_8));
-		return MessageDigest.isEqual(this.tokenDigest, presented);
-	}
-
 	private @Nullable String agentName(String rawPath) {
 		String prefix = this.basePath + AgentPaths.AGENTS;
 		if (!rawPath.startsWith(prefix) || !rawPath.endsWith(AgentPaths.METADATA)
@@ -555,15 +547,6 @@ public final class MetadataRegistryHandler {
 			return null;
 		}
 		return AgentPaths.decode(rawPath.substring(prefix.length(), rawPath.length() - AgentPaths.METADATA.length()));
-	}
-
-	private static byte[] sha256(byte[] bytes) {
-		try {
-			return MessageDigest.getInstance("SHA-256").digest(bytes);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is not available", ex);
-		}
 	}
 
 	@Override
