@@ -56,6 +56,9 @@ final class Listener implements Closeable {
 	/** How often the accepting thread checks deadlines when nothing arrives. */
 	private static final long TICK_MILLIS = 100;
 
+	/** The shortest accept backlog asked of the system. */
+	private static final int MIN_BACKLOG = 128;
+
 	/** Most connections accepted in one turn, so hellos and deadlines are not starved by a flood. */
 	private static final int ACCEPT_BATCH = 64;
 
@@ -133,7 +136,9 @@ final class Listener implements Closeable {
 		this.server = ServerSocketChannel.open();
 		Selector opened = null;
 		try {
-			this.server.bind(options.listenAddress(), 128);
+			// a backlog as deep as the limit, so a burst of connections waits for the accepting thread
+			// in the kernel instead of being held half-open there (the system may cap it lower)
+			this.server.bind(options.listenAddress(), Math.max(MIN_BACKLOG, this.maxConnections));
 			this.server.configureBlocking(false);
 			opened = Selector.open();
 			this.acceptKey = this.server.register(opened, SelectionKey.OP_ACCEPT);

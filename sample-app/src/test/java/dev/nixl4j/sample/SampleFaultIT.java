@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -820,6 +821,8 @@ class SampleFaultIT {
 
 		int neverConnected;
 
+		int halfOpen;
+
 		long lastClosed;
 
 		Sockets(InetSocketAddress address, int count, byte @Nullable [] first,
@@ -890,13 +893,19 @@ class SampleFaultIT {
 					}
 				}
 				beforeRelease.run();
+				Set<Integer> established = establishedServerSides(this.address.getPort());
 				for (SelectionKey key : selector.keys()) {
 					if (key.isValid()) {
-						if (((Held) key.attachment()).connectedAt != 0) {
+						if (((Held) key.attachment()).connectedAt == 0) {
+							this.neverConnected++;
+						}
+						else if (established.contains(localPort((SocketChannel) key.channel()))) {
 							this.stillOpen++;
 						}
 						else {
-							this.neverConnected++;
+							// the client completed the handshake but the server's accept queue was
+							// full: the kernel keeps it half-open and the server never saw it
+							this.halfOpen++;
 						}
 					}
 				}
@@ -966,8 +975,45 @@ class SampleFaultIT {
 		String summary() {
 			return this.count + " sockets: " + this.connected + " connected, " + this.refused + " refused, "
 					+ this.closedAtOnce + " closed by the server within " + AT_ONCE.toSeconds() + " s, " + this.closedLater
-					+ " closed later, " + this.stillOpen + " still open when released, " + this.neverConnected
+					+ " closed later, " + this.stillOpen + " still open when released, " + this.halfOpen
+					+ " never established on the server's side (its accept queue was full), " + this.neverConnected
 					+ " never connected";
+		}
+
+		private static int localPort(SocketChannel channel) {
+			try {
+				return ((InetSocketAddress) channel.getLocalAddress()).getPort();
+			}
+			catch (IOException ex) {
+				return -1;
+			}
+		}
+
+		/**
+		 * The client ports of the connections to the given local server port that the kernel holds
+		 * established on the server's side (accepted, or waiting in the accept queue), read from
+		 * {@code /proc/net/tcp} and {@code /proc/net/tcp6}.
+		 */
+		private static Set<Integer> establishedServerSides(int serverPort) throws IOException {
+			Set<Integer> clients = new HashSet<>();
+			for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+				Path path = Path.of(table);
+				if (!Files.isReadable(path)) {
+					continue;
+				}
+				for (String line : Files.readAllLines(path, StandardCharsets.US_ASCII)) {
+					String[] fields = line.trim().split("\\s+");
+					// sl local_address rem_address st ...; addresses are hex address:port, st 01 is ESTABLISHED
+					if (fields.length < 4 || !fields[0].endsWith(":") || !fields[3].equals("01")) {
+						continue;
+					}
+					int local = Integer.parseInt(fields[1].substring(fields[1].lastIndexOf(':') + 1), 16);
+					if (local == serverPort) {
+						clients.add(Integer.parseInt(fields[2].substring(fields[2].lastIndexOf(':') + 1), 16));
+					}
+				}
+			}
+			return clients;
 		}
 
 	}
