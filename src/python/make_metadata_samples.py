@@ -5,7 +5,7 @@
 Usage: make_metadata_samples.py [LIBNIXL_CAPI] [OUTPUT_DIR]
 
 LIBNIXL_CAPI defaults to ~/.cache/nixl4j/current/lib/libnixl_capi.so (installed by
-src/native/fetch-nixl.sh); OUTPUT_DIR defaults to nixl-core/src/test/resources/metadata
+src/native/fetch-nixl.sh); OUTPUT_DIR defaults to nixl-test-support/src/main/resources/metadata
 next to this script's project. Every blob comes from nixl_capi_get_local_md or
 nixl_capi_get_local_partial_md of a live agent with the UCX backend, so the fixtures
 follow the exact serialization of the library version that is installed. The memory
@@ -106,7 +106,7 @@ def regions(nixl, sizes, dev_id=0):
 def main():
 	root = Path(__file__).resolve().parents[2]
 	lib = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser("~/.cache/nixl4j/current/lib/libnixl_capi.so")
-	out = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "nixl-core/src/test/resources/metadata"
+	out = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "nixl-test-support/src/main/resources/metadata"
 	out.mkdir(parents=True, exist_ok=True)
 	nixl = Nixl(lib)
 	samples = {}

@@ -23,6 +23,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.provider.EnumSource;
+import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.testsupport.PeerMain;
+import dev.nixl4j.testsupport.PeerProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

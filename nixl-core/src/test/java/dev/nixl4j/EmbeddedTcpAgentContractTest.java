@@ -3,6 +3,7 @@ package dev.nixl4j;
 import java.io.IOException;
 import java.util.Map;
 import java.util.function.Consumer;
+import dev.nixl4j.testsupport.PeerProcess;
 
 /**
  * The contract suite against the embedded engine with every transfer over TCP, also between

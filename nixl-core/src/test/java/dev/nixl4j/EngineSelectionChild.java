@@ -3,6 +3,7 @@ package dev.nixl4j;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import dev.nixl4j.testsupport.Bytes;
 
 /**
  * Creates agents with {@link Engine#AUTO} and {@link Engine#NATIVE} in a fresh JVM (a library

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import dev.nixl4j.testsupport.Bytes;
 
 /**
  * Seeded mutations of NIXL metadata blobs for {@link MetadataFuzzTest}.

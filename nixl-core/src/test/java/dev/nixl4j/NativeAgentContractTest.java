@@ -3,6 +3,7 @@ package dev.nixl4j;
 import java.util.function.Consumer;
 
 import org.junit.jupiter.api.BeforeAll;
+import dev.nixl4j.testsupport.NativeNixl;
 
 /**
  * The contract suite against native NIXL (UCX backend, DRAM).

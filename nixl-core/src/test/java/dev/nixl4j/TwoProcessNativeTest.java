@@ -27,6 +27,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import dev.nixl4j.testsupport.PeerProcess;
+import dev.nixl4j.testsupport.NativeNixl;
+import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.testsupport.PeerMain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;

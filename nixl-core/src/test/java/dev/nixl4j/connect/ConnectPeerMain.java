@@ -11,9 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.Engine;
-import dev.nixl4j.PeerMain;
+import dev.nixl4j.testsupport.PeerMain;
 
 /**
  * A connector in its own JVM, driven by line commands on stdin; answers on stdout. Started by

@@ -9,12 +9,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.Engine;
-import dev.nixl4j.LineProcess;
-import dev.nixl4j.NativeNixl;
-import dev.nixl4j.metadata.Eventually;
-import dev.nixl4j.PeerMain;
+import dev.nixl4j.testsupport.LineProcess;
+import dev.nixl4j.testsupport.NativeNixl;
+import dev.nixl4j.testsupport.Eventually;
+import dev.nixl4j.testsupport.PeerMain;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
@@ -22,7 +22,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.engine.MetadataFraming;
-import dev.nixl4j.metadata.Eventually;
+import dev.nixl4j.testsupport.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package dev.nixl4j.connect;
 
 import dev.nixl4j.Engine;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.BeforeAll;
 
 /**

@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32;
 
-import dev.nixl4j.LineProcess;
+import dev.nixl4j.testsupport.LineProcess;
 import org.junit.jupiter.api.Assumptions;
 
 /**

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;

@@ -16,7 +16,7 @@ import java.util.function.Consumer;
 
 import org.assertj.core.api.AbstractStringAssert;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import org.junit.jupiter.api.Test;
 
 import dev.nixl4j.NixlException;

@@ -13,10 +13,10 @@ import java.util.function.BooleanSupplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentState;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -31,6 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

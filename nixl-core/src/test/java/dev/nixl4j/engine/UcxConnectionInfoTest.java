@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Timeout;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.Engine;
-import dev.nixl4j.ForgedMetadata;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.ForgedMetadata;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -302,11 +302,11 @@ class UcxConnectionInfoTest {
 	private static final class Edit {
 
 		static byte[] remove(byte[] bytes, int at) {
-			return dev.nixl4j.Bytes.splice(bytes, at, 1, new byte[0]);
+			return dev.nixl4j.testsupport.Bytes.splice(bytes, at, 1, new byte[0]);
 		}
 
 		static byte[] insert(byte[] bytes, int at, byte value) {
-			return dev.nixl4j.Bytes.splice(bytes, at, 0, new byte[] { value });
+			return dev.nixl4j.testsupport.Bytes.splice(bytes, at, 0, new byte[] { value });
 		}
 
 	}

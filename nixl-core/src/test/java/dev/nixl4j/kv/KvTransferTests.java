@@ -17,13 +17,13 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
-import dev.nixl4j.engine.FaultInjectingDriver;
-import dev.nixl4j.metadata.Eventually;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
+import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -630,7 +630,7 @@ public abstract class KvTransferTests {
 		int[] local = consumerCache.allocator().allocate(4);
 
 		this.exchange.invalidate(producerName);
-		dev.nixl4j.metadata.Eventually.until(WAIT, "the consumer forgot the producer",
+		dev.nixl4j.testsupport.Eventually.until(WAIT, "the consumer forgot the producer",
 				() -> !consumerCache.agent().hasRemoteMetadata(producerName));
 		KvLease first = producer.lease("while-gone", remote, 1, LONG_LEASE);
 		long start = System.nanoTime();

@@ -4,7 +4,7 @@ import java.util.function.Consumer;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import org.junit.jupiter.api.BeforeAll;
 

@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;

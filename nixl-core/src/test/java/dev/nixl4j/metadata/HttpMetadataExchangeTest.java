@@ -35,6 +35,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -84,26 +85,26 @@ class HttpMetadataExchangeTest {
 
 	@Test
 	void metadataPublishedByOneClientIsFetchedByAnother() {
-		client().publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		assertThat(client().fetch(Samples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray()).isEqualTo(Samples.oneDram());
+		client().publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		assertThat(client().fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray()).isEqualTo(MetadataSamples.oneDram());
 	}
 
 	@Test
 	void agentNamesAreEncodedAsOnePathSegment() {
-		byte[] utf8 = Samples.read("utf8-name.bin");
-		client().publish(Samples.UTF8_NAME, AgentMetadata.of(utf8));
-		assertThat(client().fetch(Samples.UTF8_NAME, Duration.ofSeconds(5)).toByteArray()).isEqualTo(utf8);
+		byte[] utf8 = MetadataSamples.read("utf8-name.bin");
+		client().publish(MetadataSamples.UTF8_NAME, AgentMetadata.of(utf8));
+		assertThat(client().fetch(MetadataSamples.UTF8_NAME, Duration.ofSeconds(5)).toByteArray()).isEqualTo(utf8);
 		assertThat(AgentPaths.decode(AgentPaths.encode("a/b c+%.."))).isEqualTo("a/b c+%..");
 		assertThat(AgentPaths.encode("..")).isEqualTo("%2E%2E");
 	}
 
 	@Test
 	void aWrongTokenIsRefusedWithoutShowingIt() {
-		client().publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		client().publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		String wrong = "wrong-" + UUID.randomUUID();
 		HttpMetadataExchange intruder = client(this.server.baseUri(), wrong);
 		NixlException failure = catchThrowableOfType(NixlException.class,
-				() -> intruder.fetch(Samples.ONE_DRAM, Duration.ofSeconds(5)));
+				() -> intruder.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(5)));
 		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 		assertThat(failure.getMessage()).contains("refused the bearer token (HTTP 401)").doesNotContain(wrong, TOKEN);
 		assertThat(intruder.toString()).contains(this.server.baseUri().toString()).doesNotContain(wrong);
@@ -111,7 +112,7 @@ class HttpMetadataExchangeTest {
 
 	@Test
 	void rawRequestsWithoutOrWithAWrongTokenGetNoMetadata() throws Exception {
-		client().publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		client().publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		URI uri = URI.create(this.server.baseUri() + "/agents/one-dram/metadata");
 		try (HttpClient http = HttpClient.newHttpClient()) {
 			HttpResponse<byte[]> none = http.send(HttpRequest.newBuilder(uri).build(),
@@ -131,7 +132,7 @@ class HttpMetadataExchangeTest {
 			}
 			assertThat(right.statusCode()).isEqualTo(200);
 			assertThat(right.headers().firstValue("Content-Type")).hasValue("application/octet-stream");
-			assertThat(right.body()).isEqualTo(Samples.oneDram());
+			assertThat(right.body()).isEqualTo(MetadataSamples.oneDram());
 		}
 	}
 
@@ -157,17 +158,17 @@ class HttpMetadataExchangeTest {
 		Duration timeout = Duration.ofMillis(500);
 		long start = System.nanoTime();
 		NixlException failure = catchThrowableOfType(NixlException.class,
-				() -> client.fetch(Samples.ONE_DRAM, timeout));
+				() -> client.fetch(MetadataSamples.ONE_DRAM, timeout));
 		Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
 		assertThat(failure.status()).isEqualTo(NixlStatus.TIMEOUT);
 		assertThat(failure.getMessage()).contains("'one-dram'", "connection refused");
 		assertThat(elapsed).isGreaterThanOrEqualTo(timeout).isLessThan(timeout.plusSeconds(3));
 
 		CompletableFuture<AgentMetadata> fetched = CompletableFuture
-			.supplyAsync(() -> client.fetch(Samples.ONE_DRAM, Duration.ofSeconds(20)));
+			.supplyAsync(() -> client.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(20)));
 		this.server = MetadataHttpServer.builder().token(TOKEN).port(port).start();
-		client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		assertThat(fetched.get(30, TimeUnit.SECONDS).toByteArray()).isEqualTo(Samples.oneDram());
+		client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		assertThat(fetched.get(30, TimeUnit.SECONDS).toByteArray()).isEqualTo(MetadataSamples.oneDram());
 	}
 
 	@Test
@@ -230,7 +231,7 @@ class HttpMetadataExchangeTest {
 				exchange.close();
 			});
 			HttpMetadataExchange client = client(base(hostile), TOKEN);
-			client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+			client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 			Thread.sleep(600);
 			// a TTL of 1 ms would mean a renewal every third of a millisecond: 1,800 in this time
 			assertThat(renewals.get()).as("renewals in 0.6 s for a TTL header of '%s'", ttl).isLessThanOrEqualTo(25);
@@ -257,22 +258,22 @@ class HttpMetadataExchangeTest {
 	void aWatchFiresOnceWhenTheMetadataIsDeleted() throws Exception {
 		HttpMetadataExchange publisher = client();
 		HttpMetadataExchange watcher = client();
-		publisher.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		publisher.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		AtomicInteger told = new AtomicInteger();
 		CompletableFuture<String> first = new CompletableFuture<>();
-		watcher.watch(Samples.ONE_DRAM, name -> {
+		watcher.watch(MetadataSamples.ONE_DRAM, name -> {
 			told.incrementAndGet();
 			first.complete(name);
 		});
-		publisher.invalidate(Samples.ONE_DRAM);
-		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(Samples.ONE_DRAM);
+		publisher.invalidate(MetadataSamples.ONE_DRAM);
+		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(MetadataSamples.ONE_DRAM);
 
 		// published and deleted again: a newer watch is told, the first one is not told twice
-		publisher.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		publisher.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		CompletableFuture<String> second = new CompletableFuture<>();
-		watcher.watch(Samples.ONE_DRAM, second::complete);
-		publisher.invalidate(Samples.ONE_DRAM);
-		assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo(Samples.ONE_DRAM);
+		watcher.watch(MetadataSamples.ONE_DRAM, second::complete);
+		publisher.invalidate(MetadataSamples.ONE_DRAM);
+		assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo(MetadataSamples.ONE_DRAM);
 		assertThat(told).hasValue(1);
 	}
 
@@ -280,22 +281,22 @@ class HttpMetadataExchangeTest {
 	void anErrorFromAWatcherIsCountedAndTheWatchThreadGoesOnToTheOtherWatches() throws Exception {
 		HttpMetadataExchange publisher = client();
 		HttpMetadataExchange watcher = client();
-		publisher.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		publisher.publish(Samples.UTF8_NAME, AgentMetadata.of(Samples.read("utf8-name.bin")));
+		publisher.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		publisher.publish(MetadataSamples.UTF8_NAME, AgentMetadata.of(MetadataSamples.read("utf8-name.bin")));
 		CompletableFuture<String> failing = new CompletableFuture<>();
-		watcher.watch(Samples.ONE_DRAM, name -> {
+		watcher.watch(MetadataSamples.ONE_DRAM, name -> {
 			failing.complete(name);
 			throw new OutOfMemoryError("injected into a watcher");
 		});
 		CompletableFuture<String> later = new CompletableFuture<>();
-		watcher.watch(Samples.UTF8_NAME, later::complete);
+		watcher.watch(MetadataSamples.UTF8_NAME, later::complete);
 
-		publisher.invalidate(Samples.ONE_DRAM);
-		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(Samples.ONE_DRAM);
-		publisher.invalidate(Samples.UTF8_NAME);
+		publisher.invalidate(MetadataSamples.ONE_DRAM);
+		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(MetadataSamples.ONE_DRAM);
+		publisher.invalidate(MetadataSamples.UTF8_NAME);
 
 		assertThat(later).as("the watch thread still polls").succeedsWithin(Duration.ofSeconds(1))
-			.isEqualTo(Samples.UTF8_NAME);
+			.isEqualTo(MetadataSamples.UTF8_NAME);
 		assertThat(watcher.internalErrors()).isOne();
 	}
 
@@ -311,7 +312,7 @@ class HttpMetadataExchangeTest {
 
 	@Test
 	void neitherTheTokenNorMetadataIsLoggedOrShownByFailingFetches() throws Exception {
-		byte[] metadata = Samples.oneDram();
+		byte[] metadata = MetadataSamples.oneDram();
 		HttpServer impostor = hostile(exchange -> {
 			exchange.sendResponseHeaders(200, metadata.length);
 			try (OutputStream out = exchange.getResponseBody()) {
@@ -346,14 +347,14 @@ class HttpMetadataExchangeTest {
 		root.setLevel(Level.ALL);
 		nixl.setLevel(Level.ALL);
 		try {
-			client().publish(Samples.ONE_DRAM, AgentMetadata.of(metadata));
+			client().publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(metadata));
 			HttpMetadataExchange good = client();
 			HttpMetadataExchange wrongToken = client(this.server.baseUri(), TOKEN + "x");
 			HttpMetadataExchange toImpostor = client(base(impostor), TOKEN);
 			shown.add(good.toString());
 			shown.add(toImpostor.toString());
 			for (Runnable failing : List.<Runnable>of(() -> good.fetch("absent", Duration.ofMillis(300)),
-					() -> wrongToken.fetch(Samples.ONE_DRAM, Duration.ofSeconds(2)),
+					() -> wrongToken.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(2)),
 					() -> toImpostor.fetch("someone-else", Duration.ofSeconds(2)))) {
 				NixlException failure = catchThrowableOfType(NixlException.class, failing::run);
 				shown.add(failure.toString());

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.nixl4j.testsupport.TestTls;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -88,12 +90,12 @@ class HttpsMetadataExchangeTest {
 				.token(TOKEN)
 				.sslContext(TestTls.clientContext())
 				.build()) {
-				client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-				assertThat(this.store.isPublished(Samples.ONE_DRAM)).isTrue();
-				assertThat(client.fetch(Samples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray())
-					.isEqualTo(Samples.oneDram());
-				client.invalidate(Samples.ONE_DRAM);
-				assertThat(this.store.isPublished(Samples.ONE_DRAM)).isFalse();
+				client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+				assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
+				assertThat(client.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray())
+					.isEqualTo(MetadataSamples.oneDram());
+				client.invalidate(MetadataSamples.ONE_DRAM);
+				assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 			}
 		}
 	}
@@ -102,11 +104,11 @@ class HttpsMetadataExchangeTest {
 	void aClientWithoutTheTrustMaterialFailsWithATlsError() {
 		try (HttpMetadataExchange client = HttpMetadataExchange.builder(base("127.0.0.1")).token(TOKEN).build()) {
 			NixlException failure = catchThrowableOfType(NixlException.class,
-					() -> client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram())));
+					() -> client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
 			assertThat(failure.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 			assertThat(failure.getMessage()).contains(base("127.0.0.1").toString(), "TLS handshake failed",
 					"trusts the server's certificate").doesNotContain(TOKEN);
-			assertThat(this.store.isPublished(Samples.ONE_DRAM)).isFalse();
+			assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 		}
 	}
 

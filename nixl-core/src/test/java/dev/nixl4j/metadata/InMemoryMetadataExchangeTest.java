@@ -14,6 +14,7 @@ import dev.nixl4j.NixlStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -35,9 +36,9 @@ class InMemoryMetadataExchangeTest {
 	@Test
 	void fetchStartedBeforePublishCompletesWhenPublished() throws Exception {
 		CompletableFuture<AgentMetadata> fetched = CompletableFuture
-			.supplyAsync(() -> this.exchange.fetch(Samples.ONE_DRAM, Duration.ofSeconds(30)));
-		this.exchange.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		assertThat(fetched.get(30, TimeUnit.SECONDS).toByteArray()).isEqualTo(Samples.oneDram());
+			.supplyAsync(() -> this.exchange.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(30)));
+		this.exchange.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		assertThat(fetched.get(30, TimeUnit.SECONDS).toByteArray()).isEqualTo(MetadataSamples.oneDram());
 	}
 
 	@Test
@@ -65,9 +66,9 @@ class InMemoryMetadataExchangeTest {
 	@Test
 	void aValueOverTheCapIsRejectedAsInvalidMetadata() {
 		try (InMemoryMetadataExchange small = new InMemoryMetadataExchange(256)) {
-			small.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+			small.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 			NixlException failure = catchThrowableOfType(NixlException.class,
-					() -> small.fetch(Samples.ONE_DRAM, Duration.ofSeconds(1)));
+					() -> small.fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(1)));
 			assertThat(failure.status()).isEqualTo(NixlStatus.INVALID_METADATA);
 			assertThat(failure.getMessage()).contains("over the limit of 256 bytes");
 		}
@@ -75,7 +76,7 @@ class InMemoryMetadataExchangeTest {
 
 	@Test
 	void aValueThatNamesAnotherAgentIsRejected() {
-		this.exchange.publish("impostor", AgentMetadata.of(Samples.oneDram()));
+		this.exchange.publish("impostor", AgentMetadata.of(MetadataSamples.oneDram()));
 		NixlException failure = catchThrowableOfType(NixlException.class,
 				() -> this.exchange.fetch("impostor", Duration.ofSeconds(1)));
 		assertThat(failure.status()).isEqualTo(NixlStatus.INVALID_METADATA);
@@ -84,17 +85,17 @@ class InMemoryMetadataExchangeTest {
 
 	@Test
 	void invalidateTellsEveryWatchOnceAndInOrder() {
-		this.exchange.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		this.exchange.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		List<String> told = new ArrayList<>();
-		this.exchange.watch(Samples.ONE_DRAM, name -> told.add("first:" + name));
-		this.exchange.watch(Samples.ONE_DRAM, name -> told.add("second:" + name));
-		this.exchange.watch(Samples.ONE_DRAM, name -> told.add("closed:" + name)).close();
-		this.exchange.invalidate(Samples.ONE_DRAM);
-		this.exchange.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		this.exchange.invalidate(Samples.ONE_DRAM);
-		this.exchange.invalidate(Samples.ONE_DRAM);
+		this.exchange.watch(MetadataSamples.ONE_DRAM, name -> told.add("first:" + name));
+		this.exchange.watch(MetadataSamples.ONE_DRAM, name -> told.add("second:" + name));
+		this.exchange.watch(MetadataSamples.ONE_DRAM, name -> told.add("closed:" + name)).close();
+		this.exchange.invalidate(MetadataSamples.ONE_DRAM);
+		this.exchange.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		this.exchange.invalidate(MetadataSamples.ONE_DRAM);
+		this.exchange.invalidate(MetadataSamples.ONE_DRAM);
 		assertThat(told).containsExactly("first:one-dram", "second:one-dram");
-		assertThat(this.exchange.isPublished(Samples.ONE_DRAM)).isFalse();
+		assertThat(this.exchange.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 	}
 
 	@Test
@@ -107,13 +108,13 @@ class InMemoryMetadataExchangeTest {
 
 	@Test
 	void watchesRunWithoutTheExchangeLockHeld() throws Exception {
-		this.exchange.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		this.exchange.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		CompletableFuture<AgentMetadata> fromCallback = new CompletableFuture<>();
-		this.exchange.watch(Samples.ONE_DRAM, name -> {
+		this.exchange.watch(MetadataSamples.ONE_DRAM, name -> {
 			// another thread needs the lock: this would time out if the callback held it
 			CompletableFuture<AgentMetadata> other = CompletableFuture.supplyAsync(() -> {
-				this.exchange.publish("other", AgentMetadata.of(Samples.oneDram()));
-				return AgentMetadata.of(Samples.oneDram());
+				this.exchange.publish("other", AgentMetadata.of(MetadataSamples.oneDram()));
+				return AgentMetadata.of(MetadataSamples.oneDram());
 			});
 			try {
 				fromCallback.complete(other.get(10, TimeUnit.SECONDS));
@@ -122,8 +123,8 @@ class InMemoryMetadataExchangeTest {
 				fromCallback.completeExceptionally(ex);
 			}
 		});
-		this.exchange.invalidate(Samples.ONE_DRAM);
-		assertThat(fromCallback.get(20, TimeUnit.SECONDS).size()).isEqualTo(Samples.oneDram().length);
+		this.exchange.invalidate(MetadataSamples.ONE_DRAM);
+		assertThat(fromCallback.get(20, TimeUnit.SECONDS).size()).isEqualTo(MetadataSamples.oneDram().length);
 		assertThat(this.exchange.isPublished("other")).isTrue();
 	}
 

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.AgentMetadata;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,8 +56,8 @@ class MetadataHttpServerTest {
 			URI base = server.baseUri();
 			byte[] random = new byte[300];
 			new Random(5).nextBytes(random);
-			byte[] small = Samples.read("no-registrations.bin");
-			assertThat(send(http, put(URI.create(base + "/agents/one-dram/metadata"), Samples.oneDram(), TOKEN)))
+			byte[] small = MetadataSamples.read("no-registrations.bin");
+			assertThat(send(http, put(URI.create(base + "/agents/one-dram/metadata"), MetadataSamples.oneDram(), TOKEN)))
 				.as("over the cap").isEqualTo(413);
 			assertThat(send(http, put(URI.create(base + "/agents/x/metadata"), random, TOKEN))).as("not metadata")
 				.isEqualTo(400);
@@ -104,7 +105,7 @@ class MetadataHttpServerTest {
 		Set<String> whileRunning;
 		try (MetadataHttpServer server = MetadataHttpServer.builder().token(TOKEN).start()) {
 			try (HttpMetadataExchange client = HttpMetadataExchange.builder(server.baseUri()).token(TOKEN).build()) {
-				client.publish("empty-agent", AgentMetadata.of(Samples.read("no-registrations.bin")));
+				client.publish("empty-agent", AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 				assertThat(client.fetch("empty-agent", Duration.ofSeconds(5)).size()).isPositive();
 			}
 			whileRunning = threadNames();

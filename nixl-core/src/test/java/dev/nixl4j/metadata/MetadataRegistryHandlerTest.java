@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.AgentMetadata;
 import org.junit.jupiter.api.Test;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -36,7 +37,7 @@ class MetadataRegistryHandlerTest {
 
 	@Test
 	void requestsWithoutTheTokenGetA401WithoutMetadataAndTheBodyIsNotRead() throws IOException {
-		this.store.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		this.store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		CountingStream body = new CountingStream(Long.MAX_VALUE);
 		for (String authorization : new String[] { null, "", "Bearer", "Bearer ", "Bearer not-" + TOKEN,
 				"Basic " + TOKEN, TOKEN }) {
@@ -49,12 +50,12 @@ class MetadataRegistryHandlerTest {
 			}
 		}
 		assertThat(body.read).hasValue(0);
-		assertThat(this.store.isPublished(Samples.ONE_DRAM)).isTrue();
+		assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
 	}
 
 	@Test
 	void theSchemeIsCaseInsensitiveAndTheTokenIsNot() throws IOException {
-		this.store.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		this.store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		assertThat(this.handler.handle("GET", ONE_DRAM_PATH, "bearer " + TOKEN, -1, empty()).status()).isEqualTo(200);
 		assertThat(this.handler.handle("GET", ONE_DRAM_PATH, "Bearer " + TOKEN.toUpperCase(), -1, empty()).status())
 			.isEqualTo(401);
@@ -62,13 +63,13 @@ class MetadataRegistryHandlerTest {
 
 	@Test
 	void aGetAnswersThePublishedBytesWithoutCaching() throws IOException {
-		this.store.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
+		this.store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		MetadataRegistryHandler.Response response = this.handler.handle("GET", ONE_DRAM_PATH, "Bearer " + TOKEN, -1,
 				empty());
 		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.headers()).containsEntry("Content-Type", "application/octet-stream")
 			.containsEntry("Cache-Control", "no-store");
-		assertThat(response.body()).isEqualTo(Samples.oneDram());
+		assertThat(response.body()).isEqualTo(MetadataSamples.oneDram());
 		assertThat(response.toString()).doesNotContain("one-dram");
 	}
 
@@ -88,20 +89,20 @@ class MetadataRegistryHandlerTest {
 				body);
 		assertThat(response.status()).isEqualTo(413);
 		assertThat(body.read.get()).isEqualTo((2 << 20) + 1);
-		assertThat(this.store.isPublished(Samples.ONE_DRAM)).isFalse();
+		assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 	}
 
 	@Test
 	void aPutStoresMetadataOfTheAgentInThePathOnly() throws IOException {
 		assertThat(this.handler
 			.handle("PUT", "/nixl/agents/someone-else/metadata", "Bearer " + TOKEN, -1,
-					new ByteArrayInputStream(Samples.oneDram()))
+					new ByteArrayInputStream(MetadataSamples.oneDram()))
 			.status()).isEqualTo(400);
 		assertThat(this.handler
-			.handle("PUT", ONE_DRAM_PATH, "Bearer " + TOKEN, -1, new ByteArrayInputStream(Samples.oneDram()))
+			.handle("PUT", ONE_DRAM_PATH, "Bearer " + TOKEN, -1, new ByteArrayInputStream(MetadataSamples.oneDram()))
 			.status()).isEqualTo(201);
-		assertThat(this.store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray())
-			.isEqualTo(Samples.oneDram());
+		assertThat(this.store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray())
+			.isEqualTo(MetadataSamples.oneDram());
 		assertThat(this.store.isPublished("someone-else")).isFalse();
 	}
 

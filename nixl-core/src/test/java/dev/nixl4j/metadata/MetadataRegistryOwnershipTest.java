@@ -22,6 +22,8 @@ import dev.nixl4j.NixlStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.nixl4j.testsupport.Eventually;
+import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -85,48 +87,48 @@ class MetadataRegistryOwnershipTest {
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).start());
 		HttpMetadataExchange owner = client(server);
 		HttpMetadataExchange other = client(server);
-		byte[] original = Samples.oneDram();
-		owner.publish(Samples.ONE_DRAM, AgentMetadata.of(original));
+		byte[] original = MetadataSamples.oneDram();
+		owner.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(original));
 
 		NixlException refused = catchThrowableOfType(NixlException.class,
-				() -> other.publish(Samples.ONE_DRAM, AgentMetadata.of(original)));
+				() -> other.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(original)));
 		assertThat(refused.status()).isEqualTo(NixlStatus.BUSY);
 		assertThat(refused.getMessage()).contains("'one-dram'", "another owner", "403");
-		assertThat(catchThrowableOfType(NixlException.class, () -> other.invalidate(Samples.ONE_DRAM)).status())
+		assertThat(catchThrowableOfType(NixlException.class, () -> other.invalidate(MetadataSamples.ONE_DRAM)).status())
 			.isEqualTo(NixlStatus.BUSY);
 		for (String secret : new String[] { null, "", "forged-" + UUID.randomUUID() }) {
 			for (String method : new String[] { "PUT", "POST", "DELETE" }) {
-				byte[] body = method.equals("PUT") ? Samples.read("partial-two-of-three.bin") : new byte[0];
-				HttpResponse<String> response = send(server, method, Samples.ONE_DRAM, body, secret);
+				byte[] body = method.equals("PUT") ? MetadataSamples.read("partial-two-of-three.bin") : new byte[0];
+				HttpResponse<String> response = send(server, method, MetadataSamples.ONE_DRAM, body, secret);
 				assertThat(response.statusCode()).as(method + " with secret " + secret).isEqualTo(403);
 				assertThat(response.body()).contains("another owner").doesNotContain("nixlSerDes");
 			}
 		}
-		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).as("unchanged").isEqualTo(original);
+		assertThat(store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray()).as("unchanged").isEqualTo(original);
 
 		// the owner replaces and withdraws its entry; then the name is free for anyone
-		owner.publish(Samples.ONE_DRAM, AgentMetadata.of(original));
-		owner.invalidate(Samples.ONE_DRAM);
-		assertThat(store.isPublished(Samples.ONE_DRAM)).isFalse();
-		other.publish(Samples.ONE_DRAM, AgentMetadata.of(original));
-		assertThat(store.isPublished(Samples.ONE_DRAM)).isTrue();
+		owner.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(original));
+		owner.invalidate(MetadataSamples.ONE_DRAM);
+		assertThat(store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
+		other.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(original));
+		assertThat(store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
 	}
 
 	@Test
 	void theServingApplicationsOwnEntryCannotBeChangedOverHttp() throws Exception {
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).start());
-		store.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram()).statusCode()).isEqualTo(403);
-		assertThat(send(server, "DELETE", Samples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(403);
-		assertThat(send(server, "GET", Samples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(200);
-		assertThat(store.isPublished(Samples.ONE_DRAM)).isTrue();
+		store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode()).isEqualTo(403);
+		assertThat(send(server, "DELETE", MetadataSamples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(403);
+		assertThat(send(server, "GET", MetadataSamples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(200);
+		assertThat(store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
 	}
 
 	@Test
 	void theFirstPutHandsOutASecretThatOnlyItsHolderCanUse() throws Exception {
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).start());
-		byte[] body = Samples.read("no-registrations.bin");
+		byte[] body = MetadataSamples.read("no-registrations.bin");
 		HttpResponse<String> created = send(server, "PUT", EMPTY_AGENT, body);
 		assertThat(created.statusCode()).isEqualTo(201);
 		String secret = created.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
@@ -150,28 +152,28 @@ class MetadataRegistryOwnershipTest {
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).maxEntries(2).start());
 		HttpMetadataExchange client = client(server);
-		client.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
-		client.publish(Samples.ONE_DRAM, AgentMetadata.of(Samples.oneDram()));
-		HttpResponse<String> full = send(server, "PUT", THREE_DRAM, Samples.read("three-dram.bin"));
+		client.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
+		client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+		HttpResponse<String> full = send(server, "PUT", THREE_DRAM, MetadataSamples.read("three-dram.bin"));
 		assertThat(full.statusCode()).isEqualTo(507);
 		assertThat(full.body()).contains("maximum of 2 entries");
 		NixlException refused = catchThrowableOfType(NixlException.class,
-				() -> client.publish(THREE_DRAM, AgentMetadata.of(Samples.read("three-dram.bin"))));
+				() -> client.publish(THREE_DRAM, AgentMetadata.of(MetadataSamples.read("three-dram.bin"))));
 		assertThat(refused.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 		assertThat(refused.getMessage()).contains("full", "507", "maximum of 2 entries");
 		assertThat(store.isPublished(THREE_DRAM)).isFalse();
 		// an owner may still replace its entry in a full registry, and a withdrawal makes room
-		client.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
+		client.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		client.invalidate(EMPTY_AGENT);
-		client.publish(THREE_DRAM, AgentMetadata.of(Samples.read("three-dram.bin")));
+		client.publish(THREE_DRAM, AgentMetadata.of(MetadataSamples.read("three-dram.bin")));
 		assertThat(store.isPublished(THREE_DRAM)).isTrue();
 	}
 
 	@Test
 	void theRegistryRefusesBytesPastItsBudgetDeclaredOrNot() throws Exception {
-		byte[] empty = Samples.read("no-registrations.bin");
-		byte[] oneDram = Samples.oneDram();
-		byte[] threeDram = Samples.read("three-dram.bin");
+		byte[] empty = MetadataSamples.read("no-registrations.bin");
+		byte[] oneDram = MetadataSamples.oneDram();
+		byte[] threeDram = MetadataSamples.read("three-dram.bin");
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder()
 			.token(TOKEN)
@@ -179,7 +181,7 @@ class MetadataRegistryOwnershipTest {
 			.maxTotalBytes(empty.length + oneDram.length + 10)
 			.start());
 		assertThat(send(server, "PUT", EMPTY_AGENT, empty).statusCode()).isEqualTo(201);
-		assertThat(send(server, "PUT", Samples.ONE_DRAM, oneDram).statusCode()).isEqualTo(201);
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, oneDram).statusCode()).isEqualTo(201);
 		HttpResponse<String> declared = send(server, "PUT", THREE_DRAM, threeDram);
 		assertThat(declared.statusCode()).isEqualTo(507);
 		assertThat(declared.body()).contains("bytes of metadata");
@@ -192,7 +194,7 @@ class MetadataRegistryOwnershipTest {
 		HttpResponse<String> undeclared = this.http.send(chunked, HttpResponse.BodyHandlers.ofString());
 		assertThat(undeclared.statusCode()).isEqualTo(507);
 		assertThat(store.isPublished(THREE_DRAM)).isFalse();
-		assertThat(store.isPublished(EMPTY_AGENT) && store.isPublished(Samples.ONE_DRAM)).isTrue();
+		assertThat(store.isPublished(EMPTY_AGENT) && store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
 	}
 
 	@Test
@@ -201,24 +203,24 @@ class MetadataRegistryOwnershipTest {
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		HttpMetadataExchange renewing = client(server);
-		renewing.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
+		renewing.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		long start = System.nanoTime();
-		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram()).statusCode()).isEqualTo(201);
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode()).isEqualTo(201);
 		CountDownLatch told = new CountDownLatch(1);
-		closing(store.watch(Samples.ONE_DRAM, name -> told.countDown()));
+		closing(store.watch(MetadataSamples.ONE_DRAM, name -> told.countDown()));
 
 		Eventually.until(ttl.plusSeconds(3), "the entry nobody renews expires",
-				() -> sendQuietly(server, "GET", Samples.ONE_DRAM) == 404);
+				() -> sendQuietly(server, "GET", MetadataSamples.ONE_DRAM) == 404);
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not before its TTL").isGreaterThanOrEqualTo(ttl);
 		assertThat(told.await(5, TimeUnit.SECONDS)).as("the store's watch is told").isTrue();
-		assertThat(store.isPublished(Samples.ONE_DRAM)).isFalse();
+		assertThat(store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 		// the renewed entry outlives three TTLs
 		long renewedUntil = System.nanoTime() + 3 * ttl.toNanos();
 		while (System.nanoTime() < renewedUntil) {
 			assertThat(sendQuietly(server, "GET", EMPTY_AGENT)).as("the renewed entry").isEqualTo(200);
 			Thread.sleep(200);
 		}
-		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram()).statusCode())
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode())
 			.as("an expired name is free").isEqualTo(201);
 	}
 
@@ -226,16 +228,16 @@ class MetadataRegistryOwnershipTest {
 	void aRestartedOwnerGetsItsNameBackWhenTheOldEntryExpires() {
 		Duration ttl = Duration.ofMillis(1000);
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).entryTtl(ttl).start());
-		AgentMetadata metadata = AgentMetadata.of(Samples.oneDram());
+		AgentMetadata metadata = AgentMetadata.of(MetadataSamples.oneDram());
 		HttpMetadataExchange first = HttpMetadataExchange.builder(server.baseUri()).token(TOKEN).build();
-		first.publish(Samples.ONE_DRAM, metadata);
+		first.publish(MetadataSamples.ONE_DRAM, metadata);
 		first.close();
 		HttpMetadataExchange restarted = client(server);
-		assertThat(catchThrowableOfType(NixlException.class, () -> restarted.publish(Samples.ONE_DRAM, metadata))
+		assertThat(catchThrowableOfType(NixlException.class, () -> restarted.publish(MetadataSamples.ONE_DRAM, metadata))
 			.status()).isEqualTo(NixlStatus.BUSY);
 		Eventually.until(ttl.plusSeconds(3), "the restarted owner publishes", () -> {
 			try {
-				restarted.publish(Samples.ONE_DRAM, metadata);
+				restarted.publish(MetadataSamples.ONE_DRAM, metadata);
 				return true;
 			}
 			catch (NixlException ex) {
@@ -271,8 +273,8 @@ class MetadataRegistryOwnershipTest {
 		};
 		logger.addHandler(capture);
 		try {
-			AgentMetadata metadata = AgentMetadata.of(Samples.oneDram());
-			client.publish(Samples.ONE_DRAM, metadata);
+			AgentMetadata metadata = AgentMetadata.of(MetadataSamples.oneDram());
+			client.publish(MetadataSamples.ONE_DRAM, metadata);
 			first.close();
 			// renewals fail while no registry listens; they are logged once and tried again
 			Thread.sleep(ttl.toMillis());
@@ -283,10 +285,10 @@ class MetadataRegistryOwnershipTest {
 					return logged.stream().anyMatch(message -> message.contains("no longer holds"));
 				}
 			});
-			client.publish(Samples.ONE_DRAM, metadata);
+			client.publish(MetadataSamples.ONE_DRAM, metadata);
 			long stayUntil = System.nanoTime() + 3 * ttl.toNanos();
 			while (System.nanoTime() < stayUntil) {
-				assertThat(sendQuietly(second, "GET", Samples.ONE_DRAM)).as("renewed at the new registry")
+				assertThat(sendQuietly(second, "GET", MetadataSamples.ONE_DRAM)).as("renewed at the new registry")
 					.isEqualTo(200);
 				Thread.sleep(150);
 			}
@@ -303,9 +305,9 @@ class MetadataRegistryOwnershipTest {
 	@Test
 	void ownerSecretsAndTheTokenAreNotShownBySuccessfulOrRefusedRequests() throws Exception {
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).start());
-		HttpResponse<String> created = send(server, "PUT", EMPTY_AGENT, Samples.read("no-registrations.bin"));
+		HttpResponse<String> created = send(server, "PUT", EMPTY_AGENT, MetadataSamples.read("no-registrations.bin"));
 		String secret = created.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
-		HttpResponse<String> refused = send(server, "PUT", EMPTY_AGENT, Samples.read("no-registrations.bin"));
+		HttpResponse<String> refused = send(server, "PUT", EMPTY_AGENT, MetadataSamples.read("no-registrations.bin"));
 		assertThat(refused.body().getBytes(StandardCharsets.UTF_8)).asString().doesNotContain(secret, TOKEN);
 		assertThat(server.toString()).doesNotContain(secret, TOKEN);
 	}
@@ -315,22 +317,22 @@ class MetadataRegistryOwnershipTest {
 		Duration ttl = Duration.ofMillis(1000);
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
-		HttpResponse<String> claimed = send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram());
+		HttpResponse<String> claimed = send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram());
 		assertThat(claimed.statusCode()).isEqualTo(201);
 		String secret = claimed.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
 		// the serving application publishes its own agent of that name over the entry
-		byte[] own = Samples.read("ucx-v2.bin");
-		store.publish(Samples.ONE_DRAM, AgentMetadata.of(own));
+		byte[] own = MetadataSamples.read("ucx-v2.bin");
+		store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(own));
 
-		assertThat(send(server, "PUT", Samples.ONE_DRAM, Samples.oneDram(), secret).statusCode()).as("replace")
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram(), secret).statusCode()).as("replace")
 			.isEqualTo(403);
-		assertThat(send(server, "DELETE", Samples.ONE_DRAM, new byte[0], secret).statusCode()).as("delete")
+		assertThat(send(server, "DELETE", MetadataSamples.ONE_DRAM, new byte[0], secret).statusCode()).as("delete")
 			.isEqualTo(403);
-		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+		assertThat(store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
 		// nor does the old claim's expiry withdraw it
 		Thread.sleep(ttl.toMillis() + 200);
-		assertThat(sendQuietly(server, "GET", Samples.ONE_DRAM)).isEqualTo(200);
-		assertThat(store.fetch(Samples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
+		assertThat(sendQuietly(server, "GET", MetadataSamples.ONE_DRAM)).isEqualTo(200);
+		assertThat(store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray()).isEqualTo(own);
 	}
 
 	@Test
@@ -339,7 +341,7 @@ class MetadataRegistryOwnershipTest {
 		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
 		FailingInvalidations store = new FailingInvalidations(memory);
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
-		byte[] body = Samples.read("no-registrations.bin");
+		byte[] body = MetadataSamples.read("no-registrations.bin");
 		String secret = send(server, "PUT", EMPTY_AGENT, body).headers()
 			.firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER)
 			.orElseThrow();
@@ -370,7 +372,7 @@ class MetadataRegistryOwnershipTest {
 		FailingInvalidations store = new FailingInvalidations(memory);
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		HttpMetadataExchange owner = client(server);
-		owner.publish(EMPTY_AGENT, AgentMetadata.of(Samples.read("no-registrations.bin")));
+		owner.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		store.failNext = true;
 		assertThat(catchThrowableOfType(NixlException.class, () -> owner.invalidate(EMPTY_AGENT)).status())
 			.isEqualTo(NixlStatus.UNAVAILABLE);

@@ -4,7 +4,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.metadata.EtcdMetadataExchange;
+import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.metadata.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServer;
 import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;

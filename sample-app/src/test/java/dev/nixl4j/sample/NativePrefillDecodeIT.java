@@ -1,6 +1,6 @@
 package dev.nixl4j.sample;
 
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.BeforeAll;
 
 /**

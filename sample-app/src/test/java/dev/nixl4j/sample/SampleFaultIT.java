@@ -40,7 +40,7 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import dev.nixl4j.ForgedMetadata;
+import dev.nixl4j.testsupport.ForgedMetadata;
 import dev.nixl4j.sample.load.LoadGenerator;
 import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
 import dev.nixl4j.sample.load.LoadOptions;

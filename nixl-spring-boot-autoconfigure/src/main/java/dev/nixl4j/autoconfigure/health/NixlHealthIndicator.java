@@ -13,8 +13,8 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.diag.Readiness;
-import dev.nixl4j.diag.ReadinessReport;
+import dev.nixl4j.readiness.Readiness;
+import dev.nixl4j.readiness.ReadinessReport;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 

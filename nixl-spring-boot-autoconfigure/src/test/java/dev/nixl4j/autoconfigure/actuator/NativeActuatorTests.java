@@ -4,10 +4,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryType;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.Registration;
 import dev.nixl4j.TransferState;

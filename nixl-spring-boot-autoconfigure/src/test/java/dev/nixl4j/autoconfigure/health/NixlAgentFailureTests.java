@@ -9,7 +9,7 @@ import dev.nixl4j.AgentState;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.metrics.NixlMetricsAutoConfiguration;
-import dev.nixl4j.engine.FaultInjectingDriver;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -7,9 +7,9 @@ import java.util.function.Function;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
-import dev.nixl4j.NativeNixl;
+import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.diag.ReadinessReport;
+import dev.nixl4j.readiness.ReadinessReport;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.health.contributor.Health;

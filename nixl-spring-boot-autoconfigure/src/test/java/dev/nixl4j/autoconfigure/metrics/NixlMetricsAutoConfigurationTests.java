@@ -4,7 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.Registration;
 import dev.nixl4j.XferOp;

@@ -5,12 +5,12 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Map;
 
-import dev.nixl4j.Bytes;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
-import dev.nixl4j.PeerProcess;
+import dev.nixl4j.testsupport.PeerProcess;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.metadata.TestTls;
+import dev.nixl4j.testsupport.TestTls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * The registry over TLS: A serves HTTPS with the test-only certificate of nixl-core's test
+ * The registry over TLS: A serves HTTPS with the test-only certificate of nixl-test-support's
  * resources ({@code tls/}, see the README there) as its {@code server.ssl.bundle}; B trusts it
  * through {@code nixl.metadata.http.ssl-bundle}.
  */

@@ -1,0 +1,192 @@
+package dev.nixl4j.cli;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import dev.nixl4j.DescriptorList;
+import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.PreparedList;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.XferOp;
+import dev.nixl4j.readiness.Patterns;
+
+/**
+ * Runs the measurements the way NIXL is used for performance, and the way nixlbench measures:
+ * descriptor lists are prepared once per block size; a transfer is made from them (timed as
+ * "prep") and then posted again and again (each post timed as "post", the rest until completion
+ * as "tx"). Memory is registered once, before anything is timed. After the timed posts the
+ * destination is checked against the source, so a number is only reported for data that moved.
+ */
+final class BenchRunner {
+
+	/** Transfers made from the prepared lists to time "prep", at most. */
+	private static final int PREP_SAMPLES = 100;
+
+	/**
+	 * How long the benchmark thread spins on a transfer that did not finish inside {@code post()}
+	 * before it blocks: most finish within microseconds, and a parked thread would add its wake-up
+	 * latency to every sample.
+	 */
+	private static final long SPIN_NANOS = 50_000;
+
+	private static final Duration DEADLINE = Duration.ofSeconds(60);
+
+	/** Untimed posts of the smallest block before a direction is measured, at most. */
+	private static final int JIT_WARMUP = 5000;
+
+	/** Bytes those posts may move, so that a run of large blocks does not spend minutes warming up. */
+	private static final long JIT_WARMUP_BYTES = 256L << 20;
+
+	private final BenchOptions options;
+
+	private final NixlAgent initiator;
+
+	private final MemorySegment local;
+
+	private final BenchTarget target;
+
+	/**
+	 * Creates the runner.
+	 * @param options what to measure
+	 * @param initiator the agent that posts, with the target's metadata loaded
+	 * @param local its registered memory, at least the largest block x batch
+	 * @param target the target
+	 */
+	BenchRunner(BenchOptions options, NixlAgent initiator, MemorySegment local, BenchTarget target) {
+		this.options = options;
+		this.initiator = initiator;
+		this.local = local;
+		this.target = target;
+	}
+
+	/**
+	 * Runs every direction and block size.
+	 * @param rows receives each row as soon as it is measured
+	 * @return the rows, direction by direction
+	 */
+	List<BenchRow> run(Consumer<BenchRow> rows) {
+		List<BenchRow> results = new ArrayList<>();
+		for (XferOp op : this.options.ops()) {
+			warmUpJit(op);
+			for (long block : this.options.blockSizes()) {
+				try (PreparedList localList = this.initiator.prepareLocal(blocks(this.local.address(), block));
+						PreparedList remoteList = this.initiator.prepareRemote(this.target.name(),
+								blocks(this.target.region().address(), block))) {
+					BenchRow row = measure(op, block, localList, remoteList);
+					rows.accept(row);
+					results.add(row);
+				}
+			}
+		}
+		return results;
+	}
+
+	/**
+	 * Makes and posts the smallest transfer up to {@value #JIT_WARMUP} times before anything is
+	 * timed: until the JIT has compiled the paths that make and post a transfer, the first block
+	 * sizes would measure the interpreter. Large blocks need fewer rounds, as Java's share of their
+	 * time is small.
+	 */
+	private void warmUpJit(XferOp op) {
+		long block = this.options.minBlock();
+		long rounds = Math.min(JIT_WARMUP, Math.max(1, JIT_WARMUP_BYTES / (block * this.options.batch())));
+		try (PreparedList localList = this.initiator.prepareLocal(blocks(this.local.address(), block));
+				PreparedList remoteList = this.initiator.prepareRemote(this.target.name(),
+						blocks(this.target.region().address(), block))) {
+			for (long i = 0; i < rounds; i++) {
+				try (Transfer transfer = this.initiator.createTransfer(op, localList, indices(), remoteList, indices(),
+						null)) {
+					await(transfer.post());
+				}
+			}
+		}
+	}
+
+	private int[] indices() {
+		int[] indices = new int[this.options.batch()];
+		for (int i = 0; i < indices.length; i++) {
+			indices[i] = i;
+		}
+		return indices;
+	}
+
+	private BenchRow measure(XferOp op, long block, PreparedList localList, PreparedList remoteList) {
+		int batch = this.options.batch();
+		long bytes = block * batch;
+		long seed = block * 4 + op.code() + 1;
+		// A fresh pattern at the source makes the check below fail unless this run moved the data.
+		if (op == XferOp.WRITE) {
+			Patterns.fill(this.local.asSlice(0, bytes), seed);
+		}
+		else {
+			this.target.fill(seed, bytes);
+		}
+		int[] indices = indices();
+		int iterations = this.options.iterations(block);
+		int prepSamples = Math.min(PREP_SAMPLES, iterations);
+		Samples prep = new Samples(prepSamples);
+		Transfer transfer = null;
+		for (int i = 0; i < prepSamples; i++) {
+			if (transfer != null) {
+				transfer.close();
+			}
+			long start = System.nanoTime();
+			transfer = this.initiator.createTransfer(op, localList, indices, remoteList, indices, null);
+			prep.add(System.nanoTime() - start);
+		}
+		try (Transfer timed = transfer) {
+			for (int i = 0; i < this.options.warmup(block); i++) {
+				await(timed.post());
+			}
+			Samples post = new Samples(iterations);
+			Samples tx = new Samples(iterations);
+			Samples postToCompletion = new Samples(iterations);
+			long begin = System.nanoTime();
+			for (int i = 0; i < iterations; i++) {
+				long start = System.nanoTime();
+				CompletableFuture<Transfer> completion = timed.post();
+				long posted = System.nanoTime();
+				await(completion);
+				long done = System.nanoTime();
+				post.add(posted - start);
+				tx.add(done - posted);
+				postToCompletion.add(done - start);
+			}
+			long wall = System.nanoTime() - begin;
+			boolean verified = Patterns.crc(this.local.asSlice(0, bytes)) == this.target.crc(bytes);
+			return new BenchRow(op, block, batch, iterations, this.options.warmup(block),
+					(double) bytes * iterations / wall, wall / 1000.0 / ((double) iterations * batch), prep.meanMicros(),
+					prep.percentileMicros(0.99), post.meanMicros(), post.percentileMicros(0.99), tx.meanMicros(),
+					tx.percentileMicros(0.99), postToCompletion.percentileMicros(0.5), verified);
+		}
+	}
+
+	private DescriptorList blocks(long base, long block) {
+		List<MemoryDescriptor> descriptors = new ArrayList<>(this.options.batch());
+		for (int i = 0; i < this.options.batch(); i++) {
+			descriptors.add(new MemoryDescriptor(base + i * block, block, 0));
+		}
+		return new DescriptorList(MemoryType.DRAM, descriptors);
+	}
+
+	private static void await(CompletableFuture<Transfer> completion) {
+		long spinUntil = System.nanoTime() + SPIN_NANOS;
+		while (!completion.isDone() && System.nanoTime() - spinUntil < 0) {
+			Thread.onSpinWait();
+		}
+		try {
+			completion.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("a transfer did not complete: " + ex.getMessage(), ex);
+		}
+	}
+
+}

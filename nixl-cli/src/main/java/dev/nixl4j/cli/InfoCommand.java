@@ -1,0 +1,88 @@
+package dev.nixl4j.cli;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeMap;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.PluginInfo;
+import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.readiness.PluginFiles;
+
+/**
+ * {@code nixl4j info}: which NIXL is loaded from where, and what each of its plugins offers.
+ */
+final class InfoCommand implements Command {
+
+	@Override
+	public String name() {
+		return "info";
+	}
+
+	@Override
+	public String summary() {
+		return "NIXL library path and version, plugins with their parameters and memory types";
+	}
+
+	@Override
+	public String help() {
+		return """
+				Usage: nixl4j info [--env NAME=VALUE]... [--native-dir DIR]
+
+				Loads NIXL's native library and prints its path and version, the plugin directory,
+				and for every plugin its default parameters and memory types, or why it cannot be
+				loaded here (the dynamic loader's own message).
+
+				  --env NAME=VALUE   environment for NIXL and UCX, set before the library loads
+				  --native-dir DIR   directory holding libnixl_capi.so, tried first
+				""";
+	}
+
+	@Override
+	public Set<String> valuedOptions() {
+		return Set.of(AgentOptions.ENV, AgentOptions.NATIVE_DIR);
+	}
+
+	@Override
+	public Set<String> flagOptions() {
+		return Set.of();
+	}
+
+	@Override
+	public int run(Arguments arguments, PrintStream out) {
+		AgentConfig config = AgentOptions.config(arguments, "nixl4j-info-" + ProcessHandle.current().pid())
+			.toBuilder()
+			.backends()
+			.build();
+		try (NixlAgent agent = NixlAgent.create(config)) {
+			NativeLibrary library = NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
+			out.println("NIXL " + library.version());
+			out.println("library: " + library.path());
+			Path plugins = PluginFiles.directory(config, library);
+			out.println("plugin directory: " + plugins);
+			if (!config.nativeEnvironment().isEmpty()) {
+				out.println("native environment: " + new TreeMap<>(config.nativeEnvironment()));
+			}
+			out.println("plugins:");
+			for (String plugin : agent.availablePlugins()) {
+				out.println("  " + describe(agent, plugin, plugins));
+			}
+		}
+		return Nixl4jCli.EXIT_OK;
+	}
+
+	private static String describe(NixlAgent agent, String plugin, Path directory) {
+		try {
+			PluginInfo info = agent.pluginInfo(plugin);
+			return plugin + ": memory types " + info.memoryTypes().stream().sorted().toList() + ", parameters "
+					+ new TreeMap<>(info.parameters());
+		}
+		catch (NixlException ex) {
+			return plugin + ": cannot be loaded here: " + PluginFiles.loadError(directory, plugin);
+		}
+	}
+
+}

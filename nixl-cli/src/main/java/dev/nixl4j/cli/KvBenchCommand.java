@@ -1,0 +1,229 @@
+package dev.nixl4j.cli;
+
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvTransferParams;
+import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.kv.PeerLoader;
+import dev.nixl4j.kv.RemoteCacheHandle;
+import dev.nixl4j.readiness.Patterns;
+
+/**
+ * {@code nixl4j kv-bench}: KV blocks of a realistic model shape pulled from a producer in a child
+ * JVM under leases, as a decode worker pulls a prefill worker's blocks; bandwidth and per-request
+ * latency.
+ */
+final class KvBenchCommand implements Command {
+
+	/** 32 layers, K and V, 16-token blocks of 8 KV heads of 128 fp16 elements: 32 KiB per layer per K or V block. */
+	static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
+		.layers(32)
+		.blocks(1)
+		.blockSize(16)
+		.kvHeads(8)
+		.headDim(128)
+		.dtypeSize(2)
+		.build();
+
+	static final String REQUESTS = "--requests";
+
+	static final String BLOCKS = "--blocks";
+
+	static final String WARMUP = "--warmup";
+
+	static final String JSON = "--json";
+
+	private static final int MAX_BLOCKS = 1024;
+
+	private static final Duration PULL_TIMEOUT = Duration.ofSeconds(60);
+
+	private static final int START_SECONDS = 120;
+
+	private static final int ANSWER_SECONDS = 60;
+
+	@Override
+	public String name() {
+		return "kv-bench";
+	}
+
+	@Override
+	public String summary() {
+		return "KV-cache blocks pulled under leases between two processes: GB/s and per-request latency";
+	}
+
+	@Override
+	public String help() {
+		return """
+				Usage: nixl4j kv-bench [options] [agent options]
+
+				Moves KV-cache blocks the way a decode worker pulls a prefill worker's: a producer agent
+				in a child JVM holds a paged cache of 32 layers x (K, V) of 16-token blocks of 8 KV heads
+				x 128 fp16 elements (32 KiB per layer per K or V block) and twice --blocks blocks; per
+				request it leases --blocks random blocks, and this process pulls them with one READ
+				from prepared lists (64 regions x blocks descriptors of 32 KiB) into its own cache and
+				waits for the producer's confirmation that the lease held. Every block of every request
+				is checked against the producer's CRC32C; a failed check or lease fails the run.
+
+				  --requests N      timed requests (default 20)
+				  --blocks N        blocks per request (default 128: a 2,048-token request, 8,192
+				                    descriptors, 256 MiB)
+				  --warmup N        untimed requests first (default 2)
+				  --json            print one JSON document instead of text
+
+				B/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a
+				request's latency runs from the pull's start to the producer's confirmation (READ plus
+				one notification back), without the control channel that hands out the lease.
+
+				""" + AgentOptions.HELP;
+	}
+
+	@Override
+	public Set<String> valuedOptions() {
+		Set<String> options = new HashSet<>(AgentOptions.NAMES);
+		options.addAll(Set.of(REQUESTS, BLOCKS, WARMUP));
+		return options;
+	}
+
+	@Override
+	public Set<String> flagOptions() {
+		return Set.of(JSON);
+	}
+
+	static long seed(int region, int block) {
+		return region * 1_000_003L + block;
+	}
+
+	@Override
+	public int run(Arguments arguments, PrintStream out) throws Exception {
+		int requests = arguments.count(REQUESTS, 20);
+		int blocks = arguments.count(BLOCKS, 128);
+		int warmup = arguments.count(WARMUP, 2);
+		boolean json = arguments.flag(JSON);
+		if (requests < 1 || blocks < 1 || blocks > MAX_BLOCKS) {
+			throw new UsageException(REQUESTS + " must be at least 1 and " + BLOCKS + " within 1.." + MAX_BLOCKS);
+		}
+		String base = "nixl4j-kv-bench-" + ProcessHandle.current().pid();
+		AgentConfig config = AgentOptions.config(arguments, base + "-decode");
+		KvCacheLayout local = LAYOUT.withNumBlocks(blocks);
+		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * blocks);
+		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", KvBenchProducerCommand.NAME,
+				base + "-prefill", KvBenchProducerCommand.POOL, Integer.toString(remote.numBlocks())));
+		childArguments.addAll(AgentOptions.tokens(arguments));
+		try (NixlAgent agent = NixlAgent.create(config);
+				PagedKvCache cache = PagedKvCache.allocate(agent, local);
+				ChildJvm producer = new ChildJvm(base + "-prefill", childArguments)) {
+			String[] ready = producer.expect("READY", START_SECONDS);
+			String producerName = agent.loadRemoteMetadata(AgentMetadata.of(Base64.getDecoder().decode(ready[1])));
+			List<Long> bases = Arrays.stream(ready[2].split(",")).map(Long::valueOf).toList();
+			ByteBuffer crcs = ByteBuffer.wrap(Base64.getDecoder().decode(producer.expect("CRCS", START_SECONDS)[1]));
+			producer.send("PEER " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()));
+			producer.expect("LOADED", ANSWER_SECONDS);
+			KvConsumer consumer = new KvConsumer(cache, 0, PeerLoader.preloaded());
+			consumer.connect(new RemoteCacheHandle(producerName, remote, bases, MemoryType.DRAM, 0));
+			int[] localBlocks = cache.allocator().allocate(blocks);
+			Samples latencies = new Samples(requests);
+			long timedBytes = 0;
+			long timedNanos = 0;
+			int verified = 0;
+			for (int i = 0; i < warmup + requests; i++) {
+				String requestId = "kv-bench-" + i;
+				producer.send("LEASE " + requestId + " " + blocks);
+				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
+				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
+				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
+						Long.parseLong(leased[1]), 1);
+				for (int r = 0; r < local.regionCount(); r++) {
+					cache.region(r).fill((byte) 0);
+				}
+				long start = System.nanoTime();
+				long bytes = consumer.pull(params, localBlocks, PULL_TIMEOUT);
+				long nanos = System.nanoTime() - start;
+				if (verify(cache, localBlocks, ids, crcs, remote.numBlocks())) {
+					verified++;
+				}
+				if (i >= warmup) {
+					latencies.add(nanos);
+					timedBytes += bytes;
+					timedNanos += nanos;
+				}
+			}
+			producer.send("SUMMARY");
+			String[] summary = producer.expect("SUMMARY", ANSWER_SECONDS);
+			int completed = Integer.parseInt(summary[1]);
+			int expired = Integer.parseInt(summary[2]);
+			double gbps = timedBytes / (double) timedNanos;
+			String engine = agent.engineDescription();
+			boolean ok = verified == warmup + requests && completed == warmup + requests && expired == 0;
+			if (json) {
+				Map<String, Object> document = new LinkedHashMap<>();
+				document.put("tool", "nixl4j kv-bench");
+				document.put("engine", agent.engine().toString());
+				document.put("engineDescription", engine);
+				document.put("layout", local.fingerprint());
+				document.put("blocksPerRequest", blocks);
+				document.put("descriptorsPerRequest", blocks * local.regionCount());
+				document.put("descriptorBytes", local.blockLength());
+				document.put("bytesPerRequest", blocks * (long) local.regionCount() * local.blockLength());
+				document.put("warmup", warmup);
+				document.put("requests", requests);
+				document.put("bandwidthGBps", gbps);
+				document.put("meanLatencyUs", latencies.meanMicros());
+				document.put("p50LatencyUs", latencies.percentileMicros(0.50));
+				document.put("p99LatencyUs", latencies.percentileMicros(0.99));
+				document.put("verifiedRequests", verified);
+				document.put("completedLeases", completed);
+				document.put("expiredLeases", expired);
+				document.put("ok", ok);
+				out.println(Json.write(document));
+			}
+			else {
+				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
+				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n", engine,
+						blocks, blocks * local.regionCount(), local.blockLength() >> 10,
+						(blocks * (long) local.regionCount() * local.blockLength()) >> 20);
+				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)", "Mean (us)",
+						"p50 (us)", "p99 (us)", "Verified");
+				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", requests, gbps,
+						latencies.meanMicros(), latencies.percentileMicros(0.50), latencies.percentileMicros(0.99), verified,
+						warmup + requests);
+				out.printf(Locale.ROOT, "leases: %d completed, %d expired (warm-up included)%n", completed, expired);
+				if (!ok) {
+					out.println("kv-bench: some requests were not verified or their leases did not complete");
+				}
+			}
+			return ok ? Nixl4jCli.EXIT_OK : Nixl4jCli.EXIT_FAILURE;
+		}
+	}
+
+	/** Compares the CRC32C of every block of every region with the producer's. */
+	private static boolean verify(PagedKvCache cache, int[] localBlocks, List<Integer> remoteBlocks, ByteBuffer crcs,
+			int remoteNumBlocks) {
+		for (int r = 0; r < cache.layout().regionCount(); r++) {
+			for (int i = 0; i < localBlocks.length; i++) {
+				long expected = crcs.getLong((r * remoteNumBlocks + remoteBlocks.get(i)) * Long.BYTES);
+				if (Patterns.crc(cache.block(r, localBlocks[i])) != expected) {
+					return false;
+				}
+			}
+		}
+		return true;
+	}
+
+}

@@ -1,0 +1,68 @@
+package dev.nixl4j.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.testsupport.NativeNixl;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code nixl4j kv-bench} in its smallest form: this JVM pulls from a producer in a real child
+ * JVM, on each engine, and every request must have been verified and its lease completed.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class KvBenchCommandTest {
+
+	private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+	private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+	private int run(String... args) {
+		return Nixl4jCli.run(args, new PrintStream(this.out, true, StandardCharsets.UTF_8),
+				new PrintStream(this.err, true, StandardCharsets.UTF_8));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "embedded", "native" })
+	@SuppressWarnings("unchecked")
+	void theSmallestRunPullsVerifiedBlocksFromAChildProcess(String engine) {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+
+		int status = run("kv-bench", "--engine", engine, "--requests", "2", "--blocks", "1", "--warmup", "1", "--json");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		Map<String, Object> document = (Map<String, Object>) JsonReader.parse(output.strip());
+		assertThat(document).containsEntry("tool", "nixl4j kv-bench")
+			.containsEntry("engine", engine.toUpperCase(java.util.Locale.ROOT))
+			.containsEntry("blocksPerRequest", 1.0)
+			.containsEntry("descriptorsPerRequest", 64.0)
+			.containsEntry("descriptorBytes", 32768.0)
+			.containsEntry("bytesPerRequest", (double) (2 << 20))
+			.containsEntry("requests", 2.0)
+			.containsEntry("verifiedRequests", 3.0)
+			.containsEntry("completedLeases", 3.0)
+			.containsEntry("expiredLeases", 0.0)
+			.containsEntry("ok", true);
+		assertThat((Double) document.get("bandwidthGBps")).isPositive();
+		assertThat((Double) document.get("p50LatencyUs")).isPositive();
+		assertThat((Double) document.get("p99LatencyUs")).isGreaterThanOrEqualTo((Double) document.get("p50LatencyUs"));
+	}
+
+	@Test
+	void blocksBeyondTheCapAreAUsageError() {
+		assertThat(run("kv-bench", "--blocks", "5000")).isEqualTo(Nixl4jCli.EXIT_USAGE);
+		assertThat(this.err.toString(StandardCharsets.UTF_8)).contains("--blocks within 1..1024");
+	}
+
+}

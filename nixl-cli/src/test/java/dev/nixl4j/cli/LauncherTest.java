@@ -1,0 +1,111 @@
+package dev.nixl4j.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import dev.nixl4j.testsupport.NativeNixl;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code bin/nixl4j} run as a user runs it, from a directory outside the repository, against
+ * native NIXL: doctor, selftest and bench, whose JSON is read back and checked.
+ */
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
+class LauncherTest {
+
+	private static final List<String> COLUMNS = List.of("bandwidthGBps", "avgLatencyUs", "avgPrepUs", "p99PrepUs",
+			"avgPostUs", "p99PostUs", "avgTxUs", "p99TxUs", "medianPostToCompletionUs");
+
+	@TempDir
+	Path work;
+
+	@BeforeAll
+	static void requireNative() {
+		NativeNixl.require();
+	}
+
+	@Test
+	void doctorExitsWithZeroWhenReady() throws Exception {
+		ProcessRun run = nixl4j("doctor");
+
+		assertThat(run.exitCode()).as(run.describe()).isZero();
+		assertThat(run.out()).startsWith("NIXL readiness: READY");
+	}
+
+	@Test
+	void selftestPassesEveryCheck() throws Exception {
+		ProcessRun run = nixl4j("selftest");
+
+		assertThat(run.exitCode()).as(run.describe()).isZero();
+		assertThat(run.out()).as(run.describe()).contains("selftest: all 9 checks passed").doesNotContain("FAIL");
+	}
+
+	@Test
+	void benchInOneProcessPrintsVerifiedRowsAsJson() throws Exception {
+		checkBench(1, 1);
+	}
+
+	@Test
+	void benchWithTheTargetInAChildProcessPrintsVerifiedRowsAsJson() throws Exception {
+		checkBench(2, 2);
+	}
+
+	@SuppressWarnings("unchecked")
+	private void checkBench(int processes, int batch) throws Exception {
+		ProcessRun run = nixl4j("bench", "--processes", Integer.toString(processes), "--batch", Integer.toString(batch),
+				"--min-block", "4k", "--max-block", "64k", "--iterations", "20", "--warmup", "2", "--json");
+
+		assertThat(run.exitCode()).as(run.describe()).isZero();
+		Map<String, Object> document = (Map<String, Object>) JsonReader.parse(run.out().strip());
+		assertThat(document).containsEntry("tool", "nixl4j bench")
+			.containsEntry("processes", (double) processes)
+			.containsEntry("memory", "DRAM -> DRAM");
+		List<Map<String, Object>> results = (List<Map<String, Object>>) document.get("results");
+		assertThat(results).hasSize(2 * 5);
+		List<String> seen = new ArrayList<>();
+		for (Map<String, Object> row : results) {
+			seen.add(row.get("op") + " " + ((Double) row.get("blockSize")).longValue());
+			assertThat(row).containsEntry("batchSize", (double) batch)
+				.containsEntry("iterations", 20.0)
+				.containsEntry("verified", true)
+				.containsKeys(COLUMNS.toArray(String[]::new));
+			for (String column : COLUMNS) {
+				assertThat((Double) row.get(column)).as(column + " of " + row).isFinite().isNotNegative();
+			}
+			assertThat((Double) row.get("bandwidthGBps")).as("bandwidth of " + row).isPositive();
+			assertThat((Double) row.get("medianPostToCompletionUs")).as("median of " + row).isPositive();
+			double block = (Double) row.get("blockSize");
+			// Both columns come from the same wall time: GB/s x (us per block) x 1000 = bytes per block.
+			// B/W is printed with three decimals, so allow its rounding (0.0005 GB/s) on top of 1 %.
+			double latencyUs = (Double) row.get("avgLatencyUs");
+			double bytesPerBlock = (Double) row.get("bandwidthGBps") * latencyUs * 1000;
+			double rounding = 0.0005 * latencyUs * 1000;
+			assertThat(bytesPerBlock).as("B/W x Avg Lat. of " + row)
+				.isCloseTo(block, org.assertj.core.data.Offset.offset(block * 0.01 + rounding));
+		}
+		assertThat(seen).containsExactly("WRITE 4096", "WRITE 8192", "WRITE 16384", "WRITE 32768", "WRITE 65536",
+				"READ 4096", "READ 8192", "READ 16384", "READ 32768", "READ 65536");
+	}
+
+	private ProcessRun nixl4j(String... arguments) throws Exception {
+		Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("nixl4j");
+		assertThat(launcher).isRegularFile();
+		List<String> command = new ArrayList<>(List.of("bash", launcher.toString()));
+		command.addAll(List.of(arguments));
+		Path directory = Files.createTempDirectory(this.work, "cwd");
+		return ProcessRun.run(command, directory, environment -> {
+			environment.put("JAVA_HOME", System.getProperty("java.home"));
+			environment.put("NIXL4J_NO_FETCH", "1");
+		});
+	}
+
+}
