@@ -65,7 +65,7 @@ public interface EngineDriver extends AutoCloseable {
 
 	/**
 	 * Deregisters memory.
-	 * @param registration the handle from {@link #register(DescriptorList)}
+	 * @param registration the handle from {@link #register(DescriptorList, List)}
 	 */
 	void deregister(long registration);
 

@@ -107,7 +107,7 @@ class NixlMetadataExchangeConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty(name = "nixl.metadata.exchange", havingValue = "etcd")
-	@ConditionalOnClass(name = "io.etcd.jetcd.Client")
+	@ConditionalOnClass(name = { "io.etcd.jetcd.Client", "dev.nixl4j.metadata.etcd.EtcdMetadataExchange" })
 	static class Etcd {
 
 		@Bean(destroyMethod = "close")
