@@ -42,14 +42,13 @@ final class BenchTargetCommand extends Subcommand {
 	@Override
 	public Integer call() throws Exception {
 		PrintStream out = out();
-		long size = this.size;
 		String name = (this.name != null) ? this.name : "nixl4j-bench-target-" + ProcessHandle.current().pid();
 		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(this.agentOptions.config(name))) {
-			MemorySegment region = arena.allocate(size, 4096);
+			MemorySegment region = arena.allocate(this.size, 4096);
 			Patterns.fill(region, 0);
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
-					+ region.address() + " " + size);
+					+ region.address() + " " + this.size);
 			out.flush();
 			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 			String line;

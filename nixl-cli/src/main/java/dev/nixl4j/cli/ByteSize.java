@@ -27,12 +27,13 @@ final class ByteSize implements ITypeConverter<Long> {
 	static long parse(String text) {
 		String lower = text.strip().toLowerCase(Locale.ROOT);
 		int shift = 0;
-		for (int i = 0; i < SUFFIXES.length; i++) {
-			String cut = lower.endsWith(SUFFIXES[i][0]) ? SUFFIXES[i][0] : lower.endsWith(SUFFIXES[i][1]) ? SUFFIXES[i][1] : null;
-			if (cut != null) {
-				lower = lower.substring(0, lower.length() - cut.length()).strip();
-				shift = 10 * (i + 1);
-				break;
+		for (int i = 0; i < SUFFIXES.length && shift == 0; i++) {
+			for (String suffix : SUFFIXES[i]) {
+				if (lower.endsWith(suffix)) {
+					lower = lower.substring(0, lower.length() - suffix.length()).strip();
+					shift = 10 * (i + 1);
+					break;
+				}
 			}
 		}
 		try {

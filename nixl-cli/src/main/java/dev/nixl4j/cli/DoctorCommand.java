@@ -32,7 +32,8 @@ final class DoctorCommand extends Subcommand {
 
 	@Override
 	public Integer call() {
-		Set<MemoryType> required = this.memoryTypes.isEmpty() ? EnumSet.of(MemoryType.DRAM) : EnumSet.copyOf(this.memoryTypes);
+		Set<MemoryType> required = this.memoryTypes.isEmpty() ? EnumSet.of(MemoryType.DRAM)
+				: EnumSet.copyOf(this.memoryTypes);
 		ReadinessReport report = ReadinessReport.check(this.agentOptions.config("nixl4j"), required);
 		out().print(report.format());
 		return switch (report.readiness()) {

@@ -91,18 +91,14 @@ final class KvBenchCommand extends Subcommand {
 
 	@Override
 	public Integer call() throws Exception {
-		int requests = this.requests;
-		int blocks = this.blocks;
-		int warmup = this.warmup;
-		boolean json = this.output.json();
-		if (blocks < 1 || blocks > MAX_BLOCKS) {
-			throw usageError("--blocks must be within 1.." + MAX_BLOCKS + ", got " + blocks);
+		if (this.blocks < 1 || this.blocks > MAX_BLOCKS) {
+			throw usageError("--blocks must be within 1.." + MAX_BLOCKS + ", got " + this.blocks);
 		}
 		PrintStream out = out();
 		String base = "nixl4j-kv-bench-" + ProcessHandle.current().pid();
 		AgentConfig config = this.agentOptions.config(base + "-decode");
-		KvCacheLayout local = LAYOUT.withNumBlocks(blocks);
-		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * blocks);
+		KvCacheLayout local = LAYOUT.withNumBlocks(this.blocks);
+		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * this.blocks);
 		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", "--name", base + "-prefill",
 				"--pool", Integer.toString(remote.numBlocks())));
 		childArguments.addAll(this.agentOptions.tokens());
@@ -117,14 +113,14 @@ final class KvBenchCommand extends Subcommand {
 			producer.expect("LOADED", ANSWER_SECONDS);
 			KvConsumer consumer = new KvConsumer(cache, 0, PeerLoader.preloaded());
 			consumer.connect(new RemoteCacheHandle(producerName, remote, bases, MemoryType.DRAM, 0));
-			int[] localBlocks = cache.allocator().allocate(blocks);
-			Samples latencies = new Samples(requests);
+			int[] localBlocks = cache.allocator().allocate(this.blocks);
+			Samples latencies = new Samples(this.requests);
 			long timedBytes = 0;
 			long timedNanos = 0;
 			int verified = 0;
-			for (int i = 0; i < warmup + requests; i++) {
+			for (int i = 0; i < this.warmup + this.requests; i++) {
 				String requestId = "kv-bench-" + i;
-				producer.send("LEASE " + requestId + " " + blocks);
+				producer.send("LEASE " + requestId + " " + this.blocks);
 				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
 				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
 				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
@@ -138,7 +134,7 @@ final class KvBenchCommand extends Subcommand {
 				if (verify(cache, localBlocks, ids, crcs, remote.numBlocks())) {
 					verified++;
 				}
-				if (i >= warmup) {
+				if (i >= this.warmup) {
 					latencies.add(nanos);
 					timedBytes += bytes;
 					timedNanos += nanos;
@@ -150,19 +146,20 @@ final class KvBenchCommand extends Subcommand {
 			int expired = Integer.parseInt(summary[2]);
 			double gbps = timedBytes / (double) timedNanos;
 			String engine = agent.engineDescription();
-			boolean ok = verified == warmup + requests && completed == warmup + requests && expired == 0;
-			if (json) {
+			int posted = this.warmup + this.requests;
+			boolean ok = verified == posted && completed == posted && expired == 0;
+			if (this.output.json()) {
 				Map<String, Object> document = new LinkedHashMap<>();
 				document.put("tool", "nixl4j kv-bench");
 				document.put("engine", agent.engine().toString());
 				document.put("engineDescription", engine);
 				document.put("layout", local.fingerprint());
-				document.put("blocksPerRequest", blocks);
-				document.put("descriptorsPerRequest", blocks * local.regionCount());
+				document.put("blocksPerRequest", this.blocks);
+				document.put("descriptorsPerRequest", this.blocks * local.regionCount());
 				document.put("descriptorBytes", local.blockLength());
-				document.put("bytesPerRequest", blocks * (long) local.regionCount() * local.blockLength());
-				document.put("warmup", warmup);
-				document.put("requests", requests);
+				document.put("bytesPerRequest", this.blocks * (long) local.regionCount() * local.blockLength());
+				document.put("warmup", this.warmup);
+				document.put("requests", this.requests);
 				document.put("bandwidthGBps", gbps);
 				document.put("meanLatencyUs", latencies.meanMicros());
 				document.put("p50LatencyUs", latencies.percentileMicros(0.50));
@@ -176,13 +173,13 @@ final class KvBenchCommand extends Subcommand {
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
 				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n", engine,
-						blocks, blocks * local.regionCount(), local.blockLength() >> 10,
-						(blocks * (long) local.regionCount() * local.blockLength()) >> 20);
+						this.blocks, this.blocks * local.regionCount(), local.blockLength() >> 10,
+						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20);
 				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)", "Mean (us)",
 						"p50 (us)", "p99 (us)", "Verified");
-				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", requests, gbps,
+				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", this.requests, gbps,
 						latencies.meanMicros(), latencies.percentileMicros(0.50), latencies.percentileMicros(0.99), verified,
-						warmup + requests);
+						this.warmup + this.requests);
 				out.printf(Locale.ROOT, "leases: %d completed, %d expired (warm-up included)%n", completed, expired);
 				if (!ok) {
 					out.println("kv-bench: some requests were not verified or their leases did not complete");

@@ -35,8 +35,9 @@ import picocli.CommandLine.Option;
  * {@code READY <base64 metadata> <region bases>} and {@code CRCS <base64 CRC32C per region and
  * block>}; then it answers {@code PEER <base64 metadata>} with {@code LOADED},
  * {@code LEASE <request> <blocks>} with {@code LEASED <lease id> <block ids>} (random distinct
- * blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with {@code SUMMARY <completed> <expired>
- * <active>} and {@code QUIT} with {@code BYE}. End of input also ends it.
+ * blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with
+ * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End of input
+ * also ends it.
  */
 @Command(name = "kv-bench-producer", hidden = true,
 		description = "The prefill side of 'nixl4j kv-bench', which starts it; not meant to be run by hand.",
@@ -62,7 +63,6 @@ final class KvBenchProducerCommand extends Subcommand {
 		PrintStream out = out();
 		String name = (this.name != null) ? this.name : "nixl4j-kv-producer-" + ProcessHandle.current().pid();
 		KvCacheLayout layout = KvBenchCommand.LAYOUT.withNumBlocks(this.pool);
-		Duration ttl = this.ttl;
 		AtomicInteger completed = new AtomicInteger();
 		AtomicInteger expired = new AtomicInteger();
 		Random random = new Random(42);
@@ -92,7 +92,7 @@ final class KvBenchProducerCommand extends Subcommand {
 					}
 					case "LEASE" -> {
 						int[] blocks = pick(random, pool, Integer.parseInt(command[2]));
-						KvLease lease = producer.lease(command[1], blocks, 1, ttl);
+						KvLease lease = producer.lease(command[1], blocks, 1, this.ttl);
 						lease.outcome().thenAccept(outcome -> {
 							if (outcome == LeaseOutcome.COMPLETED) {
 								completed.incrementAndGet();

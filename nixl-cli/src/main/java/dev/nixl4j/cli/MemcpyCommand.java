@@ -43,31 +43,27 @@ final class MemcpyCommand extends Subcommand {
 
 	@Override
 	public Integer call() {
-		long min = this.min;
-		long max = this.max;
-		long total = this.total;
-		boolean json = this.output.json();
-		if (max < min) {
+		if (this.max < this.min) {
 			throw usageError("--max must not be smaller than --min");
 		}
 		PrintStream out = out();
-		if (!json) {
+		if (!this.output.json()) {
 			out.printf("%-20s%-15s%-15s%n", "Block Size (B)", "Copies", "B/W (GB/Sec)");
 		}
 		List<Map<String, Object>> results = new ArrayList<>();
 		try (Arena arena = Arena.ofConfined()) {
-			MemorySegment source = arena.allocate(max, 4096);
-			MemorySegment destination = arena.allocate(max, 4096);
+			MemorySegment source = arena.allocate(this.max, 4096);
+			MemorySegment destination = arena.allocate(this.max, 4096);
 			Patterns.fill(source, 1);
 			destination.fill((byte) 0);
-			for (long size = min; size <= max; size *= 2) {
-				long copies = Math.max(10, total / size);
+			for (long size = this.min; size <= this.max; size *= 2) {
+				long copies = Math.max(10, this.total / size);
 				copy(source, destination, size, Math.max(1, copies / 10));
 				long start = System.nanoTime();
 				copy(source, destination, size, copies);
 				long nanos = System.nanoTime() - start;
 				double gbps = (double) size * copies / nanos;
-				if (json) {
+				if (this.output.json()) {
 					Map<String, Object> row = new LinkedHashMap<>();
 					row.put("blockSize", size);
 					row.put("copies", copies);
@@ -79,11 +75,11 @@ final class MemcpyCommand extends Subcommand {
 				}
 			}
 		}
-		if (json) {
+		if (this.output.json()) {
 			Map<String, Object> document = new LinkedHashMap<>();
 			document.put("tool", "nixl4j memcpy");
 			document.put("threads", 1);
-			document.put("bytesPerSize", total);
+			document.put("bytesPerSize", this.total);
 			document.put("results", results);
 			out.println(Json.write(document));
 		}

@@ -17,8 +17,9 @@ import picocli.CommandLine.Spec;
  * The {@code nixl4j} command itself: its subcommands, and the help, version and exit statuses
  * every one of them shares.
  */
-@Command(name = "nixl4j", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true, versionProvider = Nixl4jCommand.Version.class,
-		abbreviateSynopsis = true, synopsisSubcommandLabel = "COMMAND", sortOptions = false,
+@Command(name = "nixl4j", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
+		versionProvider = Nixl4jCommand.Version.class, abbreviateSynopsis = true, synopsisSubcommandLabel = "COMMAND",
+		sortOptions = false,
 		descriptionHeading = "%n", parameterListHeading = "%nParameters:%n", optionListHeading = "%nOptions:%n",
 		commandListHeading = "%nCommands:%n", exitCodeListHeading = "%nExit status:%n",
 		description = { "Checks, tests and measures NIXL from Java.", "",

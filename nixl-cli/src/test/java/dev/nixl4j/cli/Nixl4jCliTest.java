@@ -46,6 +46,7 @@ class Nixl4jCliTest {
 	void theToolListsItsCommands() {
 		assertThat(run("--help")).isZero();
 		assertThat(this.out.toString(StandardCharsets.UTF_8)).contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy")
+			.contains("Exit status:", "0   success", "2   usage error", "3   environment not ready", "4   backend not ready")
 			.doesNotContain("bench-target", "kv-bench-producer");
 	}
 
