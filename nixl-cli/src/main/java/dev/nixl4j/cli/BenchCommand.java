@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
 						+ "failed comparison fails the run." },
 		footer = { "%nColumns, as nixlbench's: B/W = bytes of the timed posts / their wall time (GB = 10^9 bytes); "
 				+ "Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from the prepared lists (up "
-				+ "to 100 samples); Post = time inside post(); Tx = from the return of post() to its completion (0 when "
+				+ "to 100 samples); Post = the time inside post(); Tx = from the return of post() to its completion (0 when "
 				+ "NIXL finished inside post()); Med Post-to-Done = median time from calling post() to completion, the "
 				+ "latency a caller sees." },
 		exitCodeList = { "0:every transfer verified", "1:a transfer or its verification failed", "2:usage error",

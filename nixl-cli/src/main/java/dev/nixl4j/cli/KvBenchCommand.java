@@ -85,6 +85,12 @@ final class KvBenchCommand extends Subcommand {
 	@Mixin
 	private AgentOptions agentOptions = new AgentOptions();
 
+	/**
+	 * Returns the pattern seed of one block of one region, the same on the producer's side.
+	 * @param region the region (layer and K or V)
+	 * @param block the block
+	 * @return the seed
+	 */
 	static long seed(int region, int block) {
 		return region * 1_000_003L + block;
 	}
