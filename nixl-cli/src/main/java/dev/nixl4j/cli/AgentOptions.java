@@ -1,96 +1,73 @@
 package dev.nixl4j.cli;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.Engine;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * The options every command that creates agents shares, turned into an {@link AgentConfig}.
+ * Backends and their parameters are kept in the order given: a parameter belongs to the backend
+ * named before it.
  */
 final class AgentOptions {
 
-	static final String BACKEND = "--backend";
+	@Mixin
+	private NativeOptions nativeOptions = new NativeOptions();
 
-	static final String BACKEND_PARAM = "--backend-param";
+	@Option(names = "--engine", paramLabel = "ENGINE", description = "engine of the agents: native (default), "
+			+ "embedded (nixl4j's pure-Java engine: in-process copies, TCP between processes) or auto")
+	private Engine engine = Engine.NATIVE;
 
-	static final String ENV = "--env";
+	@Option(names = "--progress-delay-us", paramLabel = "N", converter = Counts.AtLeastZero.class,
+			description = "delay of NIXL's progress thread in microseconds (default 1000: it sleeps in poll() until UCX "
+					+ "signals; 0 makes it spin)")
+	private @Nullable Integer progressDelayMicros;
 
-	static final String PROGRESS_DELAY = "--progress-delay-us";
+	private final List<String> plugins = new ArrayList<>();
 
-	static final String NATIVE_DIR = "--native-dir";
+	private final List<Map<String, String>> parameters = new ArrayList<>();
 
-	static final String ENGINE = "--engine";
+	@Option(names = "--backend", paramLabel = "NAME", description = "backend to create (repeatable; default UCX)")
+	private void backend(String plugin) {
+		this.plugins.add(plugin);
+		this.parameters.add(new LinkedHashMap<>());
+	}
 
-	/** The option names. */
-	static final Set<String> NAMES = Set.of(ENGINE, BACKEND, BACKEND_PARAM, ENV, PROGRESS_DELAY, NATIVE_DIR);
-
-	/** Help text of the options. */
-	static final String HELP = """
-			Agent options:
-			  --engine native|embedded|auto
-			                            engine of the agents (default native; embedded is nixl4j's
-			                            pure-Java engine: in-process copies, TCP between processes)
-			  --backend NAME            backend to create (repeatable; default UCX)
-			  --backend-param KEY=VALUE parameter of the backend named before it (repeatable), for
-			                            example ucx_error_handling_mode=none
-			  --env NAME=VALUE          environment for NIXL and UCX, set before the library loads
-			                            (repeatable), for example UCX_TLS=tcp
-			  --progress-delay-us N     delay of NIXL's progress thread (default 1000: it sleeps in
-			                            poll() until UCX signals; 0 makes it spin)
-			  --native-dir DIR          directory holding libnixl_capi.so, tried first
-			""";
-
-	private AgentOptions() {
+	@Option(names = "--backend-param", paramLabel = "KEY=VALUE", converter = Pair.Converter.class,
+			description = "parameter of the backend named before it (repeatable; of UCX when none is), "
+					+ "for example ucx_error_handling_mode=none")
+	private void backendParameter(Pair pair) {
+		if (this.plugins.isEmpty()) {
+			backend("UCX");
+		}
+		this.parameters.getLast().put(pair.key(), pair.value());
 	}
 
 	/**
 	 * Builds an agent configuration from the options.
-	 * @param arguments the parsed command line
 	 * @param name the agent name
 	 * @return the configuration
 	 */
-	static AgentConfig config(Arguments arguments, String name) {
-		AgentConfig.Builder builder = AgentConfig.builder(name).engine(Engine.NATIVE);
-		List<String> plugins = new ArrayList<>();
-		List<Map<String, String>> parameters = new ArrayList<>();
-		for (Arguments.Option option : arguments.options()) {
-			switch (option.name()) {
-				case BACKEND -> {
-					plugins.add(option.text());
-					parameters.add(new LinkedHashMap<>());
-				}
-				case BACKEND_PARAM -> {
-					if (plugins.isEmpty()) {
-						plugins.add("UCX");
-						parameters.add(new LinkedHashMap<>());
-					}
-					String[] pair = pair(option);
-					parameters.getLast().put(pair[0], pair[1]);
-				}
-				case ENV -> {
-					String[] pair = pair(option);
-					builder.nativeEnvironment(pair[0], pair[1]);
-				}
-				case PROGRESS_DELAY -> builder
-					.nativeProgressDelay(Duration.ofNanos(arguments.count(PROGRESS_DELAY, 0) * 1000L));
-				case NATIVE_DIR -> builder.nativeLibraryDirectory(Path.of(option.text()));
-				case ENGINE -> builder.engine(engine(option));
-				default -> {
-				}
-			}
+	AgentConfig config(String name) {
+		AgentConfig.Builder builder = this.nativeOptions.apply(AgentConfig.builder(name)).engine(this.engine);
+		if (this.progressDelayMicros != null) {
+			builder.nativeProgressDelay(Duration.ofNanos(this.progressDelayMicros * 1000L));
 		}
-		if (!plugins.isEmpty()) {
-			BackendConfig[] backends = new BackendConfig[plugins.size()];
+		if (!this.plugins.isEmpty()) {
+			BackendConfig[] backends = new BackendConfig[this.plugins.size()];
 			for (int i = 0; i < backends.length; i++) {
-				backends[i] = new BackendConfig(plugins.get(i), parameters.get(i));
+				backends[i] = new BackendConfig(this.plugins.get(i), this.parameters.get(i));
 			}
 			builder.backends(backends);
 		}
@@ -98,37 +75,44 @@ final class AgentOptions {
 	}
 
 	/**
-	 * Returns the agent options as tokens, to hand them to a child process.
-	 * @param arguments the parsed command line
-	 * @return the tokens, in order
+	 * Returns the options as command line tokens, to hand them to a child process.
+	 * @return the tokens
 	 */
-	static List<String> tokens(Arguments arguments) {
-		List<String> tokens = new ArrayList<>();
-		for (Arguments.Option option : arguments.options()) {
-			if (NAMES.contains(option.name())) {
-				tokens.add(option.name());
-				tokens.add(option.text());
-			}
+	List<String> tokens() {
+		List<String> tokens = new ArrayList<>(this.nativeOptions.tokens());
+		tokens.addAll(List.of("--engine", this.engine.name()));
+		if (this.progressDelayMicros != null) {
+			tokens.addAll(List.of("--progress-delay-us", this.progressDelayMicros.toString()));
+		}
+		for (int i = 0; i < this.plugins.size(); i++) {
+			tokens.addAll(List.of("--backend", this.plugins.get(i)));
+			this.parameters.get(i).forEach((key, value) -> tokens.addAll(List.of("--backend-param", key + "=" + value)));
 		}
 		return tokens;
 	}
 
-	private static Engine engine(Arguments.Option option) {
-		try {
-			return Engine.valueOf(option.text().toUpperCase(java.util.Locale.ROOT));
-		}
-		catch (IllegalArgumentException ex) {
-			throw new UsageException(option.name() + " must be native, embedded or auto, got '" + option.text() + "'");
-		}
-	}
+	/**
+	 * A {@code KEY=VALUE} option value.
+	 *
+	 * @param key the text before the first {@code =}, not empty
+	 * @param value the text after it
+	 */
+	record Pair(String key, String value) {
 
-	private static String[] pair(Arguments.Option option) {
-		String text = option.text();
-		int equals = text.indexOf('=');
-		if (equals <= 0) {
-			throw new UsageException(option.name() + " needs NAME=VALUE, got '" + text + "'");
+		/** Reads {@code KEY=VALUE}. */
+		static final class Converter implements ITypeConverter<Pair> {
+
+			@Override
+			public Pair convert(String text) {
+				int equals = text.indexOf('=');
+				if (equals <= 0) {
+					throw new TypeConversionException("'" + text + "' is not KEY=VALUE");
+				}
+				return new Pair(text.substring(0, equals), text.substring(equals + 1));
+			}
+
 		}
-		return new String[] { text.substring(0, equals), text.substring(equals + 1) };
+
 	}
 
 }

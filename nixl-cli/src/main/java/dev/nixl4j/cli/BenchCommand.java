@@ -3,86 +3,115 @@ package dev.nixl4j.cli;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.XferOp;
 import dev.nixl4j.readiness.Patterns;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j bench}: bandwidth and latency of DRAM-to-DRAM READ and WRITE between two agents,
  * in nixlbench's columns.
  */
-final class BenchCommand implements Command {
+@Command(name = "bench",
+		description = { "nixlbench-style bandwidth and latency table, DRAM to DRAM, READ and WRITE.", "",
+				"Measures transfers between two agents, both in this JVM (--processes 1) or the target in a child JVM "
+						+ "started here, metadata exchanged over its pipe (--processes 2). Memory is registered once; per "
+						+ "block size the descriptor lists are prepared once, a transfer is made from them and posted "
+						+ "repeatedly. After each block size the destination is compared with the source (CRC32C); a "
+						+ "failed comparison fails the run." },
+		footer = { "%nColumns, as nixlbench's: B/W = bytes of the timed posts / their wall time (GB = 10^9 bytes); "
+				+ "Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from the prepared lists (up "
+				+ "to 100 samples); Post = the time inside post(); Tx = from the return of post() to its completion (0 when "
+				+ "NIXL finished inside post()); Med Post-to-Done = median time from calling post() to completion, the "
+				+ "latency a caller sees." },
+		exitCodeList = { "0:every transfer verified", "1:a transfer or its verification failed", "2:usage error",
+				"3:NIXL's native library cannot be loaded" })
+final class BenchCommand extends Subcommand {
 
-	@Override
-	public String name() {
-		return "bench";
+	/** The most one transfer (largest block x batch) may allocate on each side. */
+	private static final long MAX_TRANSFER = 1L << 34;
+
+	@Option(names = "--op", paramLabel = "OP", defaultValue = "both",
+			description = "directions: read, write or both (default ${DEFAULT-VALUE}: WRITE then READ)")
+	private Direction direction;
+
+	@Option(names = "--min-block", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "4k",
+			description = "smallest block (default ${DEFAULT-VALUE}); sizes double up to --max-block")
+	private long minBlock;
+
+	@Option(names = "--max-block", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "64m",
+			description = "largest block (default ${DEFAULT-VALUE})")
+	private long maxBlock;
+
+	@Option(names = "--batch", paramLabel = "N", converter = Counts.AtLeastOne.class, defaultValue = "1",
+			description = "blocks per transfer (default ${DEFAULT-VALUE})")
+	private int batch;
+
+	@Option(names = "--iterations", paramLabel = "N", converter = Counts.AtLeastOne.class, defaultValue = "1000",
+			description = "timed posts per block size (default ${DEFAULT-VALUE}, nixlbench's)")
+	private int iterations;
+
+	@Option(names = "--warmup", paramLabel = "N", converter = Counts.AtLeastZero.class, defaultValue = "100",
+			description = "untimed posts before them (default ${DEFAULT-VALUE}, nixlbench's)")
+	private int warmup;
+
+	@Option(names = "--large-block-factor", paramLabel = "N", converter = Counts.AtLeastOne.class, defaultValue = "16",
+			description = "blocks above 1 MiB run iterations/N and warmup/N posts (default ${DEFAULT-VALUE}, nixlbench's "
+					+ "large_blk_iter_ftr); with the defaults a full run of both directions takes well under a minute on "
+					+ "2 cores")
+	private int largeBlockFactor;
+
+	@Option(names = "--processes", paramLabel = "1|2", defaultValue = "1",
+			description = "target agent in this JVM (1) or in a child JVM (2) (default ${DEFAULT-VALUE})")
+	private int processes;
+
+	@Mixin
+	private OutputOptions output = new OutputOptions();
+
+	@Mixin
+	private AgentOptions agentOptions = new AgentOptions();
+
+	/**
+	 * Returns what to measure, checking the options against each other.
+	 * @return the options
+	 * @throws picocli.CommandLine.ParameterException when they do not fit together
+	 */
+	BenchOptions options() {
+		if (this.maxBlock < this.minBlock) {
+			throw usageError("--max-block must not be smaller than --min-block");
+		}
+		if (this.maxBlock > MAX_TRANSFER / this.batch) {
+			throw usageError("a transfer of --max-block x --batch bytes does not fit in memory here");
+		}
+		if (this.processes != 1 && this.processes != 2) {
+			throw usageError("--processes takes 1 or 2");
+		}
+		List<XferOp> ops = switch (this.direction) {
+			case READ -> List.of(XferOp.READ);
+			case WRITE -> List.of(XferOp.WRITE);
+			case BOTH -> List.of(XferOp.WRITE, XferOp.READ);
+		};
+		return new BenchOptions(ops, this.minBlock, this.maxBlock, this.batch, this.iterations, this.warmup,
+				this.largeBlockFactor, this.processes, this.output.json());
 	}
 
 	@Override
-	public String summary() {
-		return "nixlbench-style bandwidth and latency table, DRAM to DRAM, READ and WRITE";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j bench [options] [agent options]
-
-				Measures transfers between two agents, both in this JVM (--processes 1) or the target
-				in a child JVM started here, metadata exchanged over its pipe (--processes 2). Memory
-				is registered once; per block size the descriptor lists are prepared once, a transfer
-				is made from them and posted repeatedly. After each block size the destination is
-				compared with the source (CRC32C); a failed comparison fails the run.
-
-				  --op read|write|both      directions (default both: WRITE then READ)
-				  --min-block SIZE          smallest block (default 4k); sizes double up to
-				  --max-block SIZE          the largest block (default 64m)
-				  --batch N                 blocks per transfer (default 1)
-				  --iterations N            timed posts per block size (default 1000, nixlbench's)
-				  --warmup N                untimed posts before them (default 100, nixlbench's)
-				  --large-block-factor N    blocks above 1 MiB run iterations/N and warmup/N posts
-				                            (default 16, nixlbench's large_blk_iter_ftr); with the
-				                            defaults a full run of both directions takes well under a
-				                            minute on 2 cores
-				  --processes 1|2           target agent in this JVM or in a child JVM (default 1)
-				  --json                    print one JSON document instead of tables
-
-				Columns, as nixlbench's: B/W = bytes of the timed posts / their wall time (GB = 10^9
-				bytes); Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from
-				the prepared lists (up to 100 samples); Post = time inside post(); Tx = from the return
-				of post() to completion (0 when NIXL finished inside post()); Med Post-to-Done = median
-				time from calling post() to completion, the latency a caller sees.
-
-				""" + AgentOptions.HELP;
-	}
-
-	@Override
-	public Set<String> valuedOptions() {
-		Set<String> options = new HashSet<>(AgentOptions.NAMES);
-		options.addAll(BenchOptions.VALUED);
-		return options;
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of(BenchOptions.JSON);
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) throws Exception {
-		BenchOptions options = BenchOptions.from(arguments);
+	public Integer call() throws Exception {
+		BenchOptions options = options();
+		PrintStream out = out();
 		String base = "nixl4j-bench-" + ProcessHandle.current().pid();
-		AgentConfig config = AgentOptions.config(arguments, base + "-initiator");
+		AgentConfig config = this.agentOptions.config(base + "-initiator");
 		long size = options.maxBlock() * options.batch();
 		try (Arena arena = Arena.ofShared();
 				NixlAgent initiator = NixlAgent.create(config);
 				BenchTarget target = (options.processes() == 1)
 						? new LocalBenchTarget(config.toBuilder().name(base + "-target").build(), size)
-						: new ChildBenchTarget(base + "-target", size, AgentOptions.tokens(arguments))) {
+						: new ChildBenchTarget(base + "-target", size, this.agentOptions.tokens())) {
 			MemorySegment local = arena.allocate(size, 4096);
 			Patterns.fill(local, 0);
 			initiator.register(local);
@@ -102,6 +131,20 @@ final class BenchCommand implements Command {
 			}
 			return verified ? Nixl4jCli.EXIT_OK : Nixl4jCli.EXIT_FAILURE;
 		}
+	}
+
+	/** The directions {@code --op} selects. */
+	enum Direction {
+
+		/** READ only. */
+		READ,
+
+		/** WRITE only. */
+		WRITE,
+
+		/** WRITE, then READ. */
+		BOTH
+
 	}
 
 }

@@ -2,7 +2,6 @@ package dev.nixl4j.cli;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 
 import dev.nixl4j.XferOp;
 
@@ -25,62 +24,6 @@ record BenchOptions(List<XferOp> ops, long minBlock, long maxBlock, int batch, i
 
 	/** Blocks above this size run fewer iterations (nixlbench's threshold). */
 	static final long LARGE_BLOCK = 1 << 20;
-
-	static final String OP = "--op";
-
-	static final String MIN_BLOCK = "--min-block";
-
-	static final String MAX_BLOCK = "--max-block";
-
-	static final String BATCH = "--batch";
-
-	static final String ITERATIONS = "--iterations";
-
-	static final String WARMUP = "--warmup";
-
-	static final String LARGE_BLOCK_FACTOR = "--large-block-factor";
-
-	static final String PROCESSES = "--processes";
-
-	static final String JSON = "--json";
-
-	/** Options that take a value. */
-	static final Set<String> VALUED = Set.of(OP, MIN_BLOCK, MAX_BLOCK, BATCH, ITERATIONS, WARMUP, LARGE_BLOCK_FACTOR,
-			PROCESSES);
-
-	/**
-	 * Reads the options.
-	 * @param arguments the parsed command line
-	 * @return the options
-	 */
-	static BenchOptions from(Arguments arguments) {
-		List<XferOp> ops = switch (arguments.value(OP, "both")) {
-			case "read" -> List.of(XferOp.READ);
-			case "write" -> List.of(XferOp.WRITE);
-			case "both" -> List.of(XferOp.WRITE, XferOp.READ);
-			default -> throw new UsageException(OP + " takes read, write or both");
-		};
-		long minBlock = arguments.bytes(MIN_BLOCK, 4 << 10);
-		long maxBlock = arguments.bytes(MAX_BLOCK, 64 << 20);
-		if (maxBlock < minBlock) {
-			throw new UsageException(MAX_BLOCK + " must not be smaller than " + MIN_BLOCK);
-		}
-		int batch = arguments.count(BATCH, 1);
-		int iterations = arguments.count(ITERATIONS, 1000);
-		int factor = arguments.count(LARGE_BLOCK_FACTOR, 16);
-		if (batch < 1 || iterations < 1 || factor < 1) {
-			throw new UsageException(BATCH + ", " + ITERATIONS + " and " + LARGE_BLOCK_FACTOR + " must be at least 1");
-		}
-		if (maxBlock * batch > (1L << 34)) {
-			throw new UsageException("a transfer of " + MAX_BLOCK + " x " + BATCH + " bytes does not fit in memory here");
-		}
-		int processes = arguments.count(PROCESSES, 1);
-		if (processes != 1 && processes != 2) {
-			throw new UsageException(PROCESSES + " takes 1 or 2");
-		}
-		return new BenchOptions(ops, minBlock, maxBlock, batch, iterations, arguments.count(WARMUP, 100), factor,
-				processes, arguments.flag(JSON));
-	}
 
 	/**
 	 * Returns the block sizes: from the smallest, doubling, up to the largest.

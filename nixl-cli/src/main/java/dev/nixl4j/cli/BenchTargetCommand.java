@@ -7,11 +7,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
-import java.util.HashSet;
-import java.util.Set;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.readiness.Patterns;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j bench-target}: the target agent of {@code bench --processes 2}, started by the
@@ -20,57 +22,33 @@ import dev.nixl4j.readiness.Patterns;
  * <length>} with {@code FILLED}, {@code CRC <length>} with {@code CRC <value>} and {@code QUIT}
  * with {@code BYE}. End of input also ends it.
  */
-final class BenchTargetCommand implements Command {
+@Command(name = "bench-target", hidden = true,
+		description = { "The target agent of 'nixl4j bench --processes 2', which starts it; not meant to be run by hand. "
+				+ "Protocol on stdin/stdout: it prints READY <base64 metadata> <address> <length>, then answers FILL "
+				+ "<seed> <length>, CRC <length> and QUIT." },
+		exitCodeList = { "0:ended on QUIT or at the end of its input", "1:a failure", "2:usage error" })
+final class BenchTargetCommand extends Subcommand {
 
-	static final String SIZE = "--size";
+	@Option(names = "--name", paramLabel = "NAME", description = "the target agent's name")
+	private @Nullable String name;
 
-	static final String NAME = "--name";
+	@Option(names = "--size", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "64m",
+			description = "bytes it registers (default ${DEFAULT-VALUE})")
+	private long size;
 
-	@Override
-	public String name() {
-		return "bench-target";
-	}
-
-	@Override
-	public String summary() {
-		return "the target side of bench --processes 2 (started by bench)";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j bench-target --name NAME --size BYTES [agent options]
-
-				The target agent of 'nixl4j bench --processes 2', which starts it; not meant to be
-				run by hand. Protocol on stdin/stdout: it prints READY <base64 metadata> <address>
-				<length>, then answers FILL <seed> <length>, CRC <length> and QUIT.
-
-				""" + AgentOptions.HELP;
-	}
+	@Mixin
+	private AgentOptions agentOptions = new AgentOptions();
 
 	@Override
-	public Set<String> valuedOptions() {
-		Set<String> options = new HashSet<>(AgentOptions.NAMES);
-		options.add(SIZE);
-		options.add(NAME);
-		return options;
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of();
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) throws Exception {
-		long size = arguments.bytes(SIZE, 64 << 20);
-		String name = arguments.value(NAME, "nixl4j-bench-target-" + ProcessHandle.current().pid());
-		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(AgentOptions.config(arguments, name))) {
-			MemorySegment region = arena.allocate(size, 4096);
+	public Integer call() throws Exception {
+		PrintStream out = out();
+		String name = (this.name != null) ? this.name : "nixl4j-bench-target-" + ProcessHandle.current().pid();
+		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(this.agentOptions.config(name))) {
+			MemorySegment region = arena.allocate(this.size, 4096);
 			Patterns.fill(region, 0);
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
-					+ region.address() + " " + size);
+					+ region.address() + " " + this.size);
 			out.flush();
 			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 			String line;

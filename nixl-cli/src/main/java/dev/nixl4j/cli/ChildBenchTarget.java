@@ -34,8 +34,8 @@ final class ChildBenchTarget implements BenchTarget {
 	 * @throws IOException when the child cannot start
 	 */
 	ChildBenchTarget(String name, long size, List<String> agentOptions) throws IOException {
-		List<String> arguments = new ArrayList<>(List.of("bench-target", BenchTargetCommand.NAME, name,
-				BenchTargetCommand.SIZE, Long.toString(size)));
+		List<String> arguments = new ArrayList<>(List.of("bench-target", "--name", name, "--size",
+				Long.toString(size)));
 		arguments.addAll(agentOptions);
 		this.child = new ChildJvm(name, arguments);
 		this.name = name;

@@ -2,59 +2,38 @@ package dev.nixl4j.cli;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.Set;
 import java.util.TreeMap;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.ffm.NativeLibrary;
 import dev.nixl4j.readiness.PluginFiles;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 
 /**
  * {@code nixl4j info}: which NIXL is loaded from where, and what each of its plugins offers.
  */
-final class InfoCommand implements Command {
+@Command(name = "info",
+		description = { "NIXL library path and version, plugins with their parameters and memory types.", "",
+				"Loads NIXL's native library and prints its path and version, the plugin directory, and for every "
+						+ "plugin its default parameters and memory types, or why it cannot be loaded here (the dynamic "
+						+ "loader's own message)." },
+		exitCodeList = { "0:printed", "1:a failure while reading the plugins", "2:usage error",
+				"3:NIXL's native library cannot be loaded" })
+final class InfoCommand extends Subcommand {
+
+	@Mixin
+	private NativeOptions nativeOptions = new NativeOptions();
 
 	@Override
-	public String name() {
-		return "info";
-	}
-
-	@Override
-	public String summary() {
-		return "NIXL library path and version, plugins with their parameters and memory types";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j info [--env NAME=VALUE]... [--native-dir DIR]
-
-				Loads NIXL's native library and prints its path and version, the plugin directory,
-				and for every plugin its default parameters and memory types, or why it cannot be
-				loaded here (the dynamic loader's own message).
-
-				  --env NAME=VALUE   environment for NIXL and UCX, set before the library loads
-				  --native-dir DIR   directory holding libnixl_capi.so, tried first
-				""";
-	}
-
-	@Override
-	public Set<String> valuedOptions() {
-		return Set.of(AgentOptions.ENV, AgentOptions.NATIVE_DIR);
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of();
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) {
-		AgentConfig config = AgentOptions.config(arguments, "nixl4j-info-" + ProcessHandle.current().pid())
-			.toBuilder()
+	public Integer call() {
+		PrintStream out = out();
+		AgentConfig config = this.nativeOptions.apply(AgentConfig.builder("nixl4j-info-" + ProcessHandle.current().pid()))
+			.engine(Engine.NATIVE)
 			.backends()
 			.build();
 		try (NixlAgent agent = NixlAgent.create(config)) {

@@ -6,12 +6,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
@@ -24,13 +22,30 @@ import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.kv.RemoteCacheHandle;
 import dev.nixl4j.readiness.Patterns;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j kv-bench}: KV blocks of a realistic model shape pulled from a producer in a child
  * JVM under leases, as a decode worker pulls a prefill worker's blocks; bandwidth and per-request
  * latency.
  */
-final class KvBenchCommand implements Command {
+@Command(name = "kv-bench",
+		description = { "KV-cache blocks pulled under leases between two processes: GB/s and per-request latency.", "",
+				"Moves KV-cache blocks the way a decode worker pulls a prefill worker's: a producer agent in a child JVM "
+						+ "holds a paged cache of 32 layers x (K, V) of 16-token blocks of 8 KV heads x 128 fp16 elements "
+						+ "(32 KiB per layer per K or V block) and twice --blocks blocks; per request it leases --blocks "
+						+ "random blocks, and this process pulls them with one READ from prepared lists (64 regions x "
+						+ "blocks descriptors of 32 KiB) into its own cache and waits for the producer's confirmation that "
+						+ "the lease held. Every block of every request is checked against the producer's CRC32C; a failed "
+						+ "check or lease fails the run." },
+		footer = { "%nB/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a request's latency "
+				+ "runs from the pull's start to the producer's confirmation (READ plus one notification back), without "
+				+ "the control channel that hands out the lease." },
+		exitCodeList = { "0:every request verified and its lease completed", "1:a request or its lease failed",
+				"2:usage error", "3:NIXL's native library cannot be loaded" })
+final class KvBenchCommand extends Subcommand {
 
 	/** 32 layers, K and V, 16-token blocks of 8 KV heads of 128 fp16 elements: 32 KiB per layer per K or V block. */
 	static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
@@ -42,90 +57,57 @@ final class KvBenchCommand implements Command {
 		.dtypeSize(2)
 		.build();
 
-	static final String REQUESTS = "--requests";
-
-	static final String BLOCKS = "--blocks";
-
-	static final String WARMUP = "--warmup";
-
-	static final String JSON = "--json";
-
 	private static final int MAX_BLOCKS = 1024;
-
-	private static final Duration PULL_TIMEOUT = Duration.ofSeconds(60);
 
 	private static final int START_SECONDS = 120;
 
 	private static final int ANSWER_SECONDS = 60;
 
-	@Override
-	public String name() {
-		return "kv-bench";
-	}
+	@Option(names = "--requests", paramLabel = "N", converter = Counts.AtLeastOne.class, defaultValue = "20",
+			description = "timed requests (default ${DEFAULT-VALUE})")
+	private int requests;
 
-	@Override
-	public String summary() {
-		return "KV-cache blocks pulled under leases between two processes: GB/s and per-request latency";
-	}
+	@Option(names = "--blocks", paramLabel = "N", defaultValue = "128", description = "blocks per request, 1 to "
+			+ MAX_BLOCKS + " (default ${DEFAULT-VALUE}: a 2,048-token request, 8,192 descriptors, 256 MiB)")
+	private int blocks;
 
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j kv-bench [options] [agent options]
+	@Option(names = "--warmup", paramLabel = "N", converter = Counts.AtLeastZero.class, defaultValue = "2",
+			description = "untimed requests first (default ${DEFAULT-VALUE})")
+	private int warmup;
 
-				Moves KV-cache blocks the way a decode worker pulls a prefill worker's: a producer agent
-				in a child JVM holds a paged cache of 32 layers x (K, V) of 16-token blocks of 8 KV heads
-				x 128 fp16 elements (32 KiB per layer per K or V block) and twice --blocks blocks; per
-				request it leases --blocks random blocks, and this process pulls them with one READ
-				from prepared lists (64 regions x blocks descriptors of 32 KiB) into its own cache and
-				waits for the producer's confirmation that the lease held. Every block of every request
-				is checked against the producer's CRC32C; a failed check or lease fails the run.
+	@Option(names = "--timeout", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "60s",
+			description = "how long one pull may take (default ${DEFAULT-VALUE}), for example 500ms, 10s or 2m")
+	private Duration pullTimeout;
 
-				  --requests N      timed requests (default 20)
-				  --blocks N        blocks per request (default 128: a 2,048-token request, 8,192
-				                    descriptors, 256 MiB)
-				  --warmup N        untimed requests first (default 2)
-				  --json            print one JSON document instead of text
+	@Mixin
+	private OutputOptions output = new OutputOptions();
 
-				B/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a
-				request's latency runs from the pull's start to the producer's confirmation (READ plus
-				one notification back), without the control channel that hands out the lease.
+	@Mixin
+	private AgentOptions agentOptions = new AgentOptions();
 
-				""" + AgentOptions.HELP;
-	}
-
-	@Override
-	public Set<String> valuedOptions() {
-		Set<String> options = new HashSet<>(AgentOptions.NAMES);
-		options.addAll(Set.of(REQUESTS, BLOCKS, WARMUP));
-		return options;
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of(JSON);
-	}
-
+	/**
+	 * Returns the pattern seed of one block of one region, the same on the producer's side.
+	 * @param region the region (layer and K or V)
+	 * @param block the block
+	 * @return the seed
+	 */
 	static long seed(int region, int block) {
 		return region * 1_000_003L + block;
 	}
 
 	@Override
-	public int run(Arguments arguments, PrintStream out) throws Exception {
-		int requests = arguments.count(REQUESTS, 20);
-		int blocks = arguments.count(BLOCKS, 128);
-		int warmup = arguments.count(WARMUP, 2);
-		boolean json = arguments.flag(JSON);
-		if (requests < 1 || blocks < 1 || blocks > MAX_BLOCKS) {
-			throw new UsageException(REQUESTS + " must be at least 1 and " + BLOCKS + " within 1.." + MAX_BLOCKS);
+	public Integer call() throws Exception {
+		if (this.blocks < 1 || this.blocks > MAX_BLOCKS) {
+			throw usageError("--blocks must be within 1.." + MAX_BLOCKS + ", got " + this.blocks);
 		}
+		PrintStream out = out();
 		String base = "nixl4j-kv-bench-" + ProcessHandle.current().pid();
-		AgentConfig config = AgentOptions.config(arguments, base + "-decode");
-		KvCacheLayout local = LAYOUT.withNumBlocks(blocks);
-		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * blocks);
-		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", KvBenchProducerCommand.NAME,
-				base + "-prefill", KvBenchProducerCommand.POOL, Integer.toString(remote.numBlocks())));
-		childArguments.addAll(AgentOptions.tokens(arguments));
+		AgentConfig config = this.agentOptions.config(base + "-decode");
+		KvCacheLayout local = LAYOUT.withNumBlocks(this.blocks);
+		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * this.blocks);
+		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", "--name", base + "-prefill",
+				"--pool", Integer.toString(remote.numBlocks())));
+		childArguments.addAll(this.agentOptions.tokens());
 		try (NixlAgent agent = NixlAgent.create(config);
 				PagedKvCache cache = PagedKvCache.allocate(agent, local);
 				ChildJvm producer = new ChildJvm(base + "-prefill", childArguments)) {
@@ -137,14 +119,14 @@ final class KvBenchCommand implements Command {
 			producer.expect("LOADED", ANSWER_SECONDS);
 			KvConsumer consumer = new KvConsumer(cache, 0, PeerLoader.preloaded());
 			consumer.connect(new RemoteCacheHandle(producerName, remote, bases, MemoryType.DRAM, 0));
-			int[] localBlocks = cache.allocator().allocate(blocks);
-			Samples latencies = new Samples(requests);
+			int[] localBlocks = cache.allocator().allocate(this.blocks);
+			Samples latencies = new Samples(this.requests);
 			long timedBytes = 0;
 			long timedNanos = 0;
 			int verified = 0;
-			for (int i = 0; i < warmup + requests; i++) {
+			for (int i = 0; i < this.warmup + this.requests; i++) {
 				String requestId = "kv-bench-" + i;
-				producer.send("LEASE " + requestId + " " + blocks);
+				producer.send("LEASE " + requestId + " " + this.blocks);
 				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
 				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
 				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
@@ -153,12 +135,12 @@ final class KvBenchCommand implements Command {
 					cache.region(r).fill((byte) 0);
 				}
 				long start = System.nanoTime();
-				long bytes = consumer.pull(params, localBlocks, PULL_TIMEOUT);
+				long bytes = consumer.pull(params, localBlocks, this.pullTimeout);
 				long nanos = System.nanoTime() - start;
 				if (verify(cache, localBlocks, ids, crcs, remote.numBlocks())) {
 					verified++;
 				}
-				if (i >= warmup) {
+				if (i >= this.warmup) {
 					latencies.add(nanos);
 					timedBytes += bytes;
 					timedNanos += nanos;
@@ -170,19 +152,20 @@ final class KvBenchCommand implements Command {
 			int expired = Integer.parseInt(summary[2]);
 			double gbps = timedBytes / (double) timedNanos;
 			String engine = agent.engineDescription();
-			boolean ok = verified == warmup + requests && completed == warmup + requests && expired == 0;
-			if (json) {
+			int posted = this.warmup + this.requests;
+			boolean ok = verified == posted && completed == posted && expired == 0;
+			if (this.output.json()) {
 				Map<String, Object> document = new LinkedHashMap<>();
 				document.put("tool", "nixl4j kv-bench");
 				document.put("engine", agent.engine().toString());
 				document.put("engineDescription", engine);
 				document.put("layout", local.fingerprint());
-				document.put("blocksPerRequest", blocks);
-				document.put("descriptorsPerRequest", blocks * local.regionCount());
+				document.put("blocksPerRequest", this.blocks);
+				document.put("descriptorsPerRequest", this.blocks * local.regionCount());
 				document.put("descriptorBytes", local.blockLength());
-				document.put("bytesPerRequest", blocks * (long) local.regionCount() * local.blockLength());
-				document.put("warmup", warmup);
-				document.put("requests", requests);
+				document.put("bytesPerRequest", this.blocks * (long) local.regionCount() * local.blockLength());
+				document.put("warmup", this.warmup);
+				document.put("requests", this.requests);
 				document.put("bandwidthGBps", gbps);
 				document.put("meanLatencyUs", latencies.meanMicros());
 				document.put("p50LatencyUs", latencies.percentileMicros(0.50));
@@ -196,13 +179,13 @@ final class KvBenchCommand implements Command {
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
 				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n", engine,
-						blocks, blocks * local.regionCount(), local.blockLength() >> 10,
-						(blocks * (long) local.regionCount() * local.blockLength()) >> 20);
+						this.blocks, this.blocks * local.regionCount(), local.blockLength() >> 10,
+						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20);
 				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)", "Mean (us)",
 						"p50 (us)", "p99 (us)", "Verified");
-				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", requests, gbps,
+				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", this.requests, gbps,
 						latencies.meanMicros(), latencies.percentileMicros(0.50), latencies.percentileMicros(0.99), verified,
-						warmup + requests);
+						this.warmup + this.requests);
 				out.printf(Locale.ROOT, "leases: %d completed, %d expired (warm-up included)%n", completed, expired);
 				if (!ok) {
 					out.println("kv-bench: some requests were not verified or their leases did not complete");

@@ -9,10 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
@@ -25,6 +23,10 @@ import dev.nixl4j.kv.LeaseOutcome;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.readiness.Patterns;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j kv-bench-producer}: the prefill side of {@code kv-bench}, started by it in a child
@@ -33,58 +35,38 @@ import dev.nixl4j.readiness.Patterns;
  * {@code READY <base64 metadata> <region bases>} and {@code CRCS <base64 CRC32C per region and
  * block>}; then it answers {@code PEER <base64 metadata>} with {@code LOADED},
  * {@code LEASE <request> <blocks>} with {@code LEASED <lease id> <block ids>} (random distinct
- * blocks, leased for one consumer), {@code SUMMARY} with {@code SUMMARY <completed> <expired>
- * <active>} and {@code QUIT} with {@code BYE}. End of input also ends it.
+ * blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with
+ * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End of input
+ * also ends it.
  */
-final class KvBenchProducerCommand implements Command {
+@Command(name = "kv-bench-producer", hidden = true,
+		description = "The prefill side of 'nixl4j kv-bench', which starts it; not meant to be run by hand.",
+		exitCodeList = { "0:ended on QUIT or at the end of its input", "1:a failure", "2:usage error" })
+final class KvBenchProducerCommand extends Subcommand {
 
-	static final String NAME = "--name";
+	@Option(names = "--name", paramLabel = "NAME", description = "the producer agent's name")
+	private @Nullable String name;
 
-	static final String POOL = "--pool";
+	@Option(names = "--pool", paramLabel = "BLOCKS", converter = Counts.AtLeastOne.class, defaultValue = "256",
+			description = "blocks of the cache (default ${DEFAULT-VALUE})")
+	private int pool;
 
-	static final String LEASE_MS = "--lease-ms";
+	@Option(names = "--lease", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "60s",
+			description = "how long a lease lasts (default ${DEFAULT-VALUE})")
+	private Duration ttl;
 
-	@Override
-	public String name() {
-		return "kv-bench-producer";
-	}
-
-	@Override
-	public String summary() {
-		return "the producer side of kv-bench (started by kv-bench)";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j kv-bench-producer --name NAME --pool BLOCKS [--lease-ms N] [agent options]
-
-				The prefill side of 'nixl4j kv-bench', which starts it; not meant to be run by hand.
-
-				""" + AgentOptions.HELP;
-	}
+	@Mixin
+	private AgentOptions agentOptions = new AgentOptions();
 
 	@Override
-	public Set<String> valuedOptions() {
-		Set<String> options = new HashSet<>(AgentOptions.NAMES);
-		options.addAll(Set.of(NAME, POOL, LEASE_MS));
-		return options;
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of();
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) throws Exception {
-		String name = arguments.value(NAME, "nixl4j-kv-producer-" + ProcessHandle.current().pid());
-		KvCacheLayout layout = KvBenchCommand.LAYOUT.withNumBlocks(arguments.count(POOL, 256));
-		Duration ttl = Duration.ofMillis(arguments.count(LEASE_MS, 60_000));
+	public Integer call() throws Exception {
+		PrintStream out = out();
+		String name = (this.name != null) ? this.name : "nixl4j-kv-producer-" + ProcessHandle.current().pid();
+		KvCacheLayout layout = KvBenchCommand.LAYOUT.withNumBlocks(this.pool);
 		AtomicInteger completed = new AtomicInteger();
 		AtomicInteger expired = new AtomicInteger();
 		Random random = new Random(42);
-		try (NixlAgent agent = NixlAgent.create(AgentOptions.config(arguments, name));
+		try (NixlAgent agent = NixlAgent.create(this.agentOptions.config(name));
 				PagedKvCache cache = PagedKvCache.allocate(agent, layout);
 				KvProducer producer = new KvProducer(cache, PeerLoader.preloaded())) {
 			int[] pool = cache.allocator().allocate(layout.numBlocks());
@@ -110,7 +92,7 @@ final class KvBenchProducerCommand implements Command {
 					}
 					case "LEASE" -> {
 						int[] blocks = pick(random, pool, Integer.parseInt(command[2]));
-						KvLease lease = producer.lease(command[1], blocks, 1, ttl);
+						KvLease lease = producer.lease(command[1], blocks, 1, this.ttl);
 						lease.outcome().thenAccept(outcome -> {
 							if (outcome == LeaseOutcome.COMPLETED) {
 								completed.incrementAndGet();

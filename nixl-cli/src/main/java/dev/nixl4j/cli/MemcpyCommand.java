@@ -8,82 +8,62 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
+
 import dev.nixl4j.readiness.Patterns;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j memcpy}: the bandwidth of one thread copying native memory with
  * {@link MemorySegment#copy(MemorySegment, long, MemorySegment, long, long)}, the yardstick for
  * transfers on one host: a transfer through shared memory or a kernel copy cannot beat one copy.
  */
-final class MemcpyCommand implements Command {
+@Command(name = "memcpy", description = { "Single-thread MemorySegment.copy bandwidth, the reference for bench.", "",
+		"Copies between two page-aligned native segments on one thread, for sizes doubling from --min to --max, and "
+				+ "prints the bandwidth of each (GB = 10^9 bytes). Each size copies about --bytes in total after a warm-up "
+				+ "of a tenth of that." },
+		exitCodeList = { "0:measured", "2:usage error" })
+final class MemcpyCommand extends Subcommand {
 
-	private static final String MIN = "--min";
+	@Option(names = "--min", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "4k",
+			description = "smallest block (default ${DEFAULT-VALUE})")
+	private long min;
 
-	private static final String MAX = "--max";
+	@Option(names = "--max", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "64m",
+			description = "largest block (default ${DEFAULT-VALUE})")
+	private long max;
 
-	private static final String BYTES = "--bytes";
+	@Option(names = "--bytes", paramLabel = "TOTAL", converter = ByteSize.class, defaultValue = "8g",
+			description = "bytes copied per size (default ${DEFAULT-VALUE})")
+	private long total;
 
-	private static final String JSON = "--json";
-
-	@Override
-	public String name() {
-		return "memcpy";
-	}
-
-	@Override
-	public String summary() {
-		return "single-thread MemorySegment.copy bandwidth, the reference for bench";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j memcpy [--min SIZE] [--max SIZE] [--bytes TOTAL] [--json]
-
-				Copies between two page-aligned native segments on one thread, for sizes doubling
-				from --min (default 4k) to --max (default 64m), and prints the bandwidth of each
-				(GB = 10^9 bytes). Each size copies about --bytes in total (default 8g) after a
-				warm-up of a tenth of that. --json prints one JSON document instead of the table.
-				""";
-	}
+	@Mixin
+	private OutputOptions output = new OutputOptions();
 
 	@Override
-	public Set<String> valuedOptions() {
-		return Set.of(MIN, MAX, BYTES);
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of(JSON);
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) {
-		long min = arguments.bytes(MIN, 4 << 10);
-		long max = arguments.bytes(MAX, 64 << 20);
-		long total = arguments.bytes(BYTES, 8L << 30);
-		boolean json = arguments.flag(JSON);
-		if (max < min) {
-			throw new UsageException(MAX + " must not be smaller than " + MIN);
+	public Integer call() {
+		if (this.max < this.min) {
+			throw usageError("--max must not be smaller than --min");
 		}
-		if (!json) {
+		PrintStream out = out();
+		if (!this.output.json()) {
 			out.printf("%-20s%-15s%-15s%n", "Block Size (B)", "Copies", "B/W (GB/Sec)");
 		}
 		List<Map<String, Object>> results = new ArrayList<>();
 		try (Arena arena = Arena.ofConfined()) {
-			MemorySegment source = arena.allocate(max, 4096);
-			MemorySegment destination = arena.allocate(max, 4096);
+			MemorySegment source = arena.allocate(this.max, 4096);
+			MemorySegment destination = arena.allocate(this.max, 4096);
 			Patterns.fill(source, 1);
 			destination.fill((byte) 0);
-			for (long size = min; size <= max; size *= 2) {
-				long copies = Math.max(10, total / size);
+			for (long size = this.min; size <= this.max; size *= 2) {
+				long copies = Math.max(10, this.total / size);
 				copy(source, destination, size, Math.max(1, copies / 10));
 				long start = System.nanoTime();
 				copy(source, destination, size, copies);
 				long nanos = System.nanoTime() - start;
 				double gbps = (double) size * copies / nanos;
-				if (json) {
+				if (this.output.json()) {
 					Map<String, Object> row = new LinkedHashMap<>();
 					row.put("blockSize", size);
 					row.put("copies", copies);
@@ -95,11 +75,11 @@ final class MemcpyCommand implements Command {
 				}
 			}
 		}
-		if (json) {
+		if (this.output.json()) {
 			Map<String, Object> document = new LinkedHashMap<>();
 			document.put("tool", "nixl4j memcpy");
 			document.put("threads", 1);
-			document.put("bytesPerSize", total);
+			document.put("bytesPerSize", this.total);
 			document.put("results", results);
 			out.println(Json.write(document));
 		}

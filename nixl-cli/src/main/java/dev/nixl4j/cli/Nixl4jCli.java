@@ -1,13 +1,15 @@
 package dev.nixl4j.cli;
 
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
-import java.util.Arrays;
+import java.io.PrintWriter;
 import java.util.List;
-import java.util.stream.Stream;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code nixl4j} command line tool: {@code info}, {@code doctor}, {@code selftest},
@@ -30,17 +32,11 @@ public final class Nixl4jCli {
 	/** The command line cannot be run as given. */
 	public static final int EXIT_USAGE = 2;
 
-	/** {@link Readiness#ENVIRONMENT_NOT_READY}, or NIXL could not be loaded at all. */
+	/** The environment is not ready, or NIXL could not be loaded at all. */
 	public static final int EXIT_ENVIRONMENT_NOT_READY = 3;
 
-	/** {@link Readiness#BACKEND_NOT_READY}. */
+	/** A backend is not ready. */
 	public static final int EXIT_BACKEND_NOT_READY = 4;
-
-	private static final List<Command> COMMANDS = List.of(new InfoCommand(), new DoctorCommand(),
-			new SelftestCommand(), new BenchCommand(), new KvBenchCommand(), new MemcpyCommand());
-
-	/** The child sides of {@code bench --processes 2} and {@code kv-bench}; not listed, started by the benchmarks. */
-	private static final List<Command> CHILD_COMMANDS = List.of(new BenchTargetCommand(), new KvBenchProducerCommand());
 
 	private Nixl4jCli() {
 	}
@@ -58,72 +54,54 @@ public final class Nixl4jCli {
 	/**
 	 * Runs the tool without exiting the JVM.
 	 * @param args the command and its options
-	 * @param out where results go
-	 * @param err where errors and usage go
+	 * @param out where results, help and the version go
+	 * @param err where errors go
 	 * @return the exit status
 	 */
 	public static int run(String[] args, PrintStream out, PrintStream err) {
-		if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
-			out.print(usage());
-			return (args.length == 0) ? EXIT_USAGE : EXIT_OK;
-		}
-		Command command = find(args[0]);
-		if (command == null) {
-			err.println("nixl4j: unknown command '" + args[0] + "'");
-			err.print(usage());
-			return EXIT_USAGE;
-		}
-		Arguments arguments;
+		PrintWriter outWriter = new PrintWriter(new OutputStreamWriter(out, out.charset()), true);
+		PrintWriter errWriter = new PrintWriter(new OutputStreamWriter(err, err.charset()), true);
+		CommandLine commandLine = Nixl4jCommand.commandLine(out)
+			.setOut(outWriter)
+			.setErr(errWriter)
+			.setParameterExceptionHandler(Nixl4jCli::usageError)
+			.setExecutionExceptionHandler((ex, command, parseResult) -> failure(ex, command));
 		try {
-			arguments = Arguments.parse(Arrays.asList(args).subList(1, args.length), command.valuedOptions(),
-					command.flagOptions());
+			return commandLine.execute(args);
 		}
-		catch (UsageException ex) {
-			err.println("nixl4j " + command.name() + ": " + ex.getMessage());
-			err.println("Run 'nixl4j " + command.name() + " --help' for its options.");
-			return EXIT_USAGE;
-		}
-		if (arguments.flag(Arguments.HELP)) {
-			out.print(command.help());
-			return EXIT_OK;
-		}
-		try {
-			return command.run(arguments, out);
-		}
-		catch (UsageException ex) {
-			err.println("nixl4j " + command.name() + ": " + ex.getMessage());
-			return EXIT_USAGE;
-		}
-		catch (NixlException ex) {
-			err.println("nixl4j " + command.name() + ": " + ex.getMessage());
-			return (ex.status() == NixlStatus.LIBRARY_UNAVAILABLE) ? EXIT_ENVIRONMENT_NOT_READY : EXIT_FAILURE;
-		}
-		catch (Exception ex) {
-			err.println("nixl4j " + command.name() + ": " + ex);
-			return EXIT_FAILURE;
+		finally {
+			outWriter.flush();
+			errWriter.flush();
+			out.flush();
 		}
 	}
 
-	private static @Nullable Command find(String name) {
-		return Stream.concat(COMMANDS.stream(), CHILD_COMMANDS.stream())
-			.filter(command -> command.name().equals(name))
-			.findFirst()
-			.orElse(null);
+	private static int usageError(ParameterException ex, String[] args) {
+		CommandLine command = ex.getCommandLine();
+		String name = command.getCommandSpec().qualifiedName();
+		boolean tool = command.getCommandSpec().parent() == null;
+		String message = ex.getMessage();
+		if (tool && ex instanceof UnmatchedArgumentException unmatched) {
+			List<String> arguments = unmatched.getUnmatched();
+			if (!arguments.isEmpty() && !arguments.getFirst().startsWith("-")) {
+				message = "unknown command '" + arguments.getFirst() + "'";
+			}
+		}
+		PrintWriter err = command.getErr();
+		err.println(name + ": " + message);
+		UnmatchedArgumentException.printSuggestions(ex, err);
+		err.println("Run '" + name + " --help' for " + (tool ? "its commands." : "its options."));
+		return EXIT_USAGE;
 	}
 
-	private static String usage() {
-		StringBuilder text = new StringBuilder("Usage: nixl4j <command> [options]\n\nCommands:\n");
-		for (Command command : COMMANDS) {
-			text.append(String.format("  %-9s %s%n", command.name(), command.summary()));
+	private static int failure(Exception ex, CommandLine command) {
+		String name = command.getCommandSpec().qualifiedName();
+		if (ex instanceof NixlException nixl) {
+			command.getErr().println(name + ": " + nixl.getMessage());
+			return (nixl.status() == NixlStatus.LIBRARY_UNAVAILABLE) ? EXIT_ENVIRONMENT_NOT_READY : EXIT_FAILURE;
 		}
-		text.append("""
-
-				Run 'nixl4j <command> --help' for a command's options.
-				Exit status: 0 success (doctor: READY), 1 failure, 2 usage error,
-				3 environment not ready (library missing or not loadable, native access off),
-				4 backend not ready.
-				""");
-		return text.toString();
+		command.getErr().println(name + ": " + ex);
+		return EXIT_FAILURE;
 	}
 
 }

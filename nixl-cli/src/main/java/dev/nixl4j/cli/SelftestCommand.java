@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -22,13 +21,24 @@ import dev.nixl4j.PreparedList;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.readiness.Patterns;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j selftest}: the operations an inference service relies on, each verified: READ
  * and WRITE of several sizes, a prepared-list transfer with reordered indices reposted twice, a
  * WRITE whose notification arrives after its data, and a notification on its own.
  */
-final class SelftestCommand implements Command {
+@Command(name = "selftest",
+		description = { "Verified READ/WRITE, prepared-list and notification transfers between two agents.", "",
+				"Creates two agents in this process and checks, comparing every byte: WRITE and READ of 4 KiB, 1 MiB and "
+						+ "16 MiB; a prepared-list transfer that selects descriptors by index (reordered) and is posted twice, "
+						+ "as WRITE and as READ; a WRITE whose notification reaches the target only after its data; a "
+						+ "notification sent on its own. Prints one line per check and a summary." },
+		exitCodeList = { "0:every check passed", "1:a check failed", "2:usage error",
+				"3:NIXL's native library cannot be loaded" })
+final class SelftestCommand extends Subcommand {
 
 	/** Sizes of the one-shot transfers. */
 	static final List<Long> SIZES = List.of(4L << 10, 1L << 20, 16L << 20);
@@ -37,48 +47,19 @@ final class SelftestCommand implements Command {
 
 	private static final int BLOCKS = 4;
 
-	private static final Duration DEADLINE = Duration.ofSeconds(30);
+	@Option(names = "--timeout", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "30s",
+			description = "how long one check may wait for a transfer or a notification (default ${DEFAULT-VALUE}), "
+					+ "for example 500ms, 10s or 2m")
+	private Duration deadline;
+
+	@Mixin
+	private AgentOptions agentOptions = new AgentOptions();
 
 	@Override
-	public String name() {
-		return "selftest";
-	}
-
-	@Override
-	public String summary() {
-		return "verified READ/WRITE, prepared-list and notification transfers between two agents";
-	}
-
-	@Override
-	public String help() {
-		return """
-				Usage: nixl4j selftest [agent options]
-
-				Creates two agents in this process and checks, comparing every byte: WRITE and READ
-				of 4 KiB, 1 MiB and 16 MiB; a prepared-list transfer that selects descriptors by index
-				(reordered) and is posted twice, as WRITE and as READ; a WRITE whose notification
-				reaches the target only after its data; a notification sent on its own. Prints one
-				line per check and a summary.
-
-				Exit status: 0 when every check passed, 1 otherwise.
-
-				""" + AgentOptions.HELP;
-	}
-
-	@Override
-	public Set<String> valuedOptions() {
-		return AgentOptions.NAMES;
-	}
-
-	@Override
-	public Set<String> flagOptions() {
-		return Set.of();
-	}
-
-	@Override
-	public int run(Arguments arguments, PrintStream out) {
+	public Integer call() {
+		PrintStream out = out();
 		String base = "nixl4j-selftest-" + ProcessHandle.current().pid();
-		AgentConfig config = AgentOptions.config(arguments, base);
+		AgentConfig config = this.agentOptions.config(base);
 		long size = SIZES.getLast();
 		try (Arena arena = Arena.ofShared();
 				NixlAgent initiator = NixlAgent.create(config.toBuilder().name(base + "-initiator").build());
@@ -90,7 +71,7 @@ final class SelftestCommand implements Command {
 			initiator.loadRemoteMetadata(target.localMetadata());
 			out.println("selftest: agents '" + initiator.name() + "' and '" + target.name() + "', backends "
 					+ config.backends());
-			Pair pair = new Pair(initiator, target, local, remote);
+			Pair pair = new Pair(initiator, target, local, remote, this.deadline);
 			List<Check> checks = new ArrayList<>();
 			for (long bytes : SIZES) {
 				checks.add(new Check("WRITE " + bytes + " bytes", () -> oneShot(pair, XferOp.WRITE, bytes)));
@@ -125,7 +106,7 @@ final class SelftestCommand implements Command {
 		Patterns.fill((op == XferOp.WRITE) ? remote : local, ~seed);
 		try (Transfer transfer = pair.initiator().transfer(op, DescriptorList.of(local), DescriptorList.of(remote),
 				pair.target().name(), null)) {
-			transfer.await(DEADLINE);
+			transfer.await(pair.deadline());
 		}
 		expect(Patterns.holds((op == XferOp.WRITE) ? remote : local, seed), "the destination does not hold the bytes sent");
 	}
@@ -146,7 +127,7 @@ final class SelftestCommand implements Command {
 				Transfer read = pair.initiator().createTransfer(XferOp.READ, local, localIndices, remote,
 						remoteIndices, null)) {
 			write.post();
-			write.await(DEADLINE);
+			write.await(pair.deadline());
 			for (int i = 0; i < BLOCKS; i++) {
 				expect(Patterns.holds(block(pair.remote(), remoteIndices[i]), 100 + i),
 						"WRITE: remote block " + remoteIndices[i] + " does not hold local block " + i);
@@ -155,14 +136,14 @@ final class SelftestCommand implements Command {
 				Patterns.fill(block(pair.remote(), i), 300 + i);
 			}
 			read.post();
-			read.await(DEADLINE);
+			read.await(pair.deadline());
 			for (int i = 0; i < BLOCKS; i++) {
 				expect(Patterns.holds(block(pair.local(), i), 300 + remoteIndices[i]),
 						"READ: local block " + i + " does not hold remote block " + remoteIndices[i]);
 			}
 			Patterns.fill(block(pair.local(), 0), 400);
 			write.post();
-			write.await(DEADLINE);
+			write.await(pair.deadline());
 			expect(Patterns.holds(block(pair.remote(), remoteIndices[0]), 400),
 					"the reposted WRITE did not move the new bytes");
 		}
@@ -176,29 +157,29 @@ final class SelftestCommand implements Command {
 		Patterns.fill(remote, 501);
 		String tag = "nixl4j-selftest-" + System.nanoTime();
 		CompletableFuture<Notification> arrival = pair.target()
-			.expectNotification(NotificationMatcher.exact(pair.initiator().name(), tag), DEADLINE);
+			.expectNotification(NotificationMatcher.exact(pair.initiator().name(), tag), pair.deadline());
 		CompletableFuture<Boolean> landedFirst = arrival.thenApply(notification -> Patterns.holds(remote, 500));
 		try (Transfer transfer = pair.initiator().transfer(XferOp.WRITE, DescriptorList.of(local),
 				DescriptorList.of(remote), pair.target().name(), tag.getBytes(StandardCharsets.UTF_8))) {
-			transfer.await(DEADLINE);
-			expect(join(landedFirst), "the notification arrived before the data had landed");
+			transfer.await(pair.deadline());
+			expect(join(landedFirst, pair.deadline()), "the notification arrived before the data had landed");
 		}
 	}
 
 	private static void standalone(Pair pair) {
 		String tag = "nixl4j-selftest-alone-" + System.nanoTime();
 		CompletableFuture<Notification> arrival = pair.target()
-			.expectNotification(NotificationMatcher.exact(pair.initiator().name(), tag), DEADLINE);
+			.expectNotification(NotificationMatcher.exact(pair.initiator().name(), tag), pair.deadline());
 		pair.initiator().sendNotification(pair.target().name(), tag.getBytes(StandardCharsets.UTF_8));
-		expect(join(arrival).text().equals(tag), "a different message arrived");
+		expect(join(arrival, pair.deadline()).text().equals(tag), "a different message arrived");
 	}
 
-	private static <T> T join(CompletableFuture<T> future) {
+	private static <T> T join(CompletableFuture<T> future, Duration deadline) {
 		try {
-			return future.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+			return future.get(deadline.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (Exception ex) {
-			throw new IllegalStateException("nothing arrived within " + DEADLINE + ": " + ex, ex);
+			throw new IllegalStateException("nothing arrived within " + deadline + ": " + ex, ex);
 		}
 	}
 
@@ -221,7 +202,8 @@ final class SelftestCommand implements Command {
 	}
 
 	/** The two agents and their registered memory. */
-	private record Pair(NixlAgent initiator, NixlAgent target, MemorySegment local, MemorySegment remote) {
+	private record Pair(NixlAgent initiator, NixlAgent target, MemorySegment local, MemorySegment remote,
+			Duration deadline) {
 	}
 
 	/** One named check. */

@@ -62,7 +62,8 @@ class KvBenchCommandTest {
 	@Test
 	void blocksBeyondTheCapAreAUsageError() {
 		assertThat(run("kv-bench", "--blocks", "5000")).isEqualTo(Nixl4jCli.EXIT_USAGE);
-		assertThat(this.err.toString(StandardCharsets.UTF_8)).contains("--blocks within 1..1024");
+		assertThat(this.err.toString(StandardCharsets.UTF_8))
+			.contains("nixl4j kv-bench: --blocks must be within 1..1024, got 5000");
 	}
 
 }
