@@ -4,9 +4,11 @@
     src/native/bundle-nixl.py <output dir>
 
 Runs fetch-nixl.sh (a no-op when the wheel is already unpacked in the cache), then writes
-<output dir>/linux-x86_64/ (the libraries, files.sha256, bundle.properties) and
-<output dir>/licenses/nixl/ (the license files of the wheel), in the layout that
-nixl-native-linux-x86_64/README.md describes.
+<output dir>/linux-x86_64/ and <output dir>/licenses/nixl/ (the license files of the wheel).
+The first holds what nixl-core's loader extracts: lib/ and nixl_cu12.libs/ as siblings, exactly
+as in the cache (the wheel's RPATHs are $ORIGIN-relative); files.sha256 ("<sha256>  <relative
+path>" per file, sorted by path); bundle.properties (nixl.version, wheel, wheel.sha256 and
+bundle.id, the SHA-256 of files.sha256).
 
 Only what NIXL loads for the plugins nixl4j supports goes in: libnixl_capi.so, the UCX and POSIX
 plugins, UCX's transport modules (libucs dlopens them from the ucx/ directory beside it), and

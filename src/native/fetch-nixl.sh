@@ -19,11 +19,16 @@ version=$(grep -v '^#' "$here/nixl.version" | tr -d '[:space:]')
 cache=${NIXL4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nixl4j}
 dest="$cache/nixl-cu12-$version"
 
-# A cache without WHEEL predates the record the native artifact's build needs; it is fetched again.
-if [[ -f "$dest/.complete" && -f "$dest/WHEEL" && -f "$dest/lib/libnixl_capi.so" && -f "$dest/lib/NIXL_VERSION" ]]; then
-  ln -sfn "nixl-cu12-$version" "$cache/current"
-  echo "$dest/lib"
-  exit 0
+# A complete cache without WHEEL predates that record: the wheel is downloaded again for its record
+# and licenses only, and the libraries, which running processes may have loaded, stay in place.
+record_only=false
+if [[ -f "$dest/.complete" && -f "$dest/lib/libnixl_capi.so" && -f "$dest/lib/NIXL_VERSION" ]]; then
+  if [[ -f "$dest/WHEEL" ]]; then
+    ln -sfn "nixl-cu12-$version" "$cache/current"
+    echo "$dest/lib"
+    exit 0
+  fi
+  record_only=true
 fi
 
 python=${PYTHON:-$(command -v python3 || command -v python || true)}
@@ -73,6 +78,17 @@ with open(os.path.join(out, "WHEEL"), "w") as f:
 PY
 
 test -f "$work/out/lib/libnixl_capi.so" || { echo "fetch-nixl: the wheel has no libnixl_capi.so" >&2; exit 1; }
+if [[ $record_only == true ]]; then
+  if [[ -d "$work/out/licenses" ]]; then
+    rm -rf "$dest/licenses"
+    mv -T "$work/out/licenses" "$dest/licenses"
+  fi
+  mv "$work/out/WHEEL" "$dest/WHEEL"
+  ln -sfn "nixl-cu12-$version" "$cache/current"
+  echo "fetch-nixl: recorded the wheel of the NIXL $version native libraries" >&2
+  echo "$dest/lib"
+  exit 0
+fi
 echo "$version" > "$work/out/lib/NIXL_VERSION"
 touch "$work/out/.complete"
 # The old copy moves aside (removed with $work) so that the directory is missing only between two renames.
