@@ -36,8 +36,8 @@ DATA = ["lib/NIXL_VERSION"]
 # libucs loads lib<framework>_<name>.so.* from ucx/ beside itself. The transport modules stay:
 # without them a host with RDMA (ib, ib_mlx5, efa) or GPUs (cuda) would fall back to TCP, and
 # shared memory would lose cma. Left out: the perftest modules (only the ucx_perftest tool,
-# which is not bundled, loads them) and ib_mlx5_gda/gdp (UCX's GPU-initiated device API, which
-# NIXL's host-initiated transfers through its C API never use; they also need NVML).
+# which is not bundled, loads them) and ib_mlx5_gda/gdp (GPU-initiated transfers of UCX's device
+# API, which nothing nixl4j calls reaches; they also need NVML).
 UCX_MODULE_DIR = "nixl_cu12.libs/ucx/"
 UCX_MODULE_SKIPPED = ("libucx_perftest_", "libuct_ib_mlx5_gda.", "libuct_ib_mlx5_gdp.")
 
@@ -49,8 +49,8 @@ SYSTEM = {
     "libz.so.1", "libssl.so.3", "libcrypto.so.3",
 }
 # Hardware-specific libraries a UCX transport module needs (the NVIDIA driver and CUDA runtime,
-# AWS EFA's provider); where the host lacks them, libucs
-# skips that module and the other transports work.
+# AWS EFA's provider); where the host lacks them, libucs skips that module and the other
+# transports work.
 HOST_OPTIONAL_FOR_UCX_MODULES = {"libcuda.so.1", "libcudart.so.12", "libnvidia-ml.so.1", "libefa.so.1"}
 
 DT_NEEDED, DT_STRTAB, DT_RPATH, DT_RUNPATH = 1, 5, 15, 29
