@@ -9,6 +9,8 @@
 # siblings):
 #   $NIXL4J_CACHE/nixl-cu12-<version>/lib/             libnixl*.so, libnixl_capi.so, plugins/
 #   $NIXL4J_CACHE/nixl-cu12-<version>/nixl_cu12.libs/  bundled UCX, gRPC, etcd client, ...
+#   $NIXL4J_CACHE/nixl-cu12-<version>/WHEEL            "<sha256>  <wheel file name>" it came from
+#   $NIXL4J_CACHE/nixl-cu12-<version>/licenses/        the license files of the wheel's dist-info
 #   $NIXL4J_CACHE/current -> nixl-cu12-<version>       what the Java locator looks at
 set -euo pipefail
 
@@ -17,10 +19,16 @@ version=$(grep -v '^#' "$here/nixl.version" | tr -d '[:space:]')
 cache=${NIXL4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nixl4j}
 dest="$cache/nixl-cu12-$version"
 
+# A complete cache without WHEEL predates that record: the wheel is downloaded again for its record
+# and licenses only, and the libraries, which running processes may have loaded, stay in place.
+record_only=false
 if [[ -f "$dest/.complete" && -f "$dest/lib/libnixl_capi.so" && -f "$dest/lib/NIXL_VERSION" ]]; then
-  ln -sfn "nixl-cu12-$version" "$cache/current"
-  echo "$dest/lib"
-  exit 0
+  if [[ -f "$dest/WHEEL" ]]; then
+    ln -sfn "nixl-cu12-$version" "$cache/current"
+    echo "$dest/lib"
+    exit 0
+  fi
+  record_only=true
 fi
 
 python=${PYTHON:-$(command -v python3 || command -v python || true)}
@@ -43,25 +51,49 @@ echo "fetch-nixl: downloading nixl-cu12==$version from PyPI" >&2
 wheel=$(ls "$work"/nixl_cu12-*.whl)
 
 "$python" - "$wheel" "$work/out" <<'PY'
-import os, stat, sys, zipfile
+import hashlib, os, sys, zipfile
 wheel, out = sys.argv[1], sys.argv[2]
 keep = {".nixl_cu12.mesonpy.libs/": "lib/", "nixl_cu12.libs/": "nixl_cu12.libs/"}
 with zipfile.ZipFile(wheel) as z:
     for info in z.infolist():
-        for prefix, target in keep.items():
-            if info.filename.startswith(prefix) and not info.is_dir():
-                path = os.path.join(out, target + info.filename[len(prefix):])
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with z.open(info) as src, open(path, "wb") as dst:
-                    dst.write(src.read())
-                os.chmod(path, 0o755)
+        targets = [target + info.filename[len(prefix):] for prefix, target in keep.items()
+                   if info.filename.startswith(prefix)]
+        marker = ".dist-info/licenses/"
+        if marker in info.filename and info.filename.split("/", 1)[0].endswith(".dist-info"):
+            targets.append("licenses/" + info.filename.split(marker, 1)[1])
+        for target in targets:
+            if info.is_dir() or ".." in target.split("/"):
+                continue
+            path = os.path.join(out, target)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with z.open(info) as src, open(path, "wb") as dst:
+                dst.write(src.read())
+            os.chmod(path, 0o644 if target.startswith("licenses/") else 0o755)
+digest = hashlib.sha256()
+with open(wheel, "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        digest.update(block)
+with open(os.path.join(out, "WHEEL"), "w") as f:
+    f.write(f"{digest.hexdigest()}  {os.path.basename(wheel)}\n")
 PY
 
 test -f "$work/out/lib/libnixl_capi.so" || { echo "fetch-nixl: the wheel has no libnixl_capi.so" >&2; exit 1; }
+if [[ $record_only == true ]]; then
+  if [[ -d "$work/out/licenses" ]]; then
+    rm -rf "$dest/licenses"
+    mv -T "$work/out/licenses" "$dest/licenses"
+  fi
+  mv "$work/out/WHEEL" "$dest/WHEEL"
+  ln -sfn "nixl-cu12-$version" "$cache/current"
+  echo "fetch-nixl: recorded the wheel of the NIXL $version native libraries" >&2
+  echo "$dest/lib"
+  exit 0
+fi
 echo "$version" > "$work/out/lib/NIXL_VERSION"
 touch "$work/out/.complete"
-rm -rf "$dest"
-mv "$work/out" "$dest"
+# The old copy moves aside (removed with $work) so that the directory is missing only between two renames.
+if [[ -e "$dest" ]]; then mv -T "$dest" "$work/old"; fi
+mv -T "$work/out" "$dest"
 ln -sfn "nixl-cu12-$version" "$cache/current"
 echo "fetch-nixl: installed NIXL $version native libraries" >&2
 echo "$dest/lib"
