@@ -447,6 +447,8 @@ final class ClassPathBundle {
 				deleteTree(old);
 			}
 			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
+			logger.log(Level.INFO, "Extracted NIXL {0} from the class path ({1}) into {2}: {3} files, {4} bytes",
+					this.version, ARTIFACT, target, index.size(), total);
 		}
 		finally {
 			if (Files.exists(temporary, LinkOption.NOFOLLOW_LINKS)) {
