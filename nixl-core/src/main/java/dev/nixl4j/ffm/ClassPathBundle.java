@@ -7,6 +7,7 @@ import java.io.StringReader;
 import java.lang.System.Logger.Level;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
@@ -234,9 +235,14 @@ final class ClassPathBundle {
 	private static FileLock lock(FileChannel channel, Path lockFile) throws IOException, BundleException {
 		long deadline = System.nanoTime() + LOCK_TIMEOUT_NANOS;
 		while (true) {
-			FileLock lock = channel.tryLock();
-			if (lock != null) {
-				return lock;
+			try {
+				FileLock lock = channel.tryLock();
+				if (lock != null) {
+					return lock;
+				}
+			}
+			catch (OverlappingFileLockException ex) {
+				// nixl4j loaded by another class loader of this JVM holds it: wait as for another process
 			}
 			if (System.nanoTime() - deadline > 0) {
 				throw new BundleException("another process held the extraction lock " + lockFile + " for longer than "

@@ -73,6 +73,17 @@ class NativeArtifactExtractionTest {
 	}
 
 	@Test
+	void anArtifactTheContextClassLoaderServesOnlyAsStreamsIsExtractedAndLoaded() throws Exception {
+		Path cache = this.dir.resolve("cache");
+		String output = NativeFixtures.start(this.dir, List.of(ENABLE), List.of(), Map.of("NIXL4J_CACHE", cache.toString()),
+				ContextLoaderLoadChild.class, jar.toString()).await();
+		assertThat(output).as(output)
+			.contains("LOADED " + extracted(cache).resolve("lib").resolve(NativeLibrary.LIBRARY_FILE))
+			.contains("SOURCE class path (" + ClassPathBundle.ARTIFACT + " " + version + ")");
+		assertIntact(extracted(cache));
+	}
+
+	@Test
 	void aCorruptedExtractedFileIsRefusedAndTheDirectoryExtractedAgain() throws Exception {
 		Path cache = this.dir.resolve("cache");
 		assertThat(start(cache).await()).contains("LOADED ");

@@ -138,6 +138,23 @@ final class NativeFixtures {
 	 */
 	static Child start(Path work, List<String> jvmFlags, List<Path> extraClassPath, Map<String, String> environment,
 			String... args) throws IOException {
+		return start(work, jvmFlags, extraClassPath, environment, LibraryLoadChild.class, args);
+	}
+
+	/**
+	 * Starts a child like {@link #start(Path, List, List, Map, String...)}, running another main
+	 * class.
+	 * @param work where the output goes
+	 * @param jvmFlags flags before the class path
+	 * @param extraClassPath entries appended to the class path
+	 * @param environment variables to set
+	 * @param main the main class
+	 * @param args the child's arguments
+	 * @return the started child
+	 * @throws IOException when it cannot start
+	 */
+	static Child start(Path work, List<String> jvmFlags, List<Path> extraClassPath, Map<String, String> environment,
+			Class<?> main, String... args) throws IOException {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-Xmx128m");
@@ -152,7 +169,7 @@ final class NativeFixtures {
 		extraClassPath.forEach(entry -> classPath.add(entry.toString()));
 		command.add("-cp");
 		command.add(String.join(File.pathSeparator, classPath));
-		command.add(LibraryLoadChild.class.getName());
+		command.add(main.getName());
 		command.addAll(List.of(args));
 		Path output = Files.createTempFile(work, "child-", ".out");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
