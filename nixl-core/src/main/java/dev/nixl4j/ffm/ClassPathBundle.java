@@ -185,7 +185,10 @@ final class ClassPathBundle {
 		Path nativeDirectory = this.cacheRoot.resolve("native");
 		Path target = directory();
 		try {
-			Files.createDirectories(nativeDirectory);
+			// Only when missing: a cache prepared in a read-only image must not need a write.
+			if (!Files.isDirectory(nativeDirectory)) {
+				Files.createDirectories(nativeDirectory);
+			}
 		}
 		catch (IOException | SecurityException ex) {
 			throw new BundleException("the cache directory " + nativeDirectory + " cannot be created (" + ex

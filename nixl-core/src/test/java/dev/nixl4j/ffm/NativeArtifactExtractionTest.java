@@ -115,6 +115,34 @@ class NativeArtifactExtractionTest {
 	}
 
 	@Test
+	void aReadOnlyCacheDirectoryServesAnEarlierExtractionAndOtherwiseGivesAnErrorNamingIt() throws Exception {
+		Path cache = this.dir.resolve("cache");
+		assertThat(start(cache).await()).contains("LOADED ");
+		Path nativeDirectory = cache.resolve("native");
+		Path extracted = extracted(cache);
+		// Read-only even for root: the immutable attribute.
+		immutable(nativeDirectory, true);
+		immutable(extracted, true);
+		try {
+			String output = start(cache).await();
+			assertThat(output).as(output)
+				.contains("LOADED " + extracted.resolve("lib").resolve(NativeLibrary.LIBRARY_FILE))
+				.doesNotContain("Extracted NIXL");
+
+			NativeFixtures.corrupt(extracted.resolve("lib").resolve(NativeLibrary.LIBRARY_FILE));
+			output = start(cache).await();
+			assertThat(output).as(output)
+				.startsWith("FAILED LIBRARY_UNAVAILABLE")
+				.contains("the cache directory " + nativeDirectory + " is not writable, so the libraries cannot be "
+						+ "extracted there (lib/" + NativeLibrary.LIBRARY_FILE + " does not match its SHA-256");
+		}
+		finally {
+			immutable(extracted, false);
+			immutable(nativeDirectory, false);
+		}
+	}
+
+	@Test
 	void aCacheDirectoryEveryUserCanWriteToIsRefused() throws Exception {
 		Path cache = Files.createDirectories(this.dir.resolve("cache"));
 		Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rwxrwxrwx"));
@@ -149,6 +177,20 @@ class NativeArtifactExtractionTest {
 		assertThat(output).as(output)
 			.startsWith("FAILED LIBRARY_UNAVAILABLE")
 			.contains("the cache directory " + cache + " is owned by another user");
+	}
+
+	private static void immutable(Path directory, boolean on) throws Exception {
+		Process chattr = new ProcessBuilder("chattr", on ? "+i" : "-i", directory.toString()).redirectErrorStream(true)
+			.start();
+		assertThat(chattr.waitFor(30, TimeUnit.SECONDS)).isTrue();
+		if (chattr.exitValue() != 0) {
+			String message = "chattr cannot make " + directory + " read-only here: "
+					+ new String(chattr.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+			if (!on || "true".equalsIgnoreCase(System.getenv("CI"))) {
+				throw new AssertionError(message);
+			}
+			Assumptions.abort(message);
+		}
 	}
 
 	private NativeFixtures.Child start(Path cache) throws Exception {
