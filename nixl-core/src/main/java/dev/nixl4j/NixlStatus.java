@@ -46,6 +46,14 @@ public enum NixlStatus {
 	INVALID_METADATA(Integer.MIN_VALUE),
 	/** The native NIXL library could not be found, loaded or used. */
 	LIBRARY_UNAVAILABLE(Integer.MIN_VALUE),
+	/**
+	 * The JVM denies nixl4j native access, so it cannot call NIXL: the JVM runs with
+	 * {@code --illegal-native-access=deny}, or nixl4j is a named module that was not granted
+	 * access. Enabling it ({@code --enable-native-access=ALL-UNNAMED} on the class path,
+	 * {@code =dev.nixl4j.core} on the module path, or {@code Enable-Native-Access: ALL-UNNAMED} in
+	 * an executable jar's manifest) lifts it. {@link Engine#AUTO} then uses the embedded engine.
+	 */
+	NATIVE_ACCESS_DENIED(Integer.MIN_VALUE),
 	/** A service the operation depends on (a metadata exchange, a peer's listener) could not be reached. */
 	UNAVAILABLE(Integer.MIN_VALUE),
 	/** The loaded library or engine does not offer the requested feature. */

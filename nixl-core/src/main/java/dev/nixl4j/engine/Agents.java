@@ -26,7 +26,7 @@ public final class Agents {
 	 * Creates an agent. {@link dev.nixl4j.Engine#NATIVE} loads NIXL or fails with an error that
 	 * names every place tried and how to install it; {@link dev.nixl4j.Engine#EMBEDDED} uses the
 	 * pure-Java engine; {@link dev.nixl4j.Engine#AUTO} uses NIXL when it loads and otherwise the
-	 * embedded engine, saying so once per process.
+	 * embedded engine (also when the JVM denies native access), saying so once per process.
 	 * @param config the configuration
 	 * @return the agent
 	 */
@@ -43,7 +43,7 @@ public final class Agents {
 			return NativeDriver.open(config);
 		}
 		catch (NixlException ex) {
-			if (ex.status() != NixlStatus.LIBRARY_UNAVAILABLE) {
+			if (ex.status() != NixlStatus.LIBRARY_UNAVAILABLE && ex.status() != NixlStatus.NATIVE_ACCESS_DENIED) {
 				throw ex;
 			}
 			if (fallbackReported.compareAndSet(false, true)) {

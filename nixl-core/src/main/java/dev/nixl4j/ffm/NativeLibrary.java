@@ -24,16 +24,37 @@ import org.jspecify.annotations.Nullable;
 /**
  * Finds and loads {@code libnixl_capi.so} once per JVM.
  *
- * <p>Places tried, in order: a directory from the agent configuration, system property
- * {@value #DIR_PROPERTY}, environment {@code NIXL_LIB_DIR}, {@code $NIXL_PREFIX/lib/x86_64-linux-gnu}
- * and {@code $NIXL_PREFIX/lib}, NIXL's default install prefix {@code /opt/nvidia/nvda_nixl}, and
- * the cache that {@code src/native/fetch-nixl.sh} fills from NIXL's published wheel. When nothing
- * loads, the error lists every place tried and what happened there.
+ * <p>Places tried, in order, each labelled in what {@link #source()} and errors report:
+ * <ol>
+ * <li>explicit configuration: the agent configuration's directory, then system property
+ * {@value #DIR_PROPERTY};
+ * <li>the environment: {@code NIXL_LIB_DIR}, then {@code $NIXL_PREFIX/lib/x86_64-linux-gnu} and
+ * {@code $NIXL_PREFIX/lib};
+ * <li>a system install: {@code /opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu} and
+ * {@code /opt/nvidia/nvda_nixl/lib} (NIXL's default prefix, as in Dynamo's containers);
+ * <li>NIXL installed in a Python environment from the {@code nixl-cu12} or {@code nixl-cu13} wheel
+ * (as vLLM and Dynamo containers carry it): the active virtual environment ({@code $VIRTUAL_ENV},
+ * {@code $CONDA_PREFIX}), then the system interpreters' and the user's site-packages, found by
+ * listing directories;
+ * <li>the {@code nixl-native-linux-x86_64} artifact on the class path, extracted once into
+ * {@code <cache>/native/} and verified against its checksums before every load;
+ * <li>the cache that {@code src/native/fetch-nixl.sh} fills, {@code <cache>/current/lib}.
+ * </ol>
+ * A NIXL the host already runs is built for its hardware and matches its Python peers' version,
+ * so it wins over the one bundled with nixl4j. When nothing loads, the error lists every place
+ * tried and why each was refused. Nothing is loaded unless the JVM allows native access
+ * ({@link NativeAccess}).
  */
 public final class NativeLibrary {
 
 	/** System property naming a directory that holds {@code libnixl_capi.so}. */
 	public static final String DIR_PROPERTY = "nixl.native.dir";
+
+	/**
+	 * System property naming nixl4j's cache directory, where the native artifact is extracted; it
+	 * wins over {@code $NIXL4J_CACHE}.
+	 */
+	public static final String CACHE_PROPERTY = "nixl.native.cache";
 
 	/**
 	 * Variables NIXL reads when it creates an agent (its metadata exchange). Set through an
@@ -47,9 +68,10 @@ public final class NativeLibrary {
 	public static final String LIBRARY_FILE = "libnixl_capi.so";
 
 	/** How to install the native libraries, quoted in errors. */
-	public static final String INSTALL_HINT = "run src/native/fetch-nixl.sh (fetches NIXL's nixl-cu12 wheel from PyPI "
-			+ "into ~/.cache/nixl4j), or point -D" + DIR_PROPERTY + " / NIXL_LIB_DIR at the directory holding "
-			+ LIBRARY_FILE;
+	public static final String INSTALL_HINT = "add the dependency dev.nixl4j:" + ClassPathBundle.ARTIFACT
+			+ " (the Spring Boot starter brings it), or point NIXL_LIB_DIR (or -D" + DIR_PROPERTY
+			+ ") at the directory of an installed NIXL that holds " + LIBRARY_FILE
+			+ " (in a checkout of nixl4j's sources, src/native/fetch-nixl.sh fills nixl4j's cache instead)";
 
 	private static @Nullable NativeLibrary loaded;
 
@@ -59,11 +81,14 @@ public final class NativeLibrary {
 
 	private final String version;
 
+	private final String source;
+
 	private final SymbolLookup lookup;
 
-	private NativeLibrary(Path path, String version, SymbolLookup lookup) {
+	private NativeLibrary(Path path, String version, String source, SymbolLookup lookup) {
 		this.path = path;
 		this.version = version;
+		this.source = source;
 		this.lookup = lookup;
 	}
 
@@ -76,11 +101,23 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Returns the NIXL version, as recorded beside the library, or {@code "unknown"}.
+	 * Returns the NIXL version, as recorded beside the library (or by the Python package or the
+	 * native artifact it came from), or {@code "unknown"}.
 	 * @return the version
 	 */
 	public String version() {
 		return this.version;
+	}
+
+	/**
+	 * Returns where the library was found, as the search labels it: for example
+	 * {@code "NIXL_LIB_DIR"}, {@code "system install"},
+	 * {@code "Python environment /venv/lib/python3.12/site-packages (nixl-cu12 1.5.1)"},
+	 * {@code "class path (nixl-native-linux-x86_64 1.5.1)"} or {@code "nixl4j cache"}.
+	 * @return the source
+	 */
+	public String source() {
+		return this.source;
 	}
 
 	SymbolLookup lookup() {
@@ -108,7 +145,8 @@ public final class NativeLibrary {
 	 * @param directory a directory to try first, or {@code null}
 	 * @param environment variables to set
 	 * @return the library
-	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried
+	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried, or
+	 * {@link NixlStatus#NATIVE_ACCESS_DENIED} when the JVM denies nixl4j native access
 	 */
 	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
 		if (loaded != null) {
@@ -133,10 +171,25 @@ public final class NativeLibrary {
 	private static NativeLibrary doLoad(@Nullable Path directory, Map<String, String> environment) {
 		requireNativeAccess();
 		List<String> attempts = new ArrayList<>();
-		for (Map.Entry<String, Path> candidate : candidates(directory).entrySet()) {
-			Path file = candidate.getValue().resolve(LIBRARY_FILE);
+		for (Candidate candidate : search(directory)) {
+			if (candidate.refusal() != null) {
+				attempts.add(candidate.label() + ": " + candidate.refusal());
+				continue;
+			}
+			Path libraries = Objects.requireNonNull(candidate.directory());
+			ClassPathBundle bundle = candidate.bundle();
+			if (bundle != null) {
+				try {
+					libraries = bundle.prepare().resolve("lib");
+				}
+				catch (ClassPathBundle.BundleException ex) {
+					attempts.add(candidate.label() + ": " + ex.getMessage());
+					continue;
+				}
+			}
+			Path file = libraries.resolve(LIBRARY_FILE);
 			if (!Files.isRegularFile(file)) {
-				attempts.add(candidate.getKey() + " " + candidate.getValue() + ": no " + LIBRARY_FILE);
+				attempts.add(candidate.label() + " " + libraries + ": no " + LIBRARY_FILE);
 				continue;
 			}
 			applyEnvironment(withDefaults(environment));
@@ -145,16 +198,17 @@ public final class NativeLibrary {
 				lookup = SymbolLookup.libraryLookup(file, Arena.global());
 			}
 			catch (IllegalArgumentException | IllegalCallerException ex) {
-				attempts.add(candidate.getKey() + " " + file + ": cannot be loaded (" + ex.getMessage()
+				attempts.add(candidate.label() + " " + file + ": cannot be loaded (" + ex.getMessage()
 						+ "); check its dependencies with ldd");
 				continue;
 			}
 			if (lookup.find("nixl_capi_create_configured_agent").isEmpty()) {
-				attempts.add(candidate.getKey() + " " + file
+				attempts.add(candidate.label() + " " + file
 						+ ": not a compatible NIXL C API (no nixl_capi_create_configured_agent; NIXL 1.x needed)");
 				continue;
 			}
-			NativeLibrary library = new NativeLibrary(file, readVersion(candidate.getValue()), lookup);
+			String version = (candidate.version() != null) ? candidate.version() : readVersion(libraries);
+			NativeLibrary library = new NativeLibrary(file, version, candidate.label(), lookup);
 			if (isStub(lookup)) {
 				throw unavailable(file + " is NIXL's stub library (nixl_capi_is_stub() is true): it has no transfer "
 						+ "engine. Install the real library: " + INSTALL_HINT, null);
@@ -166,53 +220,125 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Fails unless native access is enabled for nixl4j. It must run before nixl4j's first
-	 * restricted call: where the JVM only warns about native access (its default), that first call
-	 * enables it for the caller's module, after which this check would pass.
-	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} saying how to enable it
+	 * Fails when the JVM denies nixl4j native access. It must run before nixl4j's first
+	 * restricted call ({@link NativeAccess#current()}).
+	 * @throws NixlException {@link NixlStatus#NATIVE_ACCESS_DENIED} saying how to enable it
 	 */
 	static void requireNativeAccess() {
-		if (!NativeLibrary.class.getModule().isNativeAccessEnabled()) {
-			throw unavailable("native access is not enabled for nixl4j: start the JVM with "
-					+ "--enable-native-access=ALL-UNNAMED (or =dev.nixl4j.core on the module path), or run from a jar "
-					+ "whose manifest has 'Enable-Native-Access: ALL-UNNAMED'", null);
+		if (NativeAccess.current() == NativeAccess.DENIED) {
+			throw new NixlException(NixlStatus.NATIVE_ACCESS_DENIED, "load_library", null, null,
+					"the JVM denies native access to nixl4j (" + NativeAccess.class.getModule() + "), which it needs to "
+							+ "call NIXL: " + NativeAccess.howToEnable(),
+					null);
 		}
 	}
 
 	/**
-	 * Lists the places the locator tries, labelled with where each came from.
+	 * A place to look: a directory, or the artifact on the class path (extracted when tried), or
+	 * a place already known to be of no use, with why.
+	 */
+	private record Candidate(String label, @Nullable Path directory, @Nullable ClassPathBundle bundle,
+			@Nullable String version, @Nullable String refusal) {
+
+		static Candidate directory(String label, Path directory) {
+			return new Candidate(label, directory, null, null, null);
+		}
+
+		static Candidate refused(String label, String refusal) {
+			return new Candidate(label, null, null, null, refusal);
+		}
+
+	}
+
+	/**
+	 * Lists the places the locator tries that are directories, labelled with where each came from.
+	 * The artifact on the class path appears as the directory it is extracted to; Python
+	 * environments appear only where they hold NIXL.
 	 * @param directory a configured directory, or {@code null}
 	 * @return label to directory, in order
 	 */
 	public static Map<String, Path> candidates(@Nullable Path directory) {
 		Map<String, Path> candidates = new LinkedHashMap<>();
-		if (directory != null) {
-			candidates.put("configured directory", directory);
+		for (Candidate candidate : search(directory)) {
+			if (candidate.directory() != null) {
+				candidates.put(candidate.label(), candidate.directory());
+			}
 		}
-		String property = System.getProperty(DIR_PROPERTY);
-		if (property != null && !property.isBlank()) {
-			candidates.put("system property " + DIR_PROPERTY, Path.of(property));
-		}
-		String env = System.getenv("NIXL_LIB_DIR");
-		if (env != null && !env.isBlank()) {
-			candidates.put("NIXL_LIB_DIR", Path.of(env));
-		}
-		String prefix = System.getenv("NIXL_PREFIX");
-		if (prefix != null && !prefix.isBlank()) {
-			candidates.put("NIXL_PREFIX (multiarch)", Path.of(prefix, "lib", "x86_64-linux-gnu"));
-			candidates.put("NIXL_PREFIX", Path.of(prefix, "lib"));
-		}
-		candidates.put("default prefix (multiarch)", Path.of("/opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu"));
-		candidates.put("default prefix", Path.of("/opt/nvidia/nvda_nixl/lib"));
-		candidates.put("nixl4j cache", cacheDirectory().resolve("current").resolve("lib"));
 		return candidates;
 	}
 
+	private static List<Candidate> search(@Nullable Path directory) {
+		List<Candidate> candidates = new ArrayList<>();
+		if (directory != null) {
+			candidates.add(Candidate.directory("configured directory", directory));
+		}
+		String property = System.getProperty(DIR_PROPERTY);
+		if (property != null && !property.isBlank()) {
+			candidates.add(Candidate.directory("system property " + DIR_PROPERTY, Path.of(property)));
+		}
+		String env = System.getenv("NIXL_LIB_DIR");
+		if (env != null && !env.isBlank()) {
+			candidates.add(Candidate.directory("NIXL_LIB_DIR", Path.of(env)));
+		}
+		String prefix = System.getenv("NIXL_PREFIX");
+		if (prefix != null && !prefix.isBlank()) {
+			candidates.add(Candidate.directory("NIXL_PREFIX (multiarch)", Path.of(prefix, "lib", "x86_64-linux-gnu")));
+			candidates.add(Candidate.directory("NIXL_PREFIX", Path.of(prefix, "lib")));
+		}
+		candidates.add(Candidate.directory("system install (multiarch)",
+				Path.of("/opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu")));
+		candidates.add(Candidate.directory("system install", Path.of("/opt/nvidia/nvda_nixl/lib")));
+		List<PythonEnvironments.Installation> installations = PythonEnvironments.find();
+		for (PythonEnvironments.Installation installation : installations) {
+			String version = installation.version();
+			candidates.add(new Candidate("Python environment " + installation.sitePackages() + " ("
+					+ installation.wheel() + ((version != null) ? " " + version : "") + ")", installation.libraries(),
+					null, version, null));
+		}
+		if (installations.isEmpty()) {
+			List<Path> searched = PythonEnvironments.sitePackages();
+			candidates.add(Candidate.refused("Python environments", searched.isEmpty() ? "no site-packages directory found"
+					: "no nixl-cu12 or nixl-cu13 wheel installed in " + searched));
+		}
+		candidates.add(classPath());
+		candidates.add(Candidate.directory("nixl4j cache", cacheDirectory().resolve("current").resolve("lib")));
+		return candidates;
+	}
+
+	private static Candidate classPath() {
+		String label = "class path";
+		String os = System.getProperty("os.name", "");
+		String arch = System.getProperty("os.arch", "");
+		if (!os.equals("Linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+			return Candidate.refused(label, ClassPathBundle.ARTIFACT + " serves linux-x86_64 only; this JVM runs on "
+					+ os + " " + arch);
+		}
+		ClassPathBundle bundle;
+		try {
+			bundle = ClassPathBundle.find(cacheDirectory());
+		}
+		catch (ClassPathBundle.BundleException ex) {
+			return Candidate.refused(label + " (" + ClassPathBundle.ARTIFACT + ")", ex.getMessage());
+		}
+		if (bundle == null) {
+			return Candidate.refused(label, "no " + ClassPathBundle.ARTIFACT + " artifact (resources "
+					+ ClassPathBundle.PREFIX + ")");
+		}
+		return new Candidate(label + " (" + ClassPathBundle.ARTIFACT + " " + bundle.version() + ")",
+				bundle.directory().resolve("lib"), bundle, bundle.version(), null);
+	}
+
 	/**
-	 * Returns the cache directory that {@code src/native/fetch-nixl.sh} fills.
-	 * @return {@code $NIXL4J_CACHE}, else {@code $XDG_CACHE_HOME/nixl4j}, else {@code ~/.cache/nixl4j}
+	 * Returns nixl4j's cache directory: where {@code src/native/fetch-nixl.sh} puts NIXL and where
+	 * the native artifact is extracted.
+	 * @return system property {@value #CACHE_PROPERTY}, else {@code $NIXL4J_CACHE}, else
+	 * {@code $XDG_CACHE_HOME/nixl4j}, else {@code ~/.cache/nixl4j}
 	 */
 	public static Path cacheDirectory() {
+		String property = System.getProperty(CACHE_PROPERTY);
+		if (property != null && !property.isBlank()) {
+			return Path.of(property);
+		}
 		String cache = System.getenv("NIXL4J_CACHE");
 		if (cache != null && !cache.isBlank()) {
 			return Path.of(cache);
@@ -368,7 +494,7 @@ public final class NativeLibrary {
 
 	@Override
 	public String toString() {
-		return "NIXL " + this.version + " (" + this.path + ")";
+		return "NIXL " + this.version + " (" + this.path + ", from " + this.source + ")";
 	}
 
 }

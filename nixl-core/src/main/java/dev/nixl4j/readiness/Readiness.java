@@ -12,7 +12,7 @@ public enum Readiness {
 	READY,
 
 	/**
-	 * The process cannot use NIXL at all: native access is not enabled, or the native library is
+	 * The process cannot use NIXL at all: the JVM denies native access, or the native library is
 	 * missing or fails to load. Fixed on the host or the JVM command line.
 	 */
 	ENVIRONMENT_NOT_READY,

@@ -17,6 +17,7 @@ import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.PluginInfo;
+import dev.nixl4j.ffm.NativeAccess;
 import dev.nixl4j.ffm.NativeLibrary;
 import org.jspecify.annotations.Nullable;
 
@@ -45,14 +46,17 @@ final class ReadinessCheck {
 				+ System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
 				+ System.getProperty("os.arch"));
 		describeEnvironment();
-		boolean nativeAccess = ReadinessCheck.class.getModule().isNativeAccessEnabled();
-		this.evidence.add("native access: " + (nativeAccess ? "enabled" : "NOT enabled") + " for "
-				+ ReadinessCheck.class.getModule());
+		NativeAccess access = NativeAccess.current();
+		this.evidence.add("native access: " + switch (access) {
+			case ENABLED -> "enabled";
+			case ALLOWED_WITH_WARNING -> "NOT enabled, allowed with the JVM's warning (to enable it: "
+					+ NativeAccess.howToEnable() + ")";
+			case DENIED -> "DENIED";
+		} + " for " + ReadinessCheck.class.getModule());
 		listPlaces();
-		if (!nativeAccess) {
-			return report(Readiness.ENVIRONMENT_NOT_READY, "native access is not enabled: start the JVM with "
-					+ "--enable-native-access=ALL-UNNAMED (or run from a jar whose manifest says "
-					+ "'Enable-Native-Access: ALL-UNNAMED')");
+		if (access == NativeAccess.DENIED) {
+			return report(Readiness.ENVIRONMENT_NOT_READY, "the JVM denies native access to nixl4j: "
+					+ NativeAccess.howToEnable());
 		}
 		NativeLibrary library;
 		try {
@@ -66,7 +70,8 @@ final class ReadinessCheck {
 			return report(Readiness.ENVIRONMENT_NOT_READY, "NIXL's native library could not be loaded: "
 					+ firstLine(ex.getMessage()));
 		}
-		this.evidence.add("library: " + library.path() + " (NIXL " + library.version() + ")");
+		this.evidence.add("library: " + library.path() + " (NIXL " + library.version() + ", from " + library.source()
+				+ ")");
 		return checkBackends(library);
 	}
 

@@ -6,8 +6,10 @@ import java.util.Map;
 import dev.nixl4j.NixlException;
 
 /**
- * Loads NIXL from one directory in a fresh JVM (a library loads once per JVM) and prints
- * {@code LOADED <path>} or {@code FAILED <status>} followed by the error's message.
+ * Loads NIXL in a fresh JVM (a library loads once per JVM), trying a given directory first when
+ * there is one, and prints {@code LOADED <path>}, {@code SOURCE <source>} and
+ * {@code VERSION <version>}, or {@code FAILED <status>} followed by the error's message. It loads
+ * twice, as an application with two agents does, so that what is said once per process shows.
  */
 public final class LibraryLoadChild {
 
@@ -16,11 +18,17 @@ public final class LibraryLoadChild {
 
 	/**
 	 * Runs the load.
-	 * @param args the directory to try first
+	 * @param args the directory to try first, if any
 	 */
 	public static void main(String[] args) {
+		Path directory = (args.length > 0) ? Path.of(args[0]) : null;
 		try {
-			System.out.println("LOADED " + NativeLibrary.load(Path.of(args[0]), Map.of()).path());
+			NativeLibrary library = NativeLibrary.load(directory, Map.of());
+			NativeLibrary again = NativeLibrary.load(directory, Map.of());
+			System.out.println("LOADED " + library.path());
+			System.out.println("SOURCE " + library.source());
+			System.out.println("VERSION " + library.version());
+			System.out.println("SAME " + (library == again));
 		}
 		catch (NixlException ex) {
 			System.out.println("FAILED " + ex.status());

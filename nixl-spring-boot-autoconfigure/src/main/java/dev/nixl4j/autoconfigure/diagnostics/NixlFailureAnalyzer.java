@@ -8,9 +8,10 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Explains a {@link NixlException} that stopped the application: NIXL's native library not
- * found or not loadable, native access not enabled for nixl4j, or a backend that NIXL could not
- * create. Other failures are left to other analyzers.
+ * Explains a {@link NixlException} that stopped the application, by its status: NIXL's native
+ * library not found or not loadable ({@link NixlStatus#LIBRARY_UNAVAILABLE}), native access denied
+ * to nixl4j ({@link NixlStatus#NATIVE_ACCESS_DENIED}), or a backend that NIXL could not create.
+ * Other failures are left to other analyzers.
  */
 class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 
@@ -19,8 +20,11 @@ class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 
 	@Override
 	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, NixlException cause) {
+		if (cause.status() == NixlStatus.NATIVE_ACCESS_DENIED) {
+			return nativeAccessDenied(cause);
+		}
 		if (cause.status() == NixlStatus.LIBRARY_UNAVAILABLE) {
-			return isNativeAccessDisabled(cause) ? nativeAccessDisabled(cause) : libraryUnavailable(cause);
+			return libraryUnavailable(cause);
 		}
 		if ("create_backend".equals(cause.operation())
 				|| (cause.status() == NixlStatus.ERROR_NOT_FOUND && "get_plugin_params".equals(cause.operation()))) {
@@ -29,27 +33,24 @@ class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 		return null;
 	}
 
-	private static boolean isNativeAccessDisabled(NixlException cause) {
-		return cause.getMessage().contains("native access is not enabled");
-	}
-
-	private static FailureAnalysis nativeAccessDisabled(NixlException cause) {
+	private static FailureAnalysis nativeAccessDenied(NixlException cause) {
 		return new FailureAnalysis(
-				"The NIXL agent uses the native engine, but the JVM does not allow nixl4j to call native code "
-						+ "(java.lang.foreign needs native access to be enabled for it).",
+				"The NIXL agent uses the native engine, but the JVM denies nixl4j native access (it runs with "
+						+ "--illegal-native-access=deny, or nixl4j is a named module that was not granted access), "
+						+ "which java.lang.foreign needs to call NIXL.",
 				"Start the JVM with --enable-native-access=ALL-UNNAMED (or --enable-native-access=dev.nixl4j.core "
-						+ "when nixl4j is on the module path). For an executable jar, add the manifest entry "
-						+ "'Enable-Native-Access: ALL-UNNAMED' instead. " + OTHER_ENGINES,
+						+ "when nixl4j is on the module path). For an executable jar, a Spring Boot jar included, add "
+						+ "the manifest entry 'Enable-Native-Access: ALL-UNNAMED' instead. " + OTHER_ENGINES,
 				cause);
 	}
 
 	private static FailureAnalysis libraryUnavailable(NixlException cause) {
 		return new FailureAnalysis("The NIXL agent uses the native engine, but NIXL's native library (libnixl_capi.so) "
 				+ "is not available: " + cause.getMessage(),
-				"Install NIXL's native libraries, for example with src/native/fetch-nixl.sh from the nixl4j sources "
-						+ "(it unpacks NIXL's nixl-cu12 wheel into ~/.cache/nixl4j), or point "
-						+ "nixl.native.library-directory (or the NIXL_LIB_DIR environment variable) at the directory "
-						+ "holding libnixl_capi.so and the rest of NIXL. " + OTHER_ENGINES,
+				"Add the dependency dev.nixl4j:nixl-native-linux-x86_64, which carries NIXL's native libraries "
+						+ "(nixl-spring-boot-starter brings it), or point nixl.native.library-directory (or the "
+						+ "NIXL_LIB_DIR environment variable) at the directory of an installed NIXL that holds "
+						+ "libnixl_capi.so. " + OTHER_ENGINES,
 				cause);
 	}
 

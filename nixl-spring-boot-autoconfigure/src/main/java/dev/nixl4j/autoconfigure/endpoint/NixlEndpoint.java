@@ -13,13 +13,16 @@ import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.ffm.NativeLibrary;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
- * The {@code nixl} endpoint: the agent, its engine, plugins and backends, the memory it has
+ * The {@code nixl} endpoint: the agent, its engine (and for native NIXL the library loaded, where
+ * from), plugins and backends, the memory it has
  * registered, its peers, the transfers in flight and its statistics.
  *
  * <p>It shows names, counts and sizes only. Metadata, memory keys, memory addresses and backend
@@ -49,7 +52,10 @@ public class NixlEndpoint {
 	@ReadOperation
 	public NixlDescriptor nixl() {
 		boolean open = this.agent.isOpen();
-		return new NixlDescriptor(this.agent.name(), open, this.agent.engine(), this.agent.engineDescription(),
+		Engine engine = this.agent.engine();
+		NativeLibrary library = NativeLibrary.loadedLibrary();
+		return new NixlDescriptor(this.agent.name(), open, engine, this.agent.engineDescription(),
+				(engine == Engine.NATIVE && library != null) ? LibraryDescriptor.of(library) : null,
 				open ? this.agent.availablePlugins() : List.of(),
 				this.agent.backends().stream().map(BackendDescriptor::of).toList(),
 				RegistrationsDescriptor.of(this.agent.registrations()), this.agent.remoteAgents(),
@@ -64,6 +70,7 @@ public class NixlEndpoint {
 	 * @param open whether the agent is open
 	 * @param engine the engine that backs it
 	 * @param engineDescription what backs the engine: the NIXL library, or the embedded engine
+	 * @param library the NIXL library loaded, for the native engine; {@code null} for the embedded one
 	 * @param availablePlugins the plugins the engine can create backends from (none once closed)
 	 * @param backends the backends created
 	 * @param registrations the memory registered now
@@ -72,9 +79,25 @@ public class NixlEndpoint {
 	 * @param statistics counters since the agent was created
 	 */
 	public record NixlDescriptor(String agent, boolean open, Engine engine, String engineDescription,
-			List<String> availablePlugins, List<BackendDescriptor> backends, RegistrationsDescriptor registrations,
+			@Nullable LibraryDescriptor library, List<String> availablePlugins, List<BackendDescriptor> backends, RegistrationsDescriptor registrations,
 			List<String> peers, List<TransferDescriptor> inFlightTransfers,
 			StatisticsDescriptor statistics) implements OperationResponseBody {
+
+	}
+
+	/**
+	 * The NIXL library the native engine runs on.
+	 *
+	 * @param source where the search found it, for example
+	 * {@code "class path (nixl-native-linux-x86_64 1.5.1)"} or {@code "NIXL_LIB_DIR"}
+	 * @param path the path of {@code libnixl_capi.so}
+	 * @param version NIXL's version
+	 */
+	public record LibraryDescriptor(String source, String path, String version) {
+
+		static LibraryDescriptor of(NativeLibrary library) {
+			return new LibraryDescriptor(library.source(), library.path().toString(), library.version());
+		}
 
 	}
 

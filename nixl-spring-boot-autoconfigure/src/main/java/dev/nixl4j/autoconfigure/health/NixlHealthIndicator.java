@@ -13,6 +13,7 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.ffm.NativeLibrary;
 import dev.nixl4j.readiness.Readiness;
 import dev.nixl4j.readiness.ReadinessReport;
 import dev.nixl4j.metadata.MetadataPublication;
@@ -36,7 +37,8 @@ import org.springframework.boot.health.contributor.Health;
  * <li>{@code UP} otherwise.
  * </ul>
  *
- * <p>The details name the engine and what backs it, the backends, the peers whose metadata is
+ * <p>The details name the engine and what backs it (for native NIXL, the {@code library} loaded:
+ * where the search found it, its path and version), the backends, the peers whose metadata is
  * loaded, the transfers in flight, how many posts stalled, and the readiness. They never hold
  * metadata, memory keys, memory addresses or backend parameters.
  *
@@ -108,8 +110,12 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		this.agent.availablePlugins();
 		Engine engine = this.agent.engine();
 		builder.withDetail("engine", engine)
-			.withDetail("engineDescription", this.agent.engineDescription())
-			.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
+			.withDetail("engineDescription", this.agent.engineDescription());
+		NativeLibrary library = NativeLibrary.loadedLibrary();
+		if (engine == Engine.NATIVE && library != null) {
+			builder.withDetail("library", libraryDetail(library));
+		}
+		builder.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
 		List<String> peers = this.agent.remoteAgents();
 		Map<String, Object> peerDetail = new LinkedHashMap<>();
 		peerDetail.put("count", peers.size());
@@ -176,6 +182,14 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 			stalled += statistics.transfers(op, TransferState.STALLED);
 		}
 		return stalled;
+	}
+
+	private static Map<String, String> libraryDetail(NativeLibrary library) {
+		Map<String, String> detail = new LinkedHashMap<>();
+		detail.put("source", library.source());
+		detail.put("path", library.path().toString());
+		detail.put("version", library.version());
+		return detail;
 	}
 
 	private static Map<String, String> readinessDetail(String status, String summary) {

@@ -40,12 +40,13 @@ class NixlFailureAnalyzerTests {
 	void aMissingNativeLibraryIsExplainedWithHowToInstallIt(@TempDir Path empty) throws Exception {
 		Assumptions.assumeFalse(Files.isDirectory(Path.of("/opt/nvidia/nvda_nixl/lib")),
 				"NIXL is installed system-wide here, where the lookup always finds it");
-		String output = startInChildJvm(true, Map.of("NIXL4J_CACHE", empty.resolve("no-cache").toString()),
-				"--nixl.agent.engine=native", "--nixl.native.library-directory=" + empty);
+		String output = startInChildJvm(List.of("--enable-native-access=ALL-UNNAMED"),
+				Map.of("NIXL4J_CACHE", empty.resolve("no-cache").toString()), "--nixl.agent.engine=native",
+				"--nixl.native.library-directory=" + empty);
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("NIXL's native library (libnixl_capi.so) is not available")
 			.contains(empty.toString())
-			.contains("src/native/fetch-nixl.sh")
+			.contains("dev.nixl4j:nixl-native-linux-x86_64")
 			.contains("nixl.native.library-directory")
 			.contains("NIXL_LIB_DIR")
 			.contains("nixl.agent.engine=embedded")
@@ -53,10 +54,10 @@ class NixlFailureAnalyzerTests {
 	}
 
 	@Test
-	void nativeAccessNotEnabledIsExplainedWithTheJvmFlag() throws Exception {
-		String output = startInChildJvm(false, Map.of(), "--nixl.agent.engine=native");
+	void deniedNativeAccessIsExplainedWithTheJvmFlag() throws Exception {
+		String output = startInChildJvm(List.of("--illegal-native-access=deny"), Map.of(), "--nixl.agent.engine=native");
 		assertThat(output).contains("APPLICATION FAILED TO START")
-			.contains("does not allow nixl4j to call native code")
+			.contains("the JVM denies nixl4j native access")
 			.contains("--enable-native-access=ALL-UNNAMED")
 			.contains("Enable-Native-Access: ALL-UNNAMED")
 			.contains("nixl.agent.engine=embedded")
@@ -84,13 +85,11 @@ class NixlFailureAnalyzerTests {
 			.contains("NIXL_PLUGIN_DIR");
 	}
 
-	private static String startInChildJvm(boolean nativeAccess, Map<String, String> environment, String... args)
+	private static String startInChildJvm(List<String> jvmFlags, Map<String, String> environment, String... args)
 			throws Exception {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-		if (nativeAccess) {
-			command.add("--enable-native-access=ALL-UNNAMED");
-		}
+		command.addAll(jvmFlags);
 		command.add("-Xmx256m");
 		command.add("-cp");
 		command.add(System.getProperty("java.class.path"));
@@ -99,6 +98,8 @@ class NixlFailureAnalyzerTests {
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
 		builder.environment().remove("NIXL_LIB_DIR");
 		builder.environment().remove("NIXL_PREFIX");
+		builder.environment().remove("VIRTUAL_ENV");
+		builder.environment().remove("CONDA_PREFIX");
 		builder.environment().putAll(environment);
 		Process child = builder.start();
 		CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {

@@ -12,8 +12,11 @@ import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.BackendDescriptor;
+import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.LibraryDescriptor;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.NixlDescriptor;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.SizeDescriptor;
+import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -47,6 +50,7 @@ class NixlEndpointAutoConfigurationTests {
 				assertThat(nixl.open()).isTrue();
 				assertThat(nixl.engine()).isEqualTo(Engine.EMBEDDED);
 				assertThat(nixl.engineDescription()).isEqualTo(agent.engineDescription());
+				assertThat(nixl.library()).as("no NIXL library backs the embedded engine").isNull();
 				assertThat(nixl.availablePlugins()).isEqualTo(agent.availablePlugins());
 				assertThat(nixl.backends()).containsExactly(
 						new BackendDescriptor(agent.backends().getFirst().plugin(), List.of(MemoryType.DRAM)));
@@ -60,6 +64,22 @@ class NixlEndpointAutoConfigurationTests {
 						TransferState.FAILED, TransferState.STALLED, TransferState.CANCELLED);
 				assertThat(nixl.statistics().transfers().get(XferOp.WRITE).values()).containsOnly(0L);
 			}
+		});
+	}
+
+	@Test
+	void aNativeAgentIsDescribedWithTheLibraryItRunsOnAndWhereItWasFound() {
+		NativeNixl.require();
+		this.exposed.withPropertyValues("nixl.agent.engine=native").run((context) -> {
+			assertThat(context).hasNotFailed();
+			NixlDescriptor nixl = context.getBean(NixlEndpoint.class).nixl();
+			NativeLibrary library = NativeLibrary.loadedLibrary();
+			assertThat(library).isNotNull();
+			assertThat(nixl.engine()).isEqualTo(Engine.NATIVE);
+			assertThat(nixl.library()).isEqualTo(
+					new LibraryDescriptor(library.source(), library.path().toString(), library.version()));
+			assertThat(nixl.library().path()).endsWith("/" + NativeLibrary.LIBRARY_FILE);
+			assertThat(nixl.engineDescription()).contains(library.source());
 		});
 	}
 

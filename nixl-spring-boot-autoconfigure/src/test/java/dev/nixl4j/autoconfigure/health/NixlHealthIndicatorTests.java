@@ -9,6 +9,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.ffm.NativeLibrary;
 import dev.nixl4j.readiness.ReadinessReport;
 import org.junit.jupiter.api.Test;
 
@@ -80,6 +81,12 @@ class NixlHealthIndicatorTests {
 				Health health = indicator.health();
 				assertThat(health.getStatus()).isEqualTo(Status.UP);
 				assertThat(health.getDetails()).containsEntry("engine", Engine.NATIVE);
+				NativeLibrary library = NativeLibrary.loadedLibrary();
+				assertThat(library).isNotNull();
+				assertThat(health.getDetails().get("library")).isEqualTo(Map.of("source", library.source(), "path",
+						library.path().toString(), "version", library.version()));
+				assertThat(library.path()).isRegularFile();
+				assertThat(library.source()).isNotBlank();
 				assertThat(health.getDetails().get("readiness")).asInstanceOf(MAP)
 					.containsEntry("status", "READY");
 			}
