@@ -40,6 +40,7 @@ final class InfoCommand extends Subcommand {
 			NativeLibrary library = NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
 			out.println("NIXL " + library.version());
 			out.println("library: " + library.path());
+			out.println("loaded from: " + library.source());
 			Path plugins = PluginFiles.directory(config, library);
 			out.println("plugin directory: " + plugins);
 			if (!config.nativeEnvironment().isEmpty()) {

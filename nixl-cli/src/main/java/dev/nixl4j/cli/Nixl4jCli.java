@@ -98,7 +98,8 @@ public final class Nixl4jCli {
 		String name = command.getCommandSpec().qualifiedName();
 		if (ex instanceof NixlException nixl) {
 			command.getErr().println(name + ": " + nixl.getMessage());
-			return (nixl.status() == NixlStatus.LIBRARY_UNAVAILABLE) ? EXIT_ENVIRONMENT_NOT_READY : EXIT_FAILURE;
+			return (nixl.status() == NixlStatus.LIBRARY_UNAVAILABLE || nixl.status() == NixlStatus.NATIVE_ACCESS_DENIED)
+					? EXIT_ENVIRONMENT_NOT_READY : EXIT_FAILURE;
 		}
 		command.getErr().println(name + ": " + ex);
 		return EXIT_FAILURE;

@@ -1,10 +1,13 @@
 package dev.nixl4j.cli;
 
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import dev.nixl4j.ffm.NativeLibrary;
 import org.junit.jupiter.api.Test;
@@ -16,7 +19,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * {@code nixl4j doctor} in child JVMs whose environment is not ready: no library where the
- * locator looks, or no native access. Neither needs NIXL installed.
+ * locator looks, or a JVM that denies native access; and one that only warns about native access,
+ * which the doctor does not count against readiness.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DoctorEnvironmentTest {
@@ -46,23 +50,42 @@ class DoctorEnvironmentTest {
 			.startsWith("NIXL readiness: ENVIRONMENT_NOT_READY")
 			.contains("NIXL's native library could not be loaded")
 			.contains("searched system property nixl.native.dir: " + empty.resolve("libnixl_capi.so") + " (absent)")
-			.contains("searched default prefix (multiarch): "
+			.contains("searched system install (multiarch): "
 					+ DEFAULT_PREFIX.resolve("x86_64-linux-gnu").resolve("libnixl_capi.so") + " (absent)")
-			.contains("searched default prefix: " + DEFAULT_PREFIX.resolve("libnixl_capi.so") + " (absent)")
+			.contains("searched system install: " + DEFAULT_PREFIX.resolve("libnixl_capi.so") + " (absent)")
 			.contains("searched nixl4j cache: " + cache.resolve("current/lib/libnixl_capi.so") + " (absent)")
-			.contains("install: run src/native/fetch-nixl.sh");
+			.contains("install: add the dependency dev.nixl4j:nixl-native-linux-x86_64");
 	}
 
 	@Test
-	void withoutNativeAccessTheDoctorSaysWhichFlagIsMissingAndFails(@TempDir Path work) throws Exception {
-		ProcessRun run = ProcessRun.run(doctor(false), work, environment -> {
+	void whenTheJvmDeniesNativeAccessTheDoctorSaysSoAndFails(@TempDir Path work) throws Exception {
+		ProcessRun run = ProcessRun.run(doctor(false, "--illegal-native-access=deny"), work, environment -> {
 		});
 
 		assertThat(run.exitCode()).as(run.describe()).isEqualTo(Nixl4jCli.EXIT_ENVIRONMENT_NOT_READY);
 		assertThat(run.out()).as(run.describe())
 			.startsWith("NIXL readiness: ENVIRONMENT_NOT_READY")
-			.contains("native access is not enabled: start the JVM with --enable-native-access=ALL-UNNAMED")
-			.contains("native access: NOT enabled");
+			.contains("the JVM denies native access to nixl4j")
+			.contains("--enable-native-access=ALL-UNNAMED")
+			.contains("native access: DENIED");
+	}
+
+	@Test
+	void withoutTheFlagTheJvmStillAllowsNativeAccessAndTheDoctorSaysHowToSilenceItsWarning(@TempDir Path work)
+			throws Exception {
+		ProcessRun run = ProcessRun.run(doctor(false), work, environment -> {
+		});
+
+		assertThat(run.out()).as(run.describe())
+			.contains("native access: NOT enabled, allowed with the JVM's warning (to enable it: ")
+			.doesNotContain("denies native access");
+	}
+
+	/** This module's class path less the bundled NIXL, so that nothing the locator tries holds a library. */
+	private static String classPathWithoutTheNativeArtifact() {
+		return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+			.filter((entry) -> !entry.contains("nixl-native-linux-x86_64"))
+			.collect(Collectors.joining(File.pathSeparator));
 	}
 
 	private static List<String> doctor(boolean nativeAccess, String... properties) {
@@ -73,7 +96,7 @@ class DoctorEnvironmentTest {
 		}
 		command.addAll(List.of(properties));
 		command.add("-cp");
-		command.add(System.getProperty("java.class.path"));
+		command.add(classPathWithoutTheNativeArtifact());
 		command.add(Nixl4jCli.class.getName());
 		command.add("doctor");
 		return command;

@@ -42,6 +42,18 @@ class LauncherTest {
 	}
 
 	@Test
+	void infoNamesTheLibraryAndWhereItWasLoadedFrom() throws Exception {
+		ProcessRun run = nixl4j("info");
+
+		assertThat(run.exitCode()).as(run.describe()).isZero();
+		assertThat(run.out()).as(run.describe()).contains("library: ").contains("loaded from: ").contains("UCX");
+		if (!Files.exists(Path.of("/opt/nvidia/nvda_nixl"))) {
+			// with no NIXL on the host, the one bundled on the launcher's class path
+			assertThat(run.out()).as(run.describe()).contains("loaded from: class path (nixl-native-linux-x86_64 ");
+		}
+	}
+
+	@Test
 	void selftestPassesEveryCheck() throws Exception {
 		ProcessRun run = nixl4j("selftest");
 
@@ -104,7 +116,9 @@ class LauncherTest {
 		Path directory = Files.createTempDirectory(this.work, "cwd");
 		return ProcessRun.run(command, directory, environment -> {
 			environment.put("JAVA_HOME", System.getProperty("java.home"));
-			environment.put("NIXL4J_NO_FETCH", "1");
+			for (String variable : List.of("NIXL_LIB_DIR", "NIXL_PREFIX", "VIRTUAL_ENV", "CONDA_PREFIX")) {
+				environment.remove(variable);
+			}
 		});
 	}
 
