@@ -76,7 +76,8 @@ public class TransferController {
 			this.agent.loadRemoteMetadata(this.exchange.fetch(peer, FETCH_TIMEOUT));
 		}
 		DescriptorList remote = DescriptorList.of(MemoryType.DRAM, new MemoryDescriptor(address, length, 0));
-		try (Arena arena = Arena.ofConfined()) {
+		// Shared: the engine's threads write into it.
+		try (Arena arena = Arena.ofShared()) {
 			MemorySegment local = arena.allocate(length, 4096);
 			try (Registration registration = this.agent.register(local);
 					Transfer transfer = this.agent.transfer(XferOp.READ, DescriptorList.of(local), remote, peer, null)) {
