@@ -1,16 +1,20 @@
 package dev.nixl4j.consumertests;
 
-import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -79,8 +83,10 @@ class ConsumerApplicationsIT {
 				ConsumerProcess.Healthy clientUp = client.awaitHealthUp(clientPort, START_DEADLINE);
 				cold = clientUp.sinceStart();
 				assertNativeFromClassPath(client, clientUp, homeClient);
+				assertNoNativeAccessWarning(client);
 				assertReadsByteForByte(server, serverPort, client, clientPort);
 			}
+			Map<Path, FileTime> extracted = files(extractionRoot(homeClient));
 			Duration warm;
 			try (ConsumerProcess client = ConsumerProcess.start("spring-client-warm", SPRING_APP, homeClient, logs(),
 					clientArguments)) {
@@ -89,6 +95,9 @@ class ConsumerApplicationsIT {
 				assertNativeFromClassPath(client, clientUp, homeClient);
 				assertReadsByteForByte(server, serverPort, client, clientPort);
 			}
+			assertThat(files(extractionRoot(homeClient)))
+				.as("the second start uses the libraries the first one extracted, as they were")
+				.isEqualTo(extracted);
 			System.out.printf(Locale.ROOT,
 					"consumer spring-boot-app: java -jar to /actuator/health UP on NATIVE: cold cache %.1f s "
 							+ "(first start, fresh HOME; registry process: %.1f s), warm cache %.1f s (second start, same HOME)%n",
@@ -113,8 +122,10 @@ class ConsumerApplicationsIT {
 					+ valueOf(server.logLines(), "serving " + (1 << 20) + " bytes as "));
 			for (ConsumerProcess process : List.of(server, reader)) {
 				Path home = (process == server) ? homeServer : homeReader;
-				assertThat(valueOf(process.logLines(), "engine: ")).as(process.logTail()).isEqualTo("NATIVE");
-				assertThat(valueOf(process.logLines(), "library: ")).as(process.logTail())
+				assertThat(valueOf(process.logLines(), "engine: ")).as("engine that %s printed\n%s", process,
+						process.logTail()).isEqualTo("NATIVE");
+				assertThat(valueOf(process.logLines(), "library: "))
+					.as("library that %s printed: the one extracted from the class path into its fresh cache", process)
 					.contains(extractionRoot(home).toString());
 				assertNoNativeAccessWarning(process);
 			}
@@ -175,14 +186,28 @@ class ConsumerApplicationsIT {
 		}
 	}
 
-	/** The JDK's warning when a restricted method runs without native access enabled. */
+	/**
+	 * Asserts that neither the JDK (a restricted method called without native access) nor nixl4j
+	 * (its advice on enabling native access) warns: the manifest's Enable-Native-Access line is
+	 * all a jar needs.
+	 */
 	private static void assertNoNativeAccessWarning(ConsumerProcess process) {
-		assertThat(process.logLines()).as("the manifest's Enable-Native-Access line enables native access\n%s",
-				process.logTail()).noneMatch((line) -> line.contains("A restricted method"));
+		List<String> lines = process.logLines();
+		assertThat(lines).as("the manifest's Enable-Native-Access line enables native access\n%s", process.logTail())
+			.noneMatch((line) -> line.contains("A restricted method"));
+		assertThat(warnings(lines)).as("warnings about native access in the log of a jar whose manifest enables it")
+			.noneMatch((warning) -> warning.toLowerCase(Locale.ROOT).contains("native access"));
 	}
 
-	/** Log records (a WARN line and its continuation lines) that speak of native NIXL. */
+	/** Log records at WARN level (in Spring Boot's console format) that speak of native NIXL. */
 	private static List<String> nativeWarnings(List<String> lines) {
+		return warnings(lines).stream()
+			.filter((warning) -> warning.toLowerCase(Locale.ROOT).contains("native"))
+			.toList();
+	}
+
+	/** Log records at WARN level: a WARN line of Spring Boot's console format and its continuation lines. */
+	private static List<String> warnings(List<String> lines) {
 		List<String> warnings = new ArrayList<>();
 		for (int i = 0; i < lines.size(); i++) {
 			if (!WARN_RECORD.matcher(lines.get(i)).find()) {
@@ -192,11 +217,21 @@ class ConsumerApplicationsIT {
 			for (int j = i + 1; j < lines.size() && !RECORD_START.matcher(lines.get(j)).find(); j++) {
 				record.append('\n').append(lines.get(j));
 			}
-			if (record.toString().toLowerCase(Locale.ROOT).contains("native")) {
-				warnings.add(record.toString());
-			}
+			warnings.add(record.toString());
 		}
 		return warnings;
+	}
+
+	/** The shared libraries under a directory, with their times of last modification. */
+	private static Map<Path, FileTime> files(Path directory) throws IOException {
+		Map<Path, FileTime> files = new TreeMap<>();
+		try (Stream<Path> walk = Files.walk(directory)) {
+			for (Path file : walk.filter((path) -> Files.isRegularFile(path)
+					&& path.getFileName().toString().contains(".so")).toList()) {
+				files.put(directory.relativize(file), Files.getLastModifiedTime(file));
+			}
+		}
+		return files;
 	}
 
 	/** Where a process with this home extracts the native artifact (NATIVE-LAYOUT: cache root/native). */

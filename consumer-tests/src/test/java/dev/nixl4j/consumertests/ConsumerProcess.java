@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import tools.jackson.databind.JsonNode;
@@ -34,6 +36,13 @@ final class ConsumerProcess implements AutoCloseable {
 	private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
 	private static final ObjectMapper JSON = new ObjectMapper();
+
+	/** Processes still running; killed if this JVM exits before the tests stopped them. */
+	private static final Set<ProcessHandle> RUNNING = ConcurrentHashMap.newKeySet();
+
+	static {
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(ProcessHandle::destroyForcibly)));
+	}
 
 	private final String description;
 
@@ -80,7 +89,9 @@ final class ConsumerProcess implements AutoCloseable {
 		environment.put("HOME", home.toString());
 		environment.put("XDG_CACHE_HOME", home.resolve(".cache").toString());
 		long start = System.nanoTime();
-		return new ConsumerProcess(description, builder.start(), log, start);
+		Process process = builder.start();
+		RUNNING.add(process.toHandle());
+		return new ConsumerProcess(description, process, log, start);
 	}
 
 	/**
@@ -219,24 +230,31 @@ final class ConsumerProcess implements AutoCloseable {
 		return response.body();
 	}
 
+	@Override
+	public String toString() {
+		return this.description;
+	}
+
 	/**
 	 * Stops the process: SIGTERM, and SIGKILL when it has not exited 20 seconds later.
 	 */
 	@Override
 	public void close() {
-		if (!this.process.isAlive()) {
-			return;
-		}
-		this.process.destroy();
-		try {
-			if (!this.process.waitFor(20, TimeUnit.SECONDS)) {
+		if (this.process.isAlive()) {
+			this.process.destroy();
+			try {
+				if (!this.process.waitFor(20, TimeUnit.SECONDS)) {
+					this.process.destroyForcibly();
+					this.process.waitFor(10, TimeUnit.SECONDS);
+				}
+			}
+			catch (InterruptedException ex) {
 				this.process.destroyForcibly();
-				this.process.waitFor(10, TimeUnit.SECONDS);
+				Thread.currentThread().interrupt();
 			}
 		}
-		catch (InterruptedException ex) {
-			this.process.destroyForcibly();
-			Thread.currentThread().interrupt();
+		if (!this.process.isAlive()) {
+			RUNNING.remove(this.process.toHandle());
 		}
 	}
 
