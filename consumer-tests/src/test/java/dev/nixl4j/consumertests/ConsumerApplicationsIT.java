@@ -72,6 +72,7 @@ class ConsumerApplicationsIT {
 				"--server.port=" + serverPort, "--nixl.metadata.http.token=" + token)) {
 			ConsumerProcess.Healthy serverUp = server.awaitHealthUp(serverPort, START_DEADLINE);
 			assertNativeFromClassPath(server, serverUp, homeServer);
+			System.out.println("consumer spring-boot-app, nixl health: " + serverUp.nixl());
 			assertNoNativeAccessWarning(server);
 
 			int clientPort = ConsumerProcess.freePort();
@@ -129,6 +130,7 @@ class ConsumerApplicationsIT {
 					.contains(extractionRoot(home).toString());
 				assertNoNativeAccessWarning(process);
 			}
+			System.out.println("consumer plain-java-app, reader: " + String.join(" | ", reader.logLines()));
 			System.out.printf(Locale.ROOT, "consumer plain-java-app: java -jar, READ of 1 MiB between two processes "
 					+ "and exit, cold cache: %.1f s%n", seconds(reader.elapsed()));
 		}
@@ -152,8 +154,8 @@ class ConsumerApplicationsIT {
 		assertThat(warnings).as("warnings about native NIXL in the log:\n%s", String.join("\n", lines)).hasSize(1);
 		assertThat(warnings.getFirst()).as("the warning says how to get native NIXL").contains(NATIVE_ARTIFACT)
 			.containsIgnoringCase("embedded");
-		System.out.println("consumer spring-boot-app without " + NATIVE_ARTIFACT + ": its one warning: "
-				+ warnings.getFirst().lines().findFirst().orElseThrow());
+		System.out.println("consumer spring-boot-app without " + NATIVE_ARTIFACT + ", its one warning:\n"
+				+ warnings.getFirst());
 	}
 
 	/**
