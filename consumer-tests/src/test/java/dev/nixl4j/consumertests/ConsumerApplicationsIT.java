@@ -108,14 +108,24 @@ class ConsumerApplicationsIT {
 
 	@Test
 	void plainJavaAppRunsOnNativeNixlFromItsClassPathAndReadsAnotherProcessByteForByte() throws Exception {
-		Path exchange = Files.createDirectory(this.temp.resolve("exchange"));
 		Path homeServer = home("plain-server");
 		Path homeReader = home("plain-reader");
-		try (ConsumerProcess server = ConsumerProcess.start("plain-server", PLAIN_APP, homeServer, logs(), "serve",
-				exchange.toString());
-				ConsumerProcess reader = ConsumerProcess.start("plain-reader", PLAIN_APP, homeReader, logs(), "read",
-						exchange.toString())) {
+		Duration cold = readBetweenPlainProcesses("cold", homeServer, homeReader);
+		Duration warm = readBetweenPlainProcesses("warm", homeServer, homeReader);
+		System.out.printf(Locale.ROOT, "consumer plain-java-app: java -jar, READ of 1 MiB from another process, "
+				+ "checked, exit: cold cache %.1f s (fresh HOME), warm cache %.1f s (same HOME)%n", seconds(cold),
+				seconds(warm));
+	}
+
+	/** Runs a serving and a reading plain process; answers the reader's time from start to exit. */
+	private Duration readBetweenPlainProcesses(String round, Path homeServer, Path homeReader) throws Exception {
+		Path exchange = Files.createDirectory(this.temp.resolve("exchange-" + round));
+		try (ConsumerProcess server = ConsumerProcess.start("plain-server-" + round, PLAIN_APP, homeServer, logs(),
+				"serve", exchange.toString());
+				ConsumerProcess reader = ConsumerProcess.start("plain-reader-" + round, PLAIN_APP, homeReader, logs(),
+						"read", exchange.toString())) {
 			int readerStatus = reader.awaitExit(Duration.ofSeconds(120));
+			Duration readerTime = reader.elapsed();
 			int serverStatus = server.awaitExit(Duration.ofSeconds(60));
 			assertThat(readerStatus).as("exit status of the reader\n%s", reader.logTail()).isZero();
 			assertThat(serverStatus).as("exit status of the server\n%s", server.logTail()).isZero();
@@ -127,12 +137,12 @@ class ConsumerApplicationsIT {
 						process.logTail()).isEqualTo("NATIVE");
 				assertThat(valueOf(process.logLines(), "library: "))
 					.as("library that %s printed: the one extracted from the class path into its fresh cache", process)
-					.contains(extractionRoot(home).toString());
+					.contains(extractionRoot(home).toString())
+					.contains("class path");
 				assertNoNativeAccessWarning(process);
 			}
-			System.out.println("consumer plain-java-app, reader: " + String.join(" | ", reader.logLines()));
-			System.out.printf(Locale.ROOT, "consumer plain-java-app: java -jar, READ of 1 MiB between two processes "
-					+ "and exit, cold cache: %.1f s%n", seconds(reader.elapsed()));
+			System.out.println("consumer plain-java-app, " + round + " reader: " + String.join(" | ", reader.logLines()));
+			return readerTime;
 		}
 	}
 
@@ -169,6 +179,8 @@ class ConsumerApplicationsIT {
 			.isEqualTo("NATIVE");
 		assertThat(nixl.toString()).as("the library, in /actuator/health, is the one extracted from the class path "
 				+ "into this process's fresh cache %s", extractionRoot(home)).contains(extractionRoot(home).toString());
+		assertThat(nixl.path("library").path("source").asString()).as("library source in /actuator/health: %s", nixl)
+			.startsWith("class path");
 		assertThat(Files.isDirectory(extractionRoot(home))).as("%s was extracted", extractionRoot(home)).isTrue();
 	}
 

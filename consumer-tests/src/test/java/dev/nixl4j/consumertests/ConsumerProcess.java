@@ -157,6 +157,7 @@ final class ConsumerProcess implements AutoCloseable {
 			close();
 			throw new AssertionError(this.description + " did not exit within " + deadline + "\n" + logTail());
 		}
+		RUNNING.remove(this.process.toHandle());
 		return this.process.exitValue();
 	}
 
