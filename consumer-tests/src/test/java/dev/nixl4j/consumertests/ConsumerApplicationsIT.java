@@ -79,20 +79,24 @@ class ConsumerApplicationsIT {
 			String[] clientArguments = { "--server.port=" + clientPort, "--nixl.metadata.http.token=" + token,
 					"--nixl.metadata.http.endpoint=http://127.0.0.1:" + serverPort + "/nixl" };
 			Duration cold;
+			String coldStarted;
 			try (ConsumerProcess client = ConsumerProcess.start("spring-client", SPRING_APP, homeClient, logs(),
 					clientArguments)) {
 				ConsumerProcess.Healthy clientUp = client.awaitHealthUp(clientPort, START_DEADLINE);
 				cold = clientUp.sinceStart();
+				coldStarted = started(client.logLines());
 				assertNativeFromClassPath(client, clientUp, homeClient);
 				assertNoNativeAccessWarning(client);
 				assertReadsByteForByte(server, serverPort, client, clientPort);
 			}
 			Map<Path, FileTime> extracted = files(extractionRoot(homeClient));
 			Duration warm;
+			String warmStarted;
 			try (ConsumerProcess client = ConsumerProcess.start("spring-client-warm", SPRING_APP, homeClient, logs(),
 					clientArguments)) {
 				ConsumerProcess.Healthy clientUp = client.awaitHealthUp(clientPort, START_DEADLINE);
 				warm = clientUp.sinceStart();
+				warmStarted = started(client.logLines());
 				assertNativeFromClassPath(client, clientUp, homeClient);
 				assertReadsByteForByte(server, serverPort, client, clientPort);
 			}
@@ -103,6 +107,8 @@ class ConsumerApplicationsIT {
 					"consumer spring-boot-app: java -jar to /actuator/health UP on NATIVE: cold cache %.1f s "
 							+ "(first start, fresh HOME; registry process: %.1f s), warm cache %.1f s (second start, same HOME)%n",
 					seconds(cold), seconds(serverUp.sinceStart()), seconds(warm));
+			System.out.println("consumer spring-boot-app: Spring Boot's own count: cold " + coldStarted + ", warm "
+					+ warmStarted);
 		}
 	}
 
@@ -256,6 +262,15 @@ class ConsumerApplicationsIT {
 	/** The byte the consumer applications write at an offset of their shared buffer. */
 	private static byte patternByte(long offset) {
 		return (byte) ((offset * 31 + (offset >>> 11)) ^ 0x5A);
+	}
+
+	/** Spring Boot's "Started ... in N seconds (process running for M)", from "in" on. */
+	private static String started(List<String> lines) {
+		return lines.stream()
+			.filter((line) -> line.contains("Started ConsumerApplication in "))
+			.map((line) -> line.substring(line.indexOf("Started ConsumerApplication ") + "Started ConsumerApplication ".length()))
+			.findFirst()
+			.orElse("(no Started line)");
 	}
 
 	private static String valueOf(List<String> lines, String prefix) {
