@@ -87,7 +87,7 @@ class ConsumerApplicationsIT {
 				coldStarted = started(client.logLines());
 				assertNativeFromClassPath(client, clientUp, homeClient);
 				assertNoNativeAccessWarning(client);
-				assertReadsByteForByte(server, serverPort, client, clientPort);
+				assertReadsByteForByte("NATIVE", server, serverPort, client, clientPort);
 			}
 			Map<Path, FileTime> extracted = files(extractionRoot(homeClient));
 			Duration warm;
@@ -98,7 +98,7 @@ class ConsumerApplicationsIT {
 				warm = clientUp.sinceStart();
 				warmStarted = started(client.logLines());
 				assertNativeFromClassPath(client, clientUp, homeClient);
-				assertReadsByteForByte(server, serverPort, client, clientPort);
+				assertReadsByteForByte("NATIVE", server, serverPort, client, clientPort);
 			}
 			assertThat(files(extractionRoot(homeClient)))
 				.as("the second start uses the libraries the first one extracted, as they were")
@@ -154,24 +154,38 @@ class ConsumerApplicationsIT {
 
 	@Test
 	void springBootAppWithoutTheNativeArtifactRunsOnTheEmbeddedEngineAndWarnsOnce() throws Exception {
-		int port = ConsumerProcess.freePort();
-		Path home = home("embedded");
-		List<String> lines;
-		try (ConsumerProcess app = ConsumerProcess.start("spring-without-native", SPRING_APP_WITHOUT_NATIVE, home,
-				logs(), "--server.port=" + port, "--nixl.metadata.http.token=" + token())) {
-			ConsumerProcess.Healthy up = app.awaitHealthUp(port, START_DEADLINE);
-			assertThat(up.nixl().path("engine").asString()).as("engine in /actuator/health: %s\n%s", up.nixl(),
-					app.logTail()).isEqualTo("EMBEDDED");
-			assertThat(app.getJson(port, "/buffer").path("engine").asString()).isEqualTo("EMBEDDED");
-			app.close();
-			lines = app.logLines();
+		String token = token();
+		int serverPort = ConsumerProcess.freePort();
+		int clientPort = ConsumerProcess.freePort();
+		List<ConsumerProcess> processes = new ArrayList<>();
+		try (ConsumerProcess server = ConsumerProcess.start("spring-without-native-server", SPRING_APP_WITHOUT_NATIVE,
+				home("embedded-server"), logs(), "--server.port=" + serverPort, "--nixl.metadata.http.token=" + token)) {
+			processes.add(server);
+			assertEmbedded(server, server.awaitHealthUp(serverPort, START_DEADLINE));
+			try (ConsumerProcess client = ConsumerProcess.start("spring-without-native-client",
+					SPRING_APP_WITHOUT_NATIVE, home("embedded-client"), logs(), "--server.port=" + clientPort,
+					"--nixl.metadata.http.token=" + token,
+					"--nixl.metadata.http.endpoint=http://127.0.0.1:" + serverPort + "/nixl")) {
+				processes.add(client);
+				assertEmbedded(client, client.awaitHealthUp(clientPort, START_DEADLINE));
+				assertReadsByteForByte("EMBEDDED", server, serverPort, client, clientPort);
+			}
 		}
-		List<String> warnings = nativeWarnings(lines);
-		assertThat(warnings).as("warnings about native NIXL in the log:\n%s", String.join("\n", lines)).hasSize(1);
-		assertThat(warnings.getFirst()).as("the warning says how to get native NIXL").contains(NATIVE_ARTIFACT)
-			.containsIgnoringCase("embedded");
+		for (ConsumerProcess process : processes) {
+			List<String> lines = process.logLines();
+			List<String> warnings = nativeWarnings(lines);
+			assertThat(warnings).as("warnings about native NIXL in the log of %s:\n%s", process, String.join("\n", lines))
+				.hasSize(1);
+			assertThat(warnings.getFirst()).as("the warning says how to get native NIXL").contains(NATIVE_ARTIFACT)
+				.containsIgnoringCase("embedded");
+		}
 		System.out.println("consumer spring-boot-app without " + NATIVE_ARTIFACT + ", its one warning:\n"
-				+ warnings.getFirst());
+				+ nativeWarnings(processes.getFirst().logLines()).getFirst());
+	}
+
+	private static void assertEmbedded(ConsumerProcess process, ConsumerProcess.Healthy up) {
+		assertThat(up.nixl().path("engine").asString()).as("engine in /actuator/health: %s\n%s", up.nixl(),
+				process.logTail()).isEqualTo("EMBEDDED");
 	}
 
 	/**
@@ -190,10 +204,11 @@ class ConsumerApplicationsIT {
 		assertThat(Files.isDirectory(extractionRoot(home))).as("%s was extracted", extractionRoot(home)).isTrue();
 	}
 
-	private static void assertReadsByteForByte(ConsumerProcess server, int serverPort, ConsumerProcess client,
-			int clientPort) throws Exception {
+	/** Makes the client READ the server's shared buffer through the engine and checks every byte. */
+	private static void assertReadsByteForByte(String engine, ConsumerProcess server, int serverPort,
+			ConsumerProcess client, int clientPort) throws Exception {
 		JsonNode buffer = server.getJson(serverPort, "/buffer");
-		assertThat(buffer.path("engine").asString()).isEqualTo("NATIVE");
+		assertThat(buffer.path("engine").asString()).as("engine of the server's agent").isEqualTo(engine);
 		long length = buffer.path("length").asLong();
 		byte[] read = client.postForBytes(clientPort, "/read?agent=" + buffer.path("agent").asString() + "&address="
 				+ buffer.path("address").asLong() + "&length=" + length);

@@ -18,12 +18,14 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
@@ -92,7 +94,8 @@ public final class PlainConsumer {
 			}
 			try (Registration registration = agent.register(buffer)) {
 				exchange.publish(agent);
-				var done = agent.expectNotification(NotificationMatcher.exact(null, DONE), DEADLINE);
+				CompletableFuture<Notification> done = agent.expectNotification(NotificationMatcher.exact(null, DONE),
+						DEADLINE);
 				Properties peer = new Properties();
 				peer.setProperty("registry", registry.baseUri().toString());
 				peer.setProperty("token", token);
