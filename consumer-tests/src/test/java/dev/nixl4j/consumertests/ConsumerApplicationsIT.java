@@ -281,9 +281,10 @@ class ConsumerApplicationsIT {
 
 	/** Spring Boot's "Started ... in N seconds (process running for M)", from "in" on. */
 	private static String started(List<String> lines) {
+		String started = "Started ConsumerApplication ";
 		return lines.stream()
-			.filter((line) -> line.contains("Started ConsumerApplication in "))
-			.map((line) -> line.substring(line.indexOf("Started ConsumerApplication ") + "Started ConsumerApplication ".length()))
+			.filter((line) -> line.contains(started + "in "))
+			.map((line) -> line.substring(line.indexOf(started) + started.length()))
 			.findFirst()
 			.orElse("(no Started line)");
 	}
