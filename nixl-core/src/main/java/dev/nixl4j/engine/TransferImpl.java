@@ -1,8 +1,6 @@
 package dev.nixl4j.engine;
 
-import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -25,13 +23,15 @@ import org.jspecify.annotations.Nullable;
  */
 final class TransferImpl implements Transfer {
 
-	private static final System.Logger logger = System.getLogger(TransferImpl.class.getName());
-
 	private static final int SUCCESS = 0;
 
 	private static final int IN_PROGRESS = 1;
 
 	private final AgentCore agent;
+
+	private final AgentLifecycle lifecycle;
+
+	private final ListenerFanOut listeners;
 
 	private final EngineDriver driver;
 
@@ -66,6 +66,8 @@ final class TransferImpl implements Transfer {
 	TransferImpl(AgentCore agent, EngineDriver driver, XferOp op, String remoteAgent, long byteSize,
 			List<RegistrationImpl> registrations, byte @Nullable [] notification, long handle) {
 		this.agent = agent;
+		this.lifecycle = agent.lifecycle();
+		this.listeners = agent.listeners();
 		this.driver = driver;
 		this.op = op;
 		this.remoteAgent = remoteAgent;
@@ -119,20 +121,20 @@ final class TransferImpl implements Transfer {
 
 	@Override
 	public CompletableFuture<Transfer> post(byte @Nullable [] message) {
-		List<TransferListener> accepted = admit();
+		List<TransferListener> accepted = this.listeners.admit(this);
 		CompletableFuture<Transfer> future = new CompletableFuture<>();
 		Finish finish;
-		this.agent.lifecycle().readLock().lock();
+		this.lifecycle.readLock().lock();
 		try {
-			this.agent.ensureActive("post_xfer_req");
+			this.lifecycle.ensureActive("post_xfer_req");
 			finish = postLocked(future, message, accepted);
 		}
 		catch (RuntimeException ex) {
-			refuse(accepted, ex);
+			ListenerFanOut.refuse(accepted, this, ex);
 			throw ex;
 		}
 		finally {
-			this.agent.lifecycle().readLock().unlock();
+			this.lifecycle.readLock().unlock();
 		}
 		if (finish == null) {
 			this.agent.progress(this);
@@ -141,37 +143,6 @@ final class TransferImpl implements Transfer {
 			finish.run();
 		}
 		return future;
-	}
-
-	/** Asks every listener; when one refuses, those that accepted hear it and the refusal propagates. */
-	private List<TransferListener> admit() {
-		List<TransferListener> listeners = this.agent.transferListeners();
-		if (listeners.isEmpty()) {
-			return List.of();
-		}
-		List<TransferListener> accepted = new ArrayList<>(listeners.size());
-		for (TransferListener listener : listeners) {
-			try {
-				listener.beforePost(this);
-			}
-			catch (RuntimeException ex) {
-				refuse(accepted, ex);
-				throw ex;
-			}
-			accepted.add(listener);
-		}
-		return accepted;
-	}
-
-	private void refuse(List<TransferListener> accepted, RuntimeException reason) {
-		for (TransferListener listener : accepted) {
-			try {
-				listener.postRefused(this, reason);
-			}
-			catch (RuntimeException ex) {
-				logger.log(Level.WARNING, "Transfer listener " + listener + " failed on a refused post", ex);
-			}
-		}
 	}
 
 	private @Nullable Finish postLocked(CompletableFuture<Transfer> future, byte @Nullable [] message,
@@ -261,22 +232,9 @@ final class TransferImpl implements Transfer {
 		long duration = this.endedAt - this.postedAt;
 		this.agent.transferEnded(this, newState, this.notified, failure);
 		return () -> {
-			// An Error from a listener must not keep the others or the waiter from hearing the end:
-			// it is thrown once everyone has, to the progress loop (which counts it) or the caller.
-			Error thrown = null;
-			for (TransferListener listener : listeners) {
-				try {
-					listener.afterPost(this, newState, duration, failure);
-				}
-				catch (RuntimeException ex) {
-					logger.log(Level.WARNING, "Transfer listener " + listener + " failed after a post", ex);
-				}
-				catch (Error ex) {
-					if (thrown == null) {
-						thrown = ex;
-					}
-				}
-			}
+			// an Error from a listener is thrown once everyone has heard, to the progress loop (which
+			// counts it) or the caller
+			Error thrown = ListenerFanOut.afterPost(listeners, this, newState, duration, failure);
 			if (future != null) {
 				if (failure == null) {
 					future.complete(this);
