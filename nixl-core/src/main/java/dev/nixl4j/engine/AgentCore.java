@@ -233,7 +233,8 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public AgentMetadata localMetadata(Registration... registrations) {
 		DescriptorList list = this.checks.partialMetadataRegions(registrations);
-		return AgentMetadata.of(this.lifecycle.guarded("get_local_partial_md", () -> this.driver.localPartialMetadata(list)));
+		return AgentMetadata.of(this.lifecycle.guarded("get_local_partial_md",
+				() -> this.driver.localPartialMetadata(list)));
 	}
 
 	@Override
