@@ -10,6 +10,10 @@ import org.jspecify.annotations.Nullable;
  * creating transfers) throw this exception. The data path reports state instead: a failed
  * transfer moves to {@link TransferState#FAILED} and completes its future exceptionally with this
  * exception.
+ *
+ * <p>Code decides on the typed facts, never on the message: {@link #status()}, the subclass
+ * ({@link BackendCreationException} names the backend that could not be created) and
+ * {@link #retryable()}, which says whether the failure may pass by itself.
  */
 public class NixlException extends RuntimeException {
 
