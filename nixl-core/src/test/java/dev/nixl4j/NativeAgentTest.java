@@ -73,6 +73,17 @@ class NativeAgentTest {
 	}
 
 	@Test
+	void aConfiguredNativeBackendThatCannotBeCreatedIsNamedByType() {
+		assertThatThrownBy(() -> agent("named-broken-backend", BackendConfig.of("UCX"), BackendConfig.of("NO_SUCH_PLUGIN")))
+			.isInstanceOfSatisfying(BackendCreationException.class, ex -> {
+				assertThat(ex.backend()).isEqualTo("NO_SUCH_PLUGIN");
+				assertThat(ex.index()).hasValue(1);
+				assertThat(ex.operation()).isEqualTo(NixlException.CREATE_BACKEND);
+				assertThat(ex.agent()).isEqualTo("named-broken-backend");
+			});
+	}
+
+	@Test
 	void registeringMemoryNoBackendSupportsFailsClearly() {
 		try (NixlAgent agent = agent("no-backends", new BackendConfig[0]);
 				java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {

@@ -328,7 +328,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public PluginInfo pluginInfo(String plugin) {
 		if (!ALIASES.contains(plugin)) {
-			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "get_plugin_params", name(), null, "plugin '" + plugin
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, NixlException.GET_PLUGIN_PARAMS, name(), null, "plugin '" + plugin
 					+ "' is not available in the embedded engine; available: " + availablePlugins());
 		}
 		return new PluginInfo(EmbeddedMetadata.BACKEND, Map.of(), Set.of(MemoryType.DRAM));
@@ -337,7 +337,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public synchronized Backend createBackend(String plugin, Map<String, String> parameters) {
 		if (!ALIASES.contains(plugin)) {
-			throw new NixlException(NixlStatus.ERROR_BACKEND, "create_backend", name(), null, "the embedded engine "
+			throw new NixlException(NixlStatus.ERROR_BACKEND, NixlException.CREATE_BACKEND, name(), null, "the embedded engine "
 					+ "cannot create a '" + plugin + "' backend; available: " + availablePlugins());
 		}
 		Backend backend = new Backend(EmbeddedMetadata.BACKEND, parameters, Set.of(MemoryType.DRAM));

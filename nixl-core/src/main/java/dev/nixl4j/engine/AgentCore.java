@@ -18,6 +18,7 @@ import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.BackendConfig;
+import dev.nixl4j.BackendCreationException;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
@@ -101,8 +102,9 @@ public final class AgentCore implements NixlAgent {
 		driver.progressListener(this.progressLoop::wakeUp);
 		driver.faultListener(this.faults);
 		try {
-			for (BackendConfig backend : config.backends()) {
-				this.backends.add(driver.createBackend(backend.plugin(), backend.parameters()));
+			List<BackendConfig> configured = config.backends();
+			for (int i = 0; i < configured.size(); i++) {
+				this.backends.add(createBackend(driver, configured.get(i).plugin(), configured.get(i).parameters(), i));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -171,14 +173,35 @@ public final class AgentCore implements NixlAgent {
 
 	@Override
 	public PluginInfo pluginInfo(String plugin) {
-		return this.lifecycle.guarded("get_plugin_params", () -> this.driver.pluginInfo(plugin));
+		return this.lifecycle.guarded(NixlException.GET_PLUGIN_PARAMS, () -> this.driver.pluginInfo(plugin));
 	}
 
 	@Override
 	public Backend createBackend(String plugin, Map<String, String> parameters) {
-		Backend backend = this.lifecycle.guarded("create_backend", () -> this.driver.createBackend(plugin, parameters));
+		Backend backend = this.lifecycle.guarded(NixlException.CREATE_BACKEND,
+				() -> createBackend(this.driver, plugin, parameters, -1));
 		this.backends.add(backend);
 		return backend;
+	}
+
+	/**
+	 * Creates a backend, turning the driver's failure into one that names the backend: the engines
+	 * word their failures differently, and callers must not have to read the words.
+	 */
+	private static Backend createBackend(EngineDriver driver, String plugin, Map<String, String> parameters,
+			int index) {
+		try {
+			return driver.createBackend(plugin, parameters);
+		}
+		catch (BackendCreationException ex) {
+			throw ex;
+		}
+		catch (NixlException ex) {
+			BackendCreationException named = new BackendCreationException(ex.status(), ex.agent(), plugin, parameters,
+					index, ex.detail(), ex.getCause());
+			named.setStackTrace(ex.getStackTrace());
+			throw named;
+		}
 	}
 
 	@Override

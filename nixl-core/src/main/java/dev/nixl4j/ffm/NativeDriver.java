@@ -174,12 +174,12 @@ public final class NativeDriver implements EngineDriver {
 			MemorySegment mems = arena.allocate(ADDRESS);
 			MemorySegment params = arena.allocate(ADDRESS);
 			int rc = (int) Capi.GET_PLUGIN_PARAMS.invokeExact(this.agent, arena.allocateFrom(plugin), mems, params);
-			check(rc, "get_plugin_params", null, "plugin '" + plugin + "' is not available or could not be loaded; "
+			check(rc, NixlException.GET_PLUGIN_PARAMS, null, "plugin '" + plugin + "' is not available or could not be loaded; "
 					+ "available: " + availablePlugins());
 			return new PluginInfo(plugin, consumeParams(params.get(ADDRESS, 0)), consumeMemList(mems.get(ADDRESS, 0)));
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "get_plugin_params");
+			throw rethrow(ex, NixlException.GET_PLUGIN_PARAMS);
 		}
 	}
 
@@ -187,20 +187,20 @@ public final class NativeDriver implements EngineDriver {
 	public Backend createBackend(String plugin, Map<String, String> parameters) {
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment out = arena.allocate(ADDRESS);
-			check((int) Capi.CREATE_PARAMS.invokeExact(out), "create_backend", null, "");
+			check((int) Capi.CREATE_PARAMS.invokeExact(out), NixlException.CREATE_BACKEND, null, "");
 			MemorySegment params = out.get(ADDRESS, 0);
 			int rc;
 			try {
 				for (Map.Entry<String, String> entry : parameters.entrySet()) {
 					check((int) Capi.PARAMS_ADD.invokeExact(params, arena.allocateFrom(entry.getKey()),
-							arena.allocateFrom(entry.getValue())), "create_backend", null, "parameter " + entry.getKey());
+							arena.allocateFrom(entry.getValue())), NixlException.CREATE_BACKEND, null, "parameter " + entry.getKey());
 				}
 				rc = (int) Capi.CREATE_BACKEND.invokeExact(this.agent, arena.allocateFrom(plugin), params, out);
 			}
 			finally {
 				int ignored = (int) Capi.DESTROY_PARAMS.invokeExact(params);
 			}
-			check(rc, "create_backend", null, "NIXL could not create a '" + plugin + "' backend with parameters "
+			check(rc, NixlException.CREATE_BACKEND, null, "NIXL could not create a '" + plugin + "' backend with parameters "
 					+ parameters.keySet() + " (see NIXL's log above for the reason)");
 			MemorySegment backend = out.get(ADDRESS, 0);
 			this.backendHandles.add(backend);
@@ -211,7 +211,7 @@ public final class NativeDriver implements EngineDriver {
 			return new Backend(plugin, consumeParams(effective.get(ADDRESS, 0)), consumeMemList(mems.get(ADDRESS, 0)));
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "create_backend");
+			throw rethrow(ex, NixlException.CREATE_BACKEND);
 		}
 	}
 

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 
@@ -47,6 +48,12 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes one
  * attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no further. A refused
  * token (401, or 403 to a fetch) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
+ *
+ * <p>A failure says by {@link NixlException#retryable()} whether it may pass by itself: an
+ * exchange that refuses the connection, does not answer in time, is full (507) or answers with
+ * another server error (5xx) is {@code retryable}; a failed TLS handshake (a certificate the
+ * client does not trust, or one that does not name the host), a refused token, a name held by
+ * another owner and a refused value are not.
  *
  * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
  * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
@@ -187,7 +194,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				case 200, 201, 204 -> owns(agentName, response, ownership);
 				case 403 -> throw notOwner(operation, agentName, response);
 				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
-						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")");
+						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null, true);
 				case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
 						"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
 				case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
@@ -614,7 +621,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 		catch (IOException ex) {
 			throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
-					"cannot reach the exchange at " + this.baseUri + ": " + describe(ex), ex);
+					"cannot reach the exchange at " + this.baseUri + ": " + describe(ex), ex, passes(ex));
 		}
 		catch (InterruptedException ex) {
 			throw interrupted(operation, agentName);
@@ -650,7 +657,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	private NixlException unexpected(String operation, String agentName, int status) {
 		return new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
-				"the exchange at " + this.baseUri + " answered HTTP " + status);
+				"the exchange at " + this.baseUri + " answered HTTP " + status, null, status >= 500);
 	}
 
 	private static NixlException interrupted(String operation, String agentName) {
@@ -684,6 +691,19 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			}
 		}
 		return "I/O failure (" + ex.getClass().getSimpleName() + ")";
+	}
+
+	/**
+	 * Whether a failure to reach the exchange may pass by itself: a server not listening yet, a
+	 * timeout, a connection cut. A TLS failure does not: the trust or the certificate must change.
+	 */
+	private static boolean passes(IOException ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SSLException) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private static long saturatedNanos(Duration timeout) {

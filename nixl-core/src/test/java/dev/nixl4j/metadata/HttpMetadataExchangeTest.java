@@ -172,6 +172,34 @@ class HttpMetadataExchangeTest {
 	}
 
 	@Test
+	void failuresThatMayPassAreRetryableAndRefusedTokensAreNot() throws Exception {
+		int port = this.server.port();
+		HttpMetadataExchange client = client();
+		this.server.close();
+		NixlException refused = catchThrowableOfType(NixlException.class,
+				() -> client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
+		assertThat(refused.status()).isEqualTo(NixlStatus.UNAVAILABLE);
+		assertThat(refused.retryable()).as("a registry not listening may come").isTrue();
+
+		HttpServer failing = hostile(exchange -> {
+			exchange.getRequestBody().readAllBytes();
+			exchange.sendResponseHeaders(503, -1);
+		});
+		NixlException serverError = catchThrowableOfType(NixlException.class, () -> client(base(failing), TOKEN)
+			.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
+		assertThat(serverError.status()).isEqualTo(NixlStatus.UNAVAILABLE);
+		assertThat(serverError.retryable()).as("a server error may pass").isTrue();
+
+		this.server = MetadataHttpServer.builder().token(TOKEN).port(port).start();
+		NixlException token = catchThrowableOfType(NixlException.class,
+				() -> client(this.server.baseUri(), "wrong-" + UUID.randomUUID()).publish(MetadataSamples.ONE_DRAM,
+						AgentMetadata.of(MetadataSamples.oneDram())));
+		assertThat(token.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
+		assertThat(token.retryable()).as("a refused token needs another token").isFalse();
+		client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
+	}
+
+	@Test
 	void anEndlessBodyIsCutAtTheCapAndRejected() throws Exception {
 		AtomicLong written = new AtomicLong();
 		HttpServer hostile = hostile(exchange -> {

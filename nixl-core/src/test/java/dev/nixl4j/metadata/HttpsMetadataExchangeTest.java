@@ -112,4 +112,14 @@ class HttpsMetadataExchangeTest {
 		}
 	}
 
+	@Test
+	void aTlsFailureIsNotRetryable() {
+		try (HttpMetadataExchange client = HttpMetadataExchange.builder(base("127.0.0.1")).token(TOKEN).build()) {
+			NixlException failure = catchThrowableOfType(NixlException.class,
+					() -> client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
+			assertThat(failure.status()).isEqualTo(NixlStatus.UNAVAILABLE);
+			assertThat(failure.retryable()).as("the trust must change first").isFalse();
+		}
+	}
+
 }

@@ -5,13 +5,14 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
+import dev.nixl4j.BackendCreationException;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.NixlException;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
@@ -92,18 +93,27 @@ final class AgentConfigs {
 		try {
 			return NixlAgent.create(config);
 		}
-		catch (NixlException ex) {
-			if ("create_backend".equals(ex.operation())) {
-				List<BackendConfig> backends = config.backends();
-				for (int i = 0; i < backends.size(); i++) {
-					if (ex.getMessage().contains("'" + backends.get(i).plugin() + "'")) {
-						throw new InvalidConfigurationPropertyValueException("nixl.agent.backends[" + i + "].plugin",
-								backends.get(i).plugin(), ex.getMessage());
-					}
-				}
-			}
-			throw ex;
+		catch (BackendCreationException ex) {
+			throw reported(ex, config);
 		}
+	}
+
+	/**
+	 * The failure to report for a backend that could not be created: one naming the backend's
+	 * property when the failure names a backend of the configuration, else the failure itself.
+	 * @param failure the failure
+	 * @param config the configuration the agent was created from
+	 * @return the failure to throw
+	 */
+	static RuntimeException reported(BackendCreationException failure, AgentConfig config) {
+		OptionalInt index = failure.index();
+		List<BackendConfig> backends = config.backends();
+		if (index.isPresent() && index.getAsInt() < backends.size()
+				&& backends.get(index.getAsInt()).plugin().equals(failure.backend())) {
+			return new InvalidConfigurationPropertyValueException("nixl.agent.backends[" + index.getAsInt() + "].plugin",
+					failure.backend(), failure.getMessage());
+		}
+		return failure;
 	}
 
 }

@@ -21,7 +21,9 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Publishes the agent's metadata when the application starts and keeps it published (a
- * {@link MetadataPublication} republishes an entry that vanished or changed), and shuts NIXL down gracefully
+ * {@link MetadataPublication} republishes an entry that vanished or changed; a failure at start
+ * that may pass by itself, {@link NixlException#retryable()}, such as a registry that is not
+ * listening yet, does not fail the start but is retried in the background), and shuts NIXL down gracefully
  * when it stops: new transfers are refused, transfers in flight and the KV producer's leases
  * (consumers still reading leased blocks) may finish until {@code nixl.shutdown.timeout}, the
  * metadata is withdrawn, the users of registered memory
@@ -93,6 +95,16 @@ public class NixlLifecycle implements SmartLifecycle {
 				&& this.publication.state().status() == MetadataPublication.Status.NEW) {
 			try {
 				this.publication.publish();
+			}
+			catch (NixlException ex) {
+				if (!ex.retryable()) {
+					this.publication.close();
+					throw ex;
+				}
+				// the publication keeps trying in the background; health reports it until it lands
+				logger.log(Level.WARNING, "Could not publish the metadata of NIXL agent '" + this.agent.name()
+						+ "' at start; the application starts and publishing is retried in the background: "
+						+ ex.getMessage());
 			}
 			catch (RuntimeException ex) {
 				this.publication.close();

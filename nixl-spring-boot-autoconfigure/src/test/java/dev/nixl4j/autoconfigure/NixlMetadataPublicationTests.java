@@ -1,5 +1,7 @@
 package dev.nixl4j.autoconfigure;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -113,6 +115,50 @@ class NixlMetadataPublicationTests {
 			assertThat(store.isPublished(name[0])).as("withdrawn at shutdown").isFalse();
 		}
 		store.close();
+	}
+
+	@Test
+	void anApplicationWhoseRegistryIsNotListeningYetStartsOutOfServiceAndPublishesOnceItListens()
+			throws Exception {
+		String token = "tok-" + UUID.randomUUID();
+		int port;
+		try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			port = probe.getLocalPort();
+		}
+		InMemoryMetadataExchange store = new InMemoryMetadataExchange();
+		MetadataHttpServer[] server = new MetadataHttpServer[1];
+		try {
+			this.runner
+				.withPropertyValues("nixl.metadata.exchange=http",
+						"nixl.metadata.http.endpoint=http://127.0.0.1:" + port + "/nixl", "nixl.metadata.http.token=" + token,
+						"nixl.metadata.http.serve=false")
+				.run(context -> {
+					assertThat(context).hasNotFailed();
+					String name = context.getBean(NixlAgent.class).name();
+					NixlHealthIndicator health = context.getBean(NixlHealthIndicator.class);
+					Health waiting = health.health();
+					assertThat(waiting.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+					assertThat(metadataDetail(waiting)).containsEntry("status",
+							MetadataPublication.Status.NOT_PUBLISHED);
+
+					server[0] = MetadataHttpServer.builder()
+						.address(InetAddress.getLoopbackAddress())
+						.port(port)
+						.token(token)
+						.store(store)
+						.start();
+					Health up = await(health, h -> h.getStatus().equals(Status.UP));
+					assertThat(metadataDetail(up)).containsEntry("status", MetadataPublication.Status.PUBLISHED);
+					assertThat(store.fetch(name, Duration.ZERO))
+						.isEqualTo(context.getBean(NixlAgent.class).localMetadata());
+				});
+		}
+		finally {
+			if (server[0] != null) {
+				server[0].close();
+			}
+			store.close();
+		}
 	}
 
 	@SuppressWarnings("unchecked")

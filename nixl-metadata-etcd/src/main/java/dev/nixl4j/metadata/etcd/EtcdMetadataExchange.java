@@ -594,14 +594,18 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		return false;
 	}
 
+	/**
+	 * Whether etcd answered that a lease is not found: the only "not found" its KV and lease calls
+	 * give (an absent key is an empty answer, not an error).
+	 */
 	private static boolean isLeaseNotFound(Throwable error) {
-		for (Throwable t = error; t != null; t = t.getCause()) {
-			String message = t.getMessage();
-			if (message != null && message.contains("lease not found")) {
+		for (Throwable t = error; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (t instanceof EtcdException etcd
+					&& etcd.getErrorCode() == io.etcd.jetcd.common.exception.ErrorCode.NOT_FOUND) {
 				return true;
 			}
-			if (t.getCause() == t) {
-				break;
+			if (io.grpc.Status.fromThrowable(t).getCode() == io.grpc.Status.Code.NOT_FOUND) {
+				return true;
 			}
 		}
 		return false;

@@ -1,5 +1,6 @@
 package dev.nixl4j.autoconfigure.diagnostics;
 
+import dev.nixl4j.BackendCreationException;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
@@ -26,8 +27,8 @@ class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 		if (cause.status() == NixlStatus.LIBRARY_UNAVAILABLE) {
 			return libraryUnavailable(cause);
 		}
-		if ("create_backend".equals(cause.operation())
-				|| (cause.status() == NixlStatus.ERROR_NOT_FOUND && "get_plugin_params".equals(cause.operation()))) {
+		if (cause instanceof BackendCreationException || (cause.status() == NixlStatus.ERROR_NOT_FOUND
+				&& NixlException.GET_PLUGIN_PARAMS.equals(cause.operation()))) {
 			return backendUnavailable(cause);
 		}
 		return null;
