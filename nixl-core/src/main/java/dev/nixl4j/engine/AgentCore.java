@@ -28,6 +28,7 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
@@ -57,6 +58,8 @@ public final class AgentCore implements NixlAgent {
 	private final AgentConfig config;
 
 	private final EngineDriver driver;
+
+	private final @Nullable NixlEtcdMetadata etcdMetadata;
 
 	private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
@@ -103,6 +106,8 @@ public final class AgentCore implements NixlAgent {
 		this.driver = driver;
 		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity());
 		this.progressLoop = new ProgressLoop(this);
+		EtcdExchangeDriver etcdExchange = driver.etcdExchange();
+		this.etcdMetadata = (etcdExchange != null) ? new EtcdMetadataCapability(this, etcdExchange) : null;
 		driver.progressListener(this.progressLoop::wakeUp);
 		driver.faultListener(this.faults);
 		try {
@@ -151,7 +156,7 @@ public final class AgentCore implements NixlAgent {
 		return this.faults;
 	}
 
-	private <T> T guarded(String operation, Supplier<T> call) {
+	<T> T guarded(String operation, Supplier<T> call) {
 		this.lifecycle.readLock().lock();
 		try {
 			ensureOpen(operation);
@@ -162,7 +167,7 @@ public final class AgentCore implements NixlAgent {
 		}
 	}
 
-	private void guarded(String operation, Runnable call) {
+	void guarded(String operation, Runnable call) {
 		guarded(operation, () -> {
 			call.run();
 			return null;
@@ -329,6 +334,11 @@ public final class AgentCore implements NixlAgent {
 		List<MetadataFraming.MemorySection> sections = new ArrayList<>(known.sections());
 		sections.addAll(loaded.sections());
 		return new MetadataFraming.ParsedMetadata(known.agentName(), known.connections(), sections);
+	}
+
+	@Override
+	public Optional<NixlEtcdMetadata> etcdMetadata() {
+		return Optional.ofNullable(this.etcdMetadata);
 	}
 
 	@Override
@@ -819,26 +829,6 @@ public final class AgentCore implements NixlAgent {
 		}
 		logger.log(Level.ERROR, "Agent '" + name() + "' failed and can no longer move data: its " + thread
 				+ " thread cannot go on. Close the agent and create a new one.", error);
-	}
-
-	/**
-	 * Runs an engine-specific call (one the {@link EngineDriver} contract does not have, such as
-	 * NIXL's built-in etcd exchange) under the agent's lifecycle, like every other engine call.
-	 * @param <D> the driver type the call needs
-	 * @param <R> the call's result
-	 * @param operation the operation, in NIXL's words, for errors
-	 * @param driverType the driver type the call needs
-	 * @param call the call
-	 * @return its result
-	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} when this agent's engine is not of that
-	 * type, {@link NixlStatus#CLOSED} when the agent is closed
-	 */
-	public <D, R> R engineCall(String operation, Class<D> driverType, java.util.function.Function<D, R> call) {
-		if (!driverType.isInstance(this.driver)) {
-			throw new NixlException(NixlStatus.NOT_SUPPORTED, operation, name(), null,
-					"the " + this.driver.engine() + " engine of this agent does not offer " + operation);
-		}
-		return guarded(operation, () -> call.apply(driverType.cast(this.driver)));
 	}
 
 }
