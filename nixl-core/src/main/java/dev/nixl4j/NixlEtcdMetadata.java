@@ -76,7 +76,8 @@ public interface NixlEtcdMetadata {
 	 * @param timeout how long to wait for the peer's metadata; zero checks once
 	 * @throws NixlException {@link NixlStatus#TIMEOUT}, naming the peer, when it was not loaded
 	 * before the deadline (not published under the same namespace, withdrawn, or etcd not
-	 * reachable); {@link NixlStatus#CLOSED} when the agent is closed
+	 * reachable); {@link NixlStatus#CANCELLED} when the waiting thread is interrupted (its
+	 * interrupt flag stays set); {@link NixlStatus#CLOSED} when the agent is closed
 	 * @throws IllegalArgumentException when {@code remoteAgent} is blank or {@code timeout} is
 	 * negative
 	 */

@@ -72,6 +72,10 @@ final class EtcdMetadataCapability implements NixlEtcdMetadata {
 			}
 			// NIXL offers no completion callback: poll its state, backing off
 			LockSupport.parkNanos(Math.min(remaining, pause));
+			if (Thread.currentThread().isInterrupted()) {
+				throw new NixlException(NixlStatus.CANCELLED, operation, this.agent.name(), remoteAgent,
+						"interrupted while waiting for NIXL to load the metadata of agent '" + remoteAgent + "'");
+			}
 			pause = Math.min(pause * 2, MAX_POLL);
 		}
 	}

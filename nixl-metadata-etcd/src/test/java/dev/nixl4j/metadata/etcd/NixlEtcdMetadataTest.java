@@ -16,6 +16,7 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.Eventually;
 import org.junit.jupiter.api.Test;
@@ -132,6 +133,41 @@ class NixlEtcdMetadataTest extends EtcdAgentTests {
 		assertThat(failure.operation()).isEqualTo("fetch_remote_md");
 		assertThat(failure.remoteAgent()).isEqualTo("never-published");
 		assertThat(initiator.hasRemoteMetadata("never-published")).isFalse();
+	}
+
+	@Test
+	void anInterruptedLoadEndsCancelledBeforeItsDeadline(TestInfo info) {
+		NixlEtcdMetadata etcd = etcdOf(nixlEtcdAgent("initiator", info));
+
+		Thread.currentThread().interrupt();
+		NixlException failure;
+		try {
+			failure = catchThrowableOfType(NixlException.class, () -> etcd.load("never-published", WAIT));
+		}
+		finally {
+			assertThat(Thread.interrupted()).as("the interrupt flag stays set").isTrue();
+		}
+		assertThat(failure.status()).isEqualTo(NixlStatus.CANCELLED);
+		assertThat(failure.remoteAgent()).isEqualTo("never-published");
+	}
+
+	@Test
+	void thePeerLoaderOfNixlsEtcdLoadsPeersAndRefusesAnAgentWithoutIt(TestInfo info) {
+		NixlAgent target = nixlEtcdAgent("target", info);
+		MemorySegment remote = registered(target, 2);
+		NixlAgent initiator = nixlEtcdAgent("initiator", info);
+		MemorySegment local = registered(initiator, 1);
+		etcdOf(target).publish();
+
+		PeerLoader.nixlEtcd().load(initiator, target.name(), WAIT);
+		transfer(initiator, XferOp.WRITE, local, remote, target.name());
+		assertThat(Bytes.hasPattern(remote, 1)).isTrue();
+
+		NixlAgent embedded = track(
+				NixlAgent.create(AgentConfig.builder(name("embedded", info)).engine(Engine.EMBEDDED).build()));
+		NixlException refused = catchThrowableOfType(NixlException.class,
+				() -> PeerLoader.nixlEtcd().load(embedded, target.name(), WAIT));
+		assertThat(refused.status()).isEqualTo(NixlStatus.NOT_SUPPORTED);
 	}
 
 	@Test
