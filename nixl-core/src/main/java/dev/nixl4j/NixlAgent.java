@@ -126,6 +126,13 @@ public interface NixlAgent extends AutoCloseable {
 	String loadRemoteMetadata(AgentMetadata metadata);
 
 	/**
+	 * Returns NIXL's built-in etcd exchange of this agent: present for an agent of the native
+	 * engine created with etcd endpoints ({@link NixlEtcdMetadata#configure}), empty otherwise.
+	 * @return the exchange
+	 */
+	Optional<NixlEtcdMetadata> etcdMetadata();
+
+	/**
 	 * Whether metadata of a peer is loaded.
 	 * @param remoteAgent the peer
 	 * @return {@code true} if transfers to it can be created

@@ -23,6 +23,7 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
@@ -55,6 +56,8 @@ public final class AgentCore implements NixlAgent {
 	private final EngineDriver driver;
 
 	private final AgentLifecycle lifecycle;
+
+	private final @Nullable NixlEtcdMetadata etcdMetadata;
 
 	private final List<Backend> backends = new CopyOnWriteArrayList<>();
 
@@ -99,6 +102,8 @@ public final class AgentCore implements NixlAgent {
 		this.faults = new AgentFaults(config.name(), this.lifecycle, this.statistics, this.notifications,
 				this.inFlight);
 		this.progressLoop = new ProgressLoop(this);
+		EtcdExchangeDriver etcdExchange = driver.etcdExchange();
+		this.etcdMetadata = (etcdExchange != null) ? new EtcdMetadataCapability(this, etcdExchange) : null;
 		driver.progressListener(this.progressLoop::wakeUp);
 		driver.faultListener(this.faults);
 		try {
@@ -279,6 +284,11 @@ public final class AgentCore implements NixlAgent {
 			this.remotes.loaded(remote, parsed);
 			return remote;
 		});
+	}
+
+	@Override
+	public Optional<NixlEtcdMetadata> etcdMetadata() {
+		return Optional.ofNullable(this.etcdMetadata);
 	}
 
 	@Override
@@ -543,26 +553,6 @@ public final class AgentCore implements NixlAgent {
 	public String toString() {
 		return "NixlAgent['" + name() + "', " + engine() + ", " + this.registrations.size() + " registration(s), "
 				+ this.inFlight.size() + " transfer(s) in flight]";
-	}
-
-	/**
-	 * Runs an engine-specific call (one the {@link EngineDriver} contract does not have, such as
-	 * NIXL's built-in etcd exchange) under the agent's lifecycle, like every other engine call.
-	 * @param <D> the driver type the call needs
-	 * @param <R> the call's result
-	 * @param operation the operation, in NIXL's words, for errors
-	 * @param driverType the driver type the call needs
-	 * @param call the call
-	 * @return its result
-	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} when this agent's engine is not of that
-	 * type, {@link NixlStatus#CLOSED} when the agent is closed
-	 */
-	public <D, R> R engineCall(String operation, Class<D> driverType, Function<D, R> call) {
-		if (!driverType.isInstance(this.driver)) {
-			throw new NixlException(NixlStatus.NOT_SUPPORTED, operation, name(), null,
-					"the " + this.driver.engine() + " engine of this agent does not offer " + operation);
-		}
-		return this.lifecycle.guarded(operation, () -> call.apply(driverType.cast(this.driver)));
 	}
 
 }

@@ -91,6 +91,15 @@ public interface EngineDriver extends AutoCloseable {
 	String loadRemoteMetadata(byte[] metadata);
 
 	/**
+	 * Returns NIXL's built-in etcd exchange of this driver's agent.
+	 * @return the exchange, or {@code null} when the engine has none or the agent was created
+	 * without etcd endpoints
+	 */
+	default @Nullable EtcdExchangeDriver etcdExchange() {
+		return null;
+	}
+
+	/**
 	 * Whether a peer's metadata is loaded.
 	 * @param remoteAgent the peer
 	 * @return {@code true} if loaded

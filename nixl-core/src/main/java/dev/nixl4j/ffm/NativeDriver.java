@@ -18,12 +18,14 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.engine.EngineDriver;
+import dev.nixl4j.engine.EtcdExchangeDriver;
 import org.jspecify.annotations.Nullable;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -35,7 +37,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * The native engine: one {@code nixlAgent} of NIXL's C API. Handles are the native pointers.
  * {@link dev.nixl4j.engine.AgentCore} has checked every argument before a call gets here.
  */
-public final class NativeDriver implements EngineDriver {
+public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
 	private static final int SUCCESS = 0;
 
@@ -48,6 +50,8 @@ public final class NativeDriver implements EngineDriver {
 	private final NativeLibrary library;
 
 	private final MemorySegment agent;
+
+	private final boolean etcdConfigured;
 
 	private final List<MemorySegment> backendHandles = new CopyOnWriteArrayList<>();
 
@@ -62,8 +66,9 @@ public final class NativeDriver implements EngineDriver {
 
 	private final MemorySegment drainLength;
 
-	private NativeDriver(String name, NativeLibrary library, MemorySegment agent) {
+	private NativeDriver(String name, NativeLibrary library, MemorySegment agent, boolean etcdConfigured) {
 		this.name = name;
+		this.etcdConfigured = etcdConfigured;
 		this.library = library;
 		this.agent = agent;
 		try (Arena arena = Arena.ofConfined()) {
@@ -116,7 +121,8 @@ public final class NativeDriver implements EngineDriver {
 				throw new NixlException(NixlStatus.ofCode(rc), "create_agent", config.name(), null,
 						"NIXL could not create the agent (" + library + ")");
 			}
-			return new NativeDriver(config.name(), library, out.get(ADDRESS, 0));
+			return new NativeDriver(config.name(), library, out.get(ADDRESS, 0),
+					config.nativeEnvironment().containsKey(NixlEtcdMetadata.ENDPOINTS_VARIABLE));
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "create_agent");
@@ -446,16 +452,24 @@ public final class NativeDriver implements EngineDriver {
 	}
 
 	/**
+	 * Returns this driver as NIXL's etcd exchange when the agent was created with
+	 * {@code NIXL_ETCD_ENDPOINTS}: without it NIXL has no etcd client for the agent.
+	 */
+	@Override
+	public @Nullable EtcdExchangeDriver etcdExchange() {
+		return this.etcdConfigured ? this : null;
+	}
+
+	/**
 	 * Publishes this agent's full metadata through NIXL's built-in exchange
 	 * ({@code send_local_md}). NIXL stores it asynchronously, from its metadata worker.
-	 * @throws NixlException when no exchange is configured ({@code NIXL_ETCD_ENDPOINTS} unset when
-	 * the agent was created) or NIXL refused
+	 * @throws NixlException when NIXL refused
 	 */
+	@Override
 	public void sendLocalMetadata() {
 		try {
 			check((int) Capi.SEND_LOCAL_MD.invokeExact(this.agent, NULL), "send_local_md", null,
-					"NIXL could not publish the metadata; its etcd exchange needs NIXL_ETCD_ENDPOINTS set when the "
-							+ "agent is created (see NIXL's log above)");
+					"NIXL could not queue publishing the metadata to etcd (see NIXL's log above)");
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "send_local_md");
@@ -467,11 +481,12 @@ public final class NativeDriver implements EngineDriver {
 	 * Asynchronous: {@link #hasRemoteMetadata} tells when it is loaded.
 	 * @param remoteAgent the peer
 	 */
+	@Override
 	public void fetchRemoteMetadata(String remoteAgent) {
 		try (Arena arena = Arena.ofConfined()) {
 			check((int) Capi.FETCH_REMOTE_MD.invokeExact(this.agent, arena.allocateFrom(remoteAgent), NULL),
-					"fetch_remote_md", remoteAgent, "NIXL could not start fetching the metadata; its etcd exchange "
-							+ "needs NIXL_ETCD_ENDPOINTS set when the agent is created");
+					"fetch_remote_md", remoteAgent, "NIXL could not start fetching the metadata from etcd (see NIXL's "
+							+ "log above)");
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "fetch_remote_md");
@@ -482,11 +497,11 @@ public final class NativeDriver implements EngineDriver {
 	 * Withdraws this agent's metadata from NIXL's built-in exchange ({@code invalidate_local_md}):
 	 * NIXL deletes the agent's keys asynchronously, and peers watching them forget the agent.
 	 */
+	@Override
 	public void invalidateLocalMetadata() {
 		try {
 			check((int) Capi.INVALIDATE_LOCAL_MD.invokeExact(this.agent, NULL), "invalidate_local_md", null,
-					"NIXL could not withdraw the metadata; its etcd exchange needs NIXL_ETCD_ENDPOINTS set when the "
-							+ "agent is created");
+					"NIXL could not queue withdrawing the metadata from etcd (see NIXL's log above)");
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "invalidate_local_md");

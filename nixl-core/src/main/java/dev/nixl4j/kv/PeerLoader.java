@@ -83,6 +83,26 @@ public interface PeerLoader {
 	}
 
 	/**
+	 * Loads peers through NIXL's own etcd exchange of the agent ({@link NixlAgent#etcdMetadata()}),
+	 * which also makes the agent forget a peer whose keys are deleted. A peer that is gone fails
+	 * with {@link NixlStatus#TIMEOUT} at the deadline: NIXL cannot tell it from one not published yet.
+	 * @return the loader, which fails with {@link NixlStatus#NOT_SUPPORTED} for an agent without
+	 * that exchange
+	 */
+	static PeerLoader nixlEtcd() {
+		return (agent, peer, timeout) -> {
+			if (agent.hasRemoteMetadata(peer)) {
+				return;
+			}
+			agent.etcdMetadata()
+				.orElseThrow(() -> new NixlException(NixlStatus.NOT_SUPPORTED, "fetch_remote_md", agent.name(), peer,
+						"the agent has no NIXL etcd exchange: it must be of the native engine and created with etcd "
+								+ "endpoints (NixlEtcdMetadata.configure)"))
+				.load(peer, timeout);
+		};
+	}
+
+	/**
 	 * A loader for agents that received every peer's metadata some other way: it only checks.
 	 * @return the loader
 	 */

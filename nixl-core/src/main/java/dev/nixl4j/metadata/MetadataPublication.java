@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#maxRetryInterval}. {@link #withdraw()} ends it and removes the entry.
  *
  * <p>The {@link #state() state} says whether the entry is published now and, when it is not,
- * why: a health check reports it. An exchange that cannot fetch or watch (NIXL's own etcd
- * exchange) is published to once per {@link #publish()}, without checks.
+ * why: a health check reports it. An exchange that cannot fetch or watch (answers
+ * {@link NixlStatus#NOT_SUPPORTED}) is published to once per {@link #publish()}, without checks.
  *
  * <p>Two daemon threads per publication (created when first needed) do the checks and
  * republishes, so a removal the exchange reports is acted on while a check waits; a check that fails

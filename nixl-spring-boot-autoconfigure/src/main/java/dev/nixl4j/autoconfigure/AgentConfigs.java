@@ -13,8 +13,8 @@ import dev.nixl4j.BackendConfig;
 import dev.nixl4j.BackendCreationException;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
-import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -48,7 +48,7 @@ final class AgentConfigs {
 			.toArray(BackendConfig[]::new));
 		properties.getNative().getEnvironment().forEach(builder::nativeEnvironment);
 		if (properties.getMetadata().getExchange() == ExchangeType.NIXL_ETCD && etcd != null) {
-			NixlEtcdMetadataExchange.configure(builder, String.join(",", etcd.endpoints()),
+			NixlEtcdMetadata.configure(builder, String.join(",", etcd.endpoints()),
 					properties.getMetadata().getEtcd().getNamespace());
 		}
 		return builder;

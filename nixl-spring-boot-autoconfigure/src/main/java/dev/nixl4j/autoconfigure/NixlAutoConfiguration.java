@@ -5,6 +5,7 @@ import java.util.List;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
@@ -69,14 +70,20 @@ public final class NixlAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	NixlLifecycle nixlLifecycle(NixlAgent agent, NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
-			ObjectProvider<KvProducer> kvProducer, ObjectProvider<Connector> connector,
-			ObjectProvider<PagedKvCache> kvCache) {
+			ObjectProvider<NixlEtcdMetadata> nixlEtcd, ObjectProvider<KvProducer> kvProducer,
+			ObjectProvider<Connector> connector, ObjectProvider<PagedKvCache> kvCache) {
 		// Closed in this order: users of memory before the memory itself.
 		List<AutoCloseable> users = new ArrayList<>();
 		kvProducer.ifUnique(users::add);
 		connector.ifUnique(users::add);
 		kvCache.ifUnique(users::add);
-		return new NixlLifecycle(agent, exchange.getIfUnique(), properties.getMetadata().isPublish(),
+		MetadataExchange available = exchange.getIfUnique();
+		NixlEtcdMetadata nixlOwn = nixlEtcd.getIfUnique();
+		if (available == null && nixlOwn != null) {
+			return new NixlLifecycle(agent, nixlOwn, properties.getMetadata().isPublish(),
+					properties.getShutdown().getTimeout(), users);
+		}
+		return new NixlLifecycle(agent, available, properties.getMetadata().isPublish(),
 				properties.getMetadata().getCheckInterval(), properties.getShutdown().getTimeout(), users);
 	}
 

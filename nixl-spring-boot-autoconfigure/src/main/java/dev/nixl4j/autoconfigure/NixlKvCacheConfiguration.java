@@ -1,6 +1,7 @@
 package dev.nixl4j.autoconfigure;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvProducer;
@@ -53,9 +54,12 @@ class NixlKvCacheConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	PeerLoader nixlPeerLoader(ObjectProvider<MetadataExchange> exchange) {
+	PeerLoader nixlPeerLoader(ObjectProvider<MetadataExchange> exchange, ObjectProvider<NixlEtcdMetadata> nixlEtcd) {
 		MetadataExchange available = exchange.getIfUnique();
-		return (available != null) ? PeerLoader.of(available) : PeerLoader.preloaded();
+		if (available != null) {
+			return PeerLoader.of(available);
+		}
+		return (nixlEtcd.getIfUnique() != null) ? PeerLoader.nixlEtcd() : PeerLoader.preloaded();
 	}
 
 	@Bean(destroyMethod = "close")

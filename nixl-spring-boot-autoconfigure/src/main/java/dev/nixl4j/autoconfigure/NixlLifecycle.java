@@ -7,6 +7,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
@@ -29,6 +30,10 @@ import org.springframework.context.SmartLifecycle;
  * metadata is withdrawn, the users of registered memory
  * (KV producer, connector, KV cache) are closed, and the agent is destroyed.
  *
+ * <p>With NIXL's own etcd exchange ({@link NixlEtcdMetadata}) the agent's metadata is published
+ * through it at start (and on {@link #publish()} and {@link #republish()}) and withdrawn at stop;
+ * NIXL reports no outcome of either, so there is no {@link #publication()} to watch.
+ *
  * <p>It stops after the web server's graceful shutdown (requests still running may finish their
  * transfers) and before the web server stops (peers can still fetch this agent's metadata while
  * its transfers drain).
@@ -43,6 +48,11 @@ public class NixlLifecycle implements SmartLifecycle {
 	private final NixlAgent agent;
 
 	private final @Nullable MetadataPublication publication;
+
+	private final @Nullable NixlEtcdMetadata nixlEtcd;
+
+	/** Whether the agent's metadata was published through {@link #nixlEtcd}. */
+	private volatile boolean nixlEtcdPublished;
 
 	private final boolean publish;
 
@@ -83,6 +93,27 @@ public class NixlLifecycle implements SmartLifecycle {
 		this.agent = agent;
 		this.publication = (exchange != null)
 				? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build() : null;
+		this.nixlEtcd = null;
+		this.publish = publish;
+		this.timeout = timeout;
+		this.memoryUsers = List.copyOf(memoryUsers);
+		agent.addTransferListener(this.gate);
+	}
+
+	/**
+	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange, and
+	 * starts counting the agent's transfers.
+	 * @param agent the agent
+	 * @param nixlEtcd the agent's {@link NixlAgent#etcdMetadata() NIXL etcd exchange}
+	 * @param publish whether the agent's metadata is published at start
+	 * @param timeout how long stop waits for transfers in flight
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, NixlEtcdMetadata nixlEtcd, boolean publish, Duration timeout,
+			List<AutoCloseable> memoryUsers) {
+		this.agent = agent;
+		this.publication = null;
+		this.nixlEtcd = nixlEtcd;
 		this.publish = publish;
 		this.timeout = timeout;
 		this.memoryUsers = List.copyOf(memoryUsers);
@@ -91,6 +122,10 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	@Override
 	public void start() {
+		if (this.publish && this.nixlEtcd != null && !this.nixlEtcdPublished) {
+			this.nixlEtcd.publish();
+			this.nixlEtcdPublished = true;
+		}
 		if (this.publish && this.publication != null
 				&& this.publication.state().status() == MetadataPublication.Status.NEW) {
 			try {
@@ -125,13 +160,19 @@ public class NixlLifecycle implements SmartLifecycle {
 	 */
 	public void publish() {
 		MetadataPublication target = this.publication;
-		if (target == null) {
+		if (target == null && this.nixlEtcd == null) {
 			throw new IllegalStateException("no metadata exchange to publish to (nixl.metadata.exchange is none)");
 		}
 		if (!this.running) {
 			throw new IllegalStateException("NIXL agent '" + this.agent.name() + "' is not running");
 		}
-		target.publish();
+		if (this.nixlEtcd != null) {
+			this.nixlEtcd.publish();
+			this.nixlEtcdPublished = true;
+		}
+		if (target != null) {
+			target.publish();
+		}
 	}
 
 	/**
@@ -139,6 +180,9 @@ public class NixlLifecycle implements SmartLifecycle {
 	 * of through the exchange. Does nothing when the metadata was not published.
 	 */
 	public void republish() {
+		if (this.nixlEtcd != null && this.nixlEtcdPublished) {
+			this.nixlEtcd.publish();
+		}
 		if (this.publication != null && isPublishing(this.publication.state().status())) {
 			this.publication.publish();
 		}
@@ -147,7 +191,8 @@ public class NixlLifecycle implements SmartLifecycle {
 	/**
 	 * Returns the publication that keeps the agent's entry in the exchange: its state says
 	 * whether the entry is published now.
-	 * @return the publication, {@code null} when there is no metadata exchange
+	 * @return the publication, {@code null} when there is no metadata exchange or the exchange is
+	 * NIXL's own
 	 */
 	public @Nullable MetadataPublication publication() {
 		return this.publication;
@@ -174,6 +219,16 @@ public class NixlLifecycle implements SmartLifecycle {
 					&& !producer.awaitLeasesEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
 				logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still held " + producer.activeLeases()
 						+ " KV lease(s) after the shutdown timeout of " + this.timeout + "; they are released");
+			}
+		}
+		if (this.nixlEtcd != null && this.nixlEtcdPublished) {
+			try {
+				this.nixlEtcd.invalidate();
+				this.nixlEtcdPublished = false;
+			}
+			catch (RuntimeException ex) {
+				logger.log(Level.WARNING, "Could not withdraw the metadata of NIXL agent '" + this.agent.name()
+						+ "' from etcd: " + ex.getMessage());
 			}
 		}
 		if (this.publication != null) {

@@ -4,11 +4,13 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -27,7 +29,10 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The metadata exchange named by {@code nixl.metadata.exchange}, wrapped by every
  * {@link MetadataExchangeCustomizer}. The HTTP client of an {@code https} endpoint takes its TLS
- * context from the SSL bundle named by {@code nixl.metadata.http.ssl-bundle}.
+ * context from the SSL bundle named by {@code nixl.metadata.http.ssl-bundle}. NIXL's own etcd
+ * exchange ({@code nixl-etcd}) is no {@link MetadataExchange}, as NIXL hands no fetched bytes
+ * back: it is the agent's {@link NixlEtcdMetadata} bean, which the lifecycle publishes through
+ * and the KV peer loader loads peers with.
  */
 @Configuration(proxyBeanMethods = false)
 class NixlMetadataExchangeConfiguration {
@@ -145,11 +150,15 @@ class NixlMetadataExchangeConfiguration {
 	@ConditionalOnProperty(name = "nixl.metadata.exchange", havingValue = "nixl-etcd")
 	static class NixlEtcd {
 
-		@Bean(destroyMethod = "close")
+		@Bean
 		@ConditionalOnMissingBean
-		MetadataExchange nixlMetadataExchange(NixlAgent agent,
-				ObjectProvider<MetadataExchangeCustomizer> customizers) {
-			return customize(new NixlEtcdMetadataExchange(agent), customizers);
+		NixlEtcdMetadata nixlEtcdMetadata(NixlAgent agent) {
+			return agent.etcdMetadata()
+				.orElseThrow(() -> new NixlException(NixlStatus.NOT_SUPPORTED, "send_local_md", agent.name(), null,
+						"nixl.metadata.exchange=nixl-etcd needs an agent of the native engine created with NIXL's etcd "
+								+ "endpoints, but agent '" + agent.name() + "' runs on the " + agent.engine()
+								+ " engine (set nixl.agent.engine=native) or a user AgentConfig bean lacks "
+								+ NixlEtcdMetadata.ENDPOINTS_VARIABLE));
 		}
 
 	}

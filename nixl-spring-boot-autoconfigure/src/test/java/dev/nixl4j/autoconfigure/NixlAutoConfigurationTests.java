@@ -9,6 +9,7 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.connect.Connector;
@@ -22,7 +23,6 @@ import dev.nixl4j.metadata.ForwardingMetadataExchange;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -221,9 +221,11 @@ class NixlAutoConfigurationTests {
 			.withPropertyValues("nixl.agent.engine=native", "nixl.metadata.exchange=nixl-etcd",
 					"nixl.metadata.publish=false", "nixl.metadata.etcd.endpoints=http://127.0.0.1:2379")
 			.run(context -> {
-				assertThat(context.getBean(MetadataExchange.class)).isInstanceOf(NixlEtcdMetadataExchange.class);
+				assertThat(context).doesNotHaveBean(MetadataExchange.class);
+				assertThat(context.getBean(NixlEtcdMetadata.class))
+					.isSameAs(context.getBean(NixlAgent.class).etcdMetadata().orElseThrow());
 				assertThat(context.getBean(AgentConfig.class).nativeEnvironment())
-					.containsEntry(NixlEtcdMetadataExchange.ENDPOINTS_VARIABLE, "http://127.0.0.1:2379");
+					.containsEntry(NixlEtcdMetadata.ENDPOINTS_VARIABLE, "http://127.0.0.1:2379");
 			});
 	}
 

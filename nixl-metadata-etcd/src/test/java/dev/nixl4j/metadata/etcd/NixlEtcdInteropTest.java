@@ -12,26 +12,24 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.engine.AgentCore;
-import dev.nixl4j.ffm.NativeDriver;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
-import dev.nixl4j.metadata.NixlEtcdMetadataExchange;
 import dev.nixl4j.testsupport.Eventually;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * NIXL's built-in etcd exchange ({@link NixlEtcdMetadataExchange}) and the Java one
+ * NIXL's built-in etcd exchange ({@link NixlEtcdMetadata}) and the Java one
  * ({@link EtcdMetadataExchange}) find each other's agents in a real etcd, and the metadata carries
  * real transfers.
  */
@@ -52,7 +50,11 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 
 	private NixlAgent nixlEtcdAgent(String role, TestInfo info) {
 		return track(NixlAgent.create(
-				NixlEtcdMetadataExchange.configure(AgentConfig.builder(name(role, info)), etcd.endpoint()).build()));
+				NixlEtcdMetadata.configure(AgentConfig.builder(name(role, info)), etcd.endpoint()).build()));
+	}
+
+	private static NixlEtcdMetadata nixlEtcd(NixlAgent agent) {
+		return agent.etcdMetadata().orElseThrow();
 	}
 
 	private MemorySegment registered(NixlAgent agent, long seed) {
@@ -85,7 +87,7 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 		NixlAgent initiator = plainAgent("java-init", info);
 		MemorySegment local = registered(initiator, 1);
 
-		new NixlEtcdMetadataExchange(target).publish(target);
+		nixlEtcd(target).publish();
 		EtcdMetadataExchange exchange = javaExchange();
 		initiator.loadRemoteMetadata(exchange.fetch(target.name(), WAIT));
 
@@ -108,7 +110,7 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 		EtcdMetadataExchange exchange = javaExchange();
 		exchange.publish(target);
 
-		new NixlEtcdMetadataExchange(initiator).load(initiator, target.name(), WAIT);
+		nixlEtcd(initiator).load(target.name(), WAIT);
 		assertThat(initiator.hasRemoteMetadata(target.name())).isTrue();
 		write(initiator, local, remote, target.name());
 		assertThat(Bytes.hasPattern(remote, 1)).isTrue();
@@ -122,14 +124,14 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 	void nixlsInvalidateWithdrawsTheKeysAndJavaWatchersHearIt(TestInfo info) throws Exception {
 		NixlAgent target = nixlEtcdAgent("nixl-target", info);
 		registered(target, 2);
-		NixlEtcdMetadataExchange nixl = new NixlEtcdMetadataExchange(target);
-		nixl.publish(target);
+		NixlEtcdMetadata nixl = nixlEtcd(target);
+		nixl.publish();
 		EtcdMetadataExchange exchange = javaExchange();
 		exchange.fetch(target.name(), WAIT);
 		java.util.concurrent.CompletableFuture<String> removed = new java.util.concurrent.CompletableFuture<>();
 		exchange.watch(target.name(), removed::complete);
 
-		nixl.invalidate(target.name());
+		nixl.invalidate();
 
 		assertThat(removed).succeedsWithin(WAIT).isEqualTo(target.name());
 		assertThat(get(exchange.key(target.name()))).isEmpty();
@@ -138,7 +140,7 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 	@Test
 	void eachAgentGetsTheNamespaceItsConfigurationSet(TestInfo info) throws Exception {
 		String namespace = "/nixl4j-test/" + ids.incrementAndGet();
-		NixlAgent scoped = track(NixlAgent.create(NixlEtcdMetadataExchange
+		NixlAgent scoped = track(NixlAgent.create(NixlEtcdMetadata
 			.configure(AgentConfig.builder(name("scoped", info)), etcd.endpoint(), namespace)
 			.build()));
 		registered(scoped, 2);
@@ -146,8 +148,8 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 		registered(unscoped, 3);
 		NixlAgent plain = plainAgent("plain", info);
 
-		new NixlEtcdMetadataExchange(scoped).publish(scoped);
-		new NixlEtcdMetadataExchange(unscoped).publish(unscoped);
+		nixlEtcd(scoped).publish();
+		nixlEtcd(unscoped).publish();
 
 		EtcdMetadataExchange inNamespace = track(
 				EtcdMetadataExchange.builder().endpoints(etcd.endpoint()).namespace(namespace).build());
@@ -155,30 +157,19 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 		assertThat(get(namespace + "/" + scoped.name() + "/metadata")).hasSize(1);
 		assertThat(javaExchange().fetch(unscoped.name(), WAIT)).isEqualTo(unscoped.localMetadata());
 		// the variables applied to the agents that asked for them only
-		NixlException failure = catchThrowableOfType(NixlException.class,
-				() -> new NixlEtcdMetadataExchange(plain));
-		assertThat(failure.status()).isEqualTo(NixlStatus.NOT_SUPPORTED);
-		NixlException noExchange = catchThrowableOfType(NixlException.class,
-				() -> ((AgentCore) plain).engineCall("send_local_md", NativeDriver.class, driver -> {
-					driver.sendLocalMetadata();
-					return null;
-				}));
-		assertThat(noExchange.operation()).isEqualTo("send_local_md");
-		assertThat(noExchange.getMessage()).contains("NIXL_ETCD_ENDPOINTS");
+		assertThat(plain.etcdMetadata()).isEmpty();
 	}
 
 	@Test
 	void nixlsLoadFailsAtTheDeadlineNamingAnAgentThatNeverPublishes(TestInfo info) {
 		NixlAgent initiator = nixlEtcdAgent("nixl-init", info);
-		NixlEtcdMetadataExchange nixl = new NixlEtcdMetadataExchange(initiator);
+		NixlEtcdMetadata nixl = nixlEtcd(initiator);
 		long start = System.nanoTime();
 		NixlException failure = catchThrowableOfType(NixlException.class,
-				() -> nixl.load(initiator, "nobody-publishes-this", Duration.ofSeconds(1)));
+				() -> nixl.load("nobody-publishes-this", Duration.ofSeconds(1)));
 		assertThat(failure.status()).isEqualTo(NixlStatus.TIMEOUT);
 		assertThat(failure.getMessage()).contains("nobody-publishes-this");
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
-		assertThat(catchThrowableOfType(NixlException.class, () -> nixl.fetch("x", WAIT)).status())
-			.isEqualTo(NixlStatus.NOT_SUPPORTED);
 	}
 
 }
