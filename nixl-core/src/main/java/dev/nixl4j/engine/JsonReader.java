@@ -451,12 +451,13 @@ public final class JsonReader {
 					unicodeEscape(value);
 					return;
 				}
-				default -> throw expected("an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\uXXXX')");
+				default -> throw expected(
+						"an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\uXXXX')");
 			}
 			this.position++;
 		}
 
-		/** Reads {@code \}{@code uXXXX} at the position, with the low half when it is a high surrogate. */
+		/** Reads the backslash-u escape at the position, and the low half after it when it is a high surrogate. */
 		private void unicodeEscape(StringBuilder value) {
 			int at = this.position;
 			char c = hexEscape();

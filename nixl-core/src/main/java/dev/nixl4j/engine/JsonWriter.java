@@ -55,7 +55,8 @@ public final class JsonWriter {
 
 	private static int nested(int depth) {
 		if (depth >= MAX_DEPTH) {
-			throw new IllegalArgumentException("value nested deeper than " + MAX_DEPTH + " levels (does it contain itself?)");
+			throw new IllegalArgumentException(
+					"value nested deeper than " + MAX_DEPTH + " levels (does it contain itself?)");
 		}
 		return depth + 1;
 	}
@@ -117,8 +118,8 @@ public final class JsonWriter {
 						json.append(c).append(text.charAt(++i));
 					}
 					else if (Character.isSurrogate(c)) {
-						throw new IllegalArgumentException(
-								"the string has an unpaired surrogate U+" + String.format("%04X", (int) c) + " at index " + i);
+						throw new IllegalArgumentException("the string has an unpaired surrogate U+"
+								+ String.format("%04X", (int) c) + " at index " + i);
 					}
 					else {
 						json.append(c);

@@ -102,7 +102,8 @@ class JsonTest {
 
 	@Test
 	void unicodeEscapesAreReadIncludingSurrogatePairs() {
-		assertThat(READER.read("\"\\u0041\\u00e9\\u20AC\\uD83D\\uDE80\\ud83d\\ude00\\/\"")).isEqualTo("Aé€\uD83D\uDE80\uD83D\uDE00/");
+		assertThat(READER.read("\"\\u0041\\u00e9\\u20AC\\uD83D\\uDE80\\ud83d\\ude00\\/\""))
+			.isEqualTo("Aé€\uD83D\uDE80\uD83D\uDE00/");
 		assertThat(READER.read("\"\\b\\f\\n\\r\\t\\\"\\\\\"")).isEqualTo("\b\f\n\r\t\"\\");
 		assertThat(READER.read("{\"\\u006bey\":1}")).isEqualTo(Map.of("key", 1L));
 	}
@@ -130,7 +131,8 @@ class JsonTest {
 	@Test
 	void rawControlCharactersAndUnpairedSurrogatesInStringsAreRefused() {
 		JsonException control = refused("\"a\tb\"");
-		assertThat(control.getMessage()).isEqualTo("control character U+0009 in a string (it must be escaped) at offset 2");
+		assertThat(control.getMessage())
+			.isEqualTo("control character U+0009 in a string (it must be escaped) at offset 2");
 		assertThat(refused("\"a\u0000\"").getMessage()).contains("control character U+0000");
 		assertThat(refused("\"x\uD83D\"").getMessage()).isEqualTo("unpaired surrogate U+D83D in a string at offset 2");
 		assertThat(refused("\"\uDE80\"").getMessage()).isEqualTo("unpaired surrogate U+DE80 in a string at offset 1");
@@ -249,7 +251,8 @@ class JsonTest {
 		assertThat(READER.read(deepest)).isInstanceOf(List.class);
 		JsonException refused = refused("[".repeat(JsonReader.DEFAULT_MAX_DEPTH + 1));
 		assertThat(refused.getMessage()).isEqualTo("JSON nested deeper than 32 levels at offset 32");
-		assertThat(refused("{\"a\":".repeat(40) + "1" + "}".repeat(40)).getMessage()).startsWith("JSON nested deeper than 32 levels");
+		assertThat(refused("{\"a\":".repeat(40) + "1" + "}".repeat(40)).getMessage())
+			.startsWith("JSON nested deeper than 32 levels");
 
 		// a deep limit is followed on the heap: a million levels need no deep stack
 		int levels = 1_000_000;
@@ -279,7 +282,8 @@ class JsonTest {
 	void stringsLongerThanTheLimitAreRefused() {
 		JsonReader reader = JsonReader.builder().maxStringChars(4).build();
 		assertThat(reader.read("[\"abcd\",\"ab\\nc\"]")).isEqualTo(List.of("abcd", "ab\nc"));
-		assertThat(refused(reader, "[\"abcde\"]").getMessage()).isEqualTo("string longer than 4 characters at offset 6");
+		assertThat(refused(reader, "[\"abcde\"]").getMessage())
+			.isEqualTo("string longer than 4 characters at offset 6");
 		assertThat(refused(reader, "[\"ab\\ncde\"]").getMessage()).startsWith("string longer than 4 characters");
 		assertThat(refused(reader, "{\"abcde\":1}").getMessage()).startsWith("string longer than 4 characters");
 	}
@@ -287,7 +291,8 @@ class JsonTest {
 	@Test
 	void objectsAndArraysWithMoreMembersThanTheLimitAreRefused() {
 		JsonReader reader = JsonReader.builder().maxMembers(3).build();
-		assertThat(reader.read("{\"a\":[1,2,3],\"b\":2,\"c\":3}")).isEqualTo(Map.of("a", List.of(1L, 2L, 3L), "b", 2L, "c", 3L));
+		assertThat(reader.read("{\"a\":[1,2,3],\"b\":2,\"c\":3}"))
+			.isEqualTo(Map.of("a", List.of(1L, 2L, 3L), "b", 2L, "c", 3L));
 		assertThat(refused(reader, "[1,2,3,4]").getMessage()).isEqualTo("more than 3 elements in an array at offset 7");
 		assertThat(refused(reader, "{\"a\":1,\"b\":2,\"c\":3,\"d\":4}").getMessage())
 			.isEqualTo("more than 3 members in an object at offset 19");
@@ -312,7 +317,8 @@ class JsonTest {
 
 	@Test
 	void theWriterRefusesWhatHasNoJsonForm() {
-		assertThatIllegalArgumentException().isThrownBy(() -> JsonWriter.write(Double.NaN)).withMessage("NaN has no JSON form");
+		assertThatIllegalArgumentException().isThrownBy(() -> JsonWriter.write(Double.NaN))
+			.withMessage("NaN has no JSON form");
 		assertThatIllegalArgumentException().isThrownBy(() -> JsonWriter.write(List.of(Double.POSITIVE_INFINITY)))
 			.withMessage("Infinity has no JSON form");
 		assertThatIllegalArgumentException().isThrownBy(() -> JsonWriter.write(Float.NEGATIVE_INFINITY));
