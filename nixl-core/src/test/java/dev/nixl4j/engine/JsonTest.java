@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -342,6 +343,87 @@ class JsonTest {
 		List<Object> list = new ArrayList<>();
 		list.add(list);
 		assertThatIllegalArgumentException().isThrownBy(() -> JsonWriter.write(list));
+	}
+
+	@Test
+	void randomDocumentsRoundTrip() {
+		Random random = new Random(42);
+		for (int i = 0; i < 2_000; i++) {
+			Object document = randomValue(random, 0);
+			String json = JsonWriter.write(document);
+			assertThat(READER.read(json)).as(json).isEqualTo(document);
+		}
+	}
+
+	@Test
+	void damagedDocumentsAreReadOrRefusedWithAJsonExceptionOnly() {
+		Random random = new Random(7);
+		String alphabet = "{}[]:,\"\\/-+.0123456789eEtrufalsn \t\nxu\u00e9\uD83D\uDE80";
+		int refusals = 0;
+		for (int i = 0; i < 20_000; i++) {
+			StringBuilder json = new StringBuilder(JsonWriter.write(randomValue(random, 0)));
+			for (int edits = 1 + random.nextInt(3); edits > 0 && !json.isEmpty(); edits--) {
+				int at = random.nextInt(json.length());
+				switch (random.nextInt(3)) {
+					case 0 -> json.deleteCharAt(at);
+					case 1 -> json.insert(at, alphabet.charAt(random.nextInt(alphabet.length())));
+					default -> json.setLength(at);
+				}
+			}
+			String text = json.toString();
+			try {
+				READER.read(text);
+			}
+			catch (JsonException ex) {
+				assertThat(ex.offset()).as(text).isBetween(0, text.length());
+				refusals++;
+			}
+		}
+		assertThat(refusals).isGreaterThan(10_000);
+	}
+
+	private static Object randomValue(Random random, int depth) {
+		int kind = random.nextInt((depth < 4) ? 9 : 7);
+		return switch (kind) {
+			case 0 -> randomString(random);
+			case 1 -> random.nextLong();
+			// integers beyond a long, and numbers with a scale, which read back as BigInteger and BigDecimal
+			case 2 -> BigInteger.ONE.shiftLeft(63 + random.nextInt(64))
+				.add(BigInteger.valueOf(random.nextLong() & Long.MAX_VALUE))
+				.multiply(BigInteger.valueOf(random.nextBoolean() ? 1 : -1));
+			case 3 -> BigDecimal.valueOf(random.nextLong(), random.nextInt(1, 20) * (random.nextBoolean() ? 1 : -1));
+			case 4 -> random.nextBoolean();
+			case 5 -> BigDecimal.valueOf(random.nextInt(1000), 3);
+			case 6 -> (long) random.nextInt(10);
+			case 7 -> {
+				List<Object> list = new ArrayList<>();
+				for (int i = random.nextInt(5); i > 0; i--) {
+					list.add(randomValue(random, depth + 1));
+				}
+				yield list;
+			}
+			default -> {
+				Map<String, Object> map = new LinkedHashMap<>();
+				for (int i = random.nextInt(5); i > 0; i--) {
+					map.put(randomString(random), randomValue(random, depth + 1));
+				}
+				yield map;
+			}
+		};
+	}
+
+	private static String randomString(Random random) {
+		StringBuilder text = new StringBuilder();
+		for (int i = random.nextInt(8); i > 0; i--) {
+			int codePoint = switch (random.nextInt(4)) {
+				case 0 -> random.nextInt(0x20);
+				case 1 -> 0x20 + random.nextInt(0x60);
+				case 2 -> 0xa0 + random.nextInt(0xd000);
+				default -> 0x10000 + random.nextInt(0x1000);
+			};
+			text.appendCodePoint(codePoint);
+		}
+		return text.toString();
 	}
 
 	@ParameterizedTest
