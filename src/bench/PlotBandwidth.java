@@ -23,13 +23,15 @@ import java.util.TreeSet;
 
 import javax.imageio.ImageIO;
 
+import dev.nixl4j.engine.JsonReader;
+
 /**
  * Plots bandwidth against block size from the JSON files {@code src/bench/plot-bandwidth.sh}
  * writes: one line with markers per file, block size on a log2 axis, GB/s (10^9 B/s) on a log10
- * axis. Needs only the JDK, headless:
+ * axis. Needs the JDK, headless, and nixl-core's classes for its JSON reader:
  *
  * <pre>
- * java -Djava.awt.headless=true src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
+ * java -Djava.awt.headless=true -cp nixl-core/target/classes src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
  * </pre>
  *
  * Each input is an object with {@code series}, {@code date}, {@code machine} ({@code cpus},
@@ -37,6 +39,9 @@ import javax.imageio.ImageIO;
  * {@code bandwidthGBps} (rows with an {@code op} other than {@code WRITE} are left out).
  */
 public class PlotBandwidth {
+
+	/** Every number as a double, which is what a plot needs. */
+	private static final JsonReader JSON = JsonReader.builder().numbers(JsonReader.Numbers.DOUBLE).build();
 
 	private static final int WIDTH = 1200;
 
@@ -94,7 +99,7 @@ public class PlotBandwidth {
 
 	@SuppressWarnings("unchecked")
 	static Series read(Path file) throws IOException {
-		Object parsed = new JsonParser(Files.readString(file)).document();
+		Object parsed = JSON.read(Files.readString(file));
 		if (!(parsed instanceof Map<?, ?> document) || !(document.get("series") instanceof String name)
 				|| !(document.get("data") instanceof Map<?, ?> data)
 				|| !(data.get("results") instanceof List<?> results)) {
@@ -354,166 +359,6 @@ public class PlotBandwidth {
 
 		double y(double log10) {
 			return this.area.getMaxY() - (log10 - this.yMin) / (this.yMax - this.yMin) * this.area.getHeight();
-		}
-
-	}
-
-	/**
-	 * Reads JSON into maps, lists, strings, doubles, booleans and {@code null}.
-	 */
-	static final class JsonParser {
-
-		private final String text;
-
-		private int position;
-
-		JsonParser(String text) {
-			this.text = text;
-		}
-
-		Object document() {
-			Object value = value();
-			skipSpace();
-			if (this.position != this.text.length()) {
-				throw error("trailing characters");
-			}
-			return value;
-		}
-
-		private Object value() {
-			skipSpace();
-			if (this.position >= this.text.length()) {
-				throw error("unexpected end");
-			}
-			char c = this.text.charAt(this.position);
-			switch (c) {
-				case '{':
-					return object();
-				case '[':
-					return array();
-				case '"':
-					return string();
-				default:
-					break;
-			}
-			for (String word : new String[] { "true", "false", "null" }) {
-				if (this.text.startsWith(word, this.position)) {
-					this.position += word.length();
-					return word.equals("null") ? null : Boolean.valueOf(word);
-				}
-			}
-			int start = this.position;
-			while (this.position < this.text.length() && "+-.eE0123456789".indexOf(this.text.charAt(this.position)) >= 0) {
-				this.position++;
-			}
-			if (start == this.position) {
-				throw error("unexpected '" + c + "'");
-			}
-			return Double.valueOf(this.text.substring(start, this.position));
-		}
-
-		private Map<String, Object> object() {
-			Map<String, Object> map = new LinkedHashMap<>();
-			this.position++;
-			skipSpace();
-			if (peek() == '}') {
-				this.position++;
-				return map;
-			}
-			while (true) {
-				skipSpace();
-				String key = string();
-				skipSpace();
-				expect(':');
-				map.put(key, value());
-				skipSpace();
-				if (peek() == ',') {
-					this.position++;
-					continue;
-				}
-				expect('}');
-				return map;
-			}
-		}
-
-		private List<Object> array() {
-			List<Object> list = new ArrayList<>();
-			this.position++;
-			skipSpace();
-			if (peek() == ']') {
-				this.position++;
-				return list;
-			}
-			while (true) {
-				list.add(value());
-				skipSpace();
-				if (peek() == ',') {
-					this.position++;
-					continue;
-				}
-				expect(']');
-				return list;
-			}
-		}
-
-		private String string() {
-			expect('"');
-			StringBuilder builder = new StringBuilder();
-			while (true) {
-				char c = next();
-				if (c == '"') {
-					return builder.toString();
-				}
-				if (c != '\\') {
-					builder.append(c);
-					continue;
-				}
-				char escaped = next();
-				switch (escaped) {
-					case 'n' -> builder.append('\n');
-					case 't' -> builder.append('\t');
-					case 'r' -> builder.append('\r');
-					case 'b' -> builder.append('\b');
-					case 'f' -> builder.append('\f');
-					case 'u' -> {
-						if (this.position + 4 > this.text.length()) {
-							throw error("short \\u escape");
-						}
-						builder.append((char) Integer.parseInt(this.text.substring(this.position, this.position + 4), 16));
-						this.position += 4;
-					}
-					default -> builder.append(escaped);
-				}
-			}
-		}
-
-		private char peek() {
-			if (this.position >= this.text.length()) {
-				throw error("unexpected end");
-			}
-			return this.text.charAt(this.position);
-		}
-
-		private char next() {
-			char c = peek();
-			this.position++;
-			return c;
-		}
-
-		private void expect(char c) {
-			if (next() != c) {
-				throw error("expected '" + c + "'");
-			}
-		}
-
-		private void skipSpace() {
-			while (this.position < this.text.length() && Character.isWhitespace(this.text.charAt(this.position))) {
-				this.position++;
-			}
-		}
-
-		private IllegalArgumentException error(String message) {
-			return new IllegalArgumentException("JSON: " + message + " at character " + this.position);
 		}
 
 	}

@@ -6,7 +6,8 @@
 #   memcpy           bin/nixl4j memcpy (one thread, MemorySegment.copy)
 # Each series is written to docs/bench/bandwidth-<series>.json (the tool's own JSON, or for
 # ucx_perftest a small document of its figures, inside an envelope with the machine, the date and
-# the load average), then src/bench/PlotBandwidth.java renders docs/bench/bandwidth.png from them.
+# the load average), then src/bench/PlotBandwidth.java renders docs/bench/bandwidth.png from them
+# (reading them with nixl-core's JSON reader).
 # GB/s are 10^9 bytes per second throughout; ucx_perftest's "MB/s" are MiB/s and are converted.
 # Network traffic goes to 127.0.0.1 only. About 2 minutes on 2 cores.
 #
@@ -30,7 +31,9 @@ perftest=${PERFTEST:-ucx_perftest}
 plot() {
   local inputs=("$out_dir"/bandwidth-*.json)
   [[ -e ${inputs[0]} ]] || { echo "no $out_dir/bandwidth-*.json to plot; run without --plot-only first" >&2; exit 1; }
-  "$JAVA_HOME/bin/java" -Djava.awt.headless=true "$root/src/bench/PlotBandwidth.java" "${inputs[@]}" "$out_dir/bandwidth.png"
+  (cd "$root" && ./mvnw -q -pl nixl-core -am compile) >&2 || { echo "compiling nixl-core failed (./mvnw -pl nixl-core -am compile)" >&2; exit 1; }
+  "$JAVA_HOME/bin/java" -Djava.awt.headless=true -cp "$root/nixl-core/target/classes" "$root/src/bench/PlotBandwidth.java" \
+    "${inputs[@]}" "$out_dir/bandwidth.png"
 }
 
 case ${1:-} in

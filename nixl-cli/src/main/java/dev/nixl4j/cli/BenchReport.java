@@ -9,6 +9,7 @@ import java.util.Map;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.engine.JsonWriter;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -101,7 +102,7 @@ final class BenchReport {
 		document.put("warmup", this.options.warmup());
 		document.put("largeBlockFactor", this.options.largeBlockFactor());
 		document.put("results", rows.stream().map(BenchReport::json).toList());
-		return Json.write(document);
+		return JsonWriter.write(document);
 	}
 
 	private static Map<String, Object> json(BenchRow row) {
@@ -111,15 +112,15 @@ final class BenchReport {
 		entry.put("batchSize", row.batchSize());
 		entry.put("iterations", row.iterations());
 		entry.put("warmup", row.warmup());
-		entry.put("bandwidthGBps", row.bandwidthGBps());
-		entry.put("avgLatencyUs", row.avgLatencyUs());
-		entry.put("avgPrepUs", row.avgPrepUs());
-		entry.put("p99PrepUs", row.p99PrepUs());
-		entry.put("avgPostUs", row.avgPostUs());
-		entry.put("p99PostUs", row.p99PostUs());
-		entry.put("avgTxUs", row.avgTxUs());
-		entry.put("p99TxUs", row.p99TxUs());
-		entry.put("medianPostToCompletionUs", row.medianPostToCompletionUs());
+		entry.put("bandwidthGBps", OutputOptions.figure(row.bandwidthGBps()));
+		entry.put("avgLatencyUs", OutputOptions.figure(row.avgLatencyUs()));
+		entry.put("avgPrepUs", OutputOptions.figure(row.avgPrepUs()));
+		entry.put("p99PrepUs", OutputOptions.figure(row.p99PrepUs()));
+		entry.put("avgPostUs", OutputOptions.figure(row.avgPostUs()));
+		entry.put("p99PostUs", OutputOptions.figure(row.p99PostUs()));
+		entry.put("avgTxUs", OutputOptions.figure(row.avgTxUs()));
+		entry.put("p99TxUs", OutputOptions.figure(row.p99TxUs()));
+		entry.put("medianPostToCompletionUs", OutputOptions.figure(row.medianPostToCompletionUs()));
 		entry.put("verified", row.verified());
 		return entry;
 	}

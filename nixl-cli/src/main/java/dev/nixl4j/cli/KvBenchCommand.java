@@ -15,6 +15,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.engine.JsonWriter;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvTransferParams;
@@ -166,15 +167,15 @@ final class KvBenchCommand extends Subcommand {
 				document.put("bytesPerRequest", this.blocks * (long) local.regionCount() * local.blockLength());
 				document.put("warmup", this.warmup);
 				document.put("requests", this.requests);
-				document.put("bandwidthGBps", gbps);
-				document.put("meanLatencyUs", latencies.meanMicros());
-				document.put("p50LatencyUs", latencies.percentileMicros(0.50));
-				document.put("p99LatencyUs", latencies.percentileMicros(0.99));
+				document.put("bandwidthGBps", OutputOptions.figure(gbps));
+				document.put("meanLatencyUs", OutputOptions.figure(latencies.meanMicros()));
+				document.put("p50LatencyUs", OutputOptions.figure(latencies.percentileMicros(0.50)));
+				document.put("p99LatencyUs", OutputOptions.figure(latencies.percentileMicros(0.99)));
 				document.put("verifiedRequests", verified);
 				document.put("completedLeases", completed);
 				document.put("expiredLeases", expired);
 				document.put("ok", ok);
-				out.println(Json.write(document));
+				out.println(JsonWriter.write(document));
 			}
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());

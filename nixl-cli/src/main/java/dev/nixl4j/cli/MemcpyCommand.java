@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.nixl4j.engine.JsonWriter;
 import dev.nixl4j.readiness.Patterns;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -67,7 +68,7 @@ final class MemcpyCommand extends Subcommand {
 					Map<String, Object> row = new LinkedHashMap<>();
 					row.put("blockSize", size);
 					row.put("copies", copies);
-					row.put("bandwidthGBps", gbps);
+					row.put("bandwidthGBps", OutputOptions.figure(gbps));
 					results.add(row);
 				}
 				else {
@@ -81,7 +82,7 @@ final class MemcpyCommand extends Subcommand {
 			document.put("threads", 1);
 			document.put("bytesPerSize", this.total);
 			document.put("results", results);
-			out.println(Json.write(document));
+			out.println(JsonWriter.write(document));
 		}
 		return Nixl4jCli.EXIT_OK;
 	}

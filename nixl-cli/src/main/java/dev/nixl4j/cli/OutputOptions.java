@@ -1,5 +1,9 @@
 package dev.nixl4j.cli;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
 /**
@@ -17,6 +21,19 @@ final class OutputOptions {
 	 */
 	boolean json() {
 		return this.json;
+	}
+
+	/**
+	 * Returns a measured figure as the JSON documents print it: with three decimals, as the
+	 * tables do, or {@code null} when there is none (not a number or infinite).
+	 * @param figure the figure
+	 * @return the figure rounded to three decimals, or {@code null}
+	 */
+	static @Nullable BigDecimal figure(double figure) {
+		if (Double.isNaN(figure) || Double.isInfinite(figure)) {
+			return null;
+		}
+		return BigDecimal.valueOf(figure).setScale(3, RoundingMode.HALF_UP);
 	}
 
 }

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.engine.JsonReader;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -20,6 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class KvBenchCommandTest {
+
+	/** Every number as a double: the document's figures are compared as doubles. */
+	private static final JsonReader JSON = JsonReader.builder().numbers(JsonReader.Numbers.DOUBLE).build();
 
 	private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
@@ -42,7 +46,7 @@ class KvBenchCommandTest {
 
 		String output = this.out.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
-		Map<String, Object> document = (Map<String, Object>) JsonReader.parse(output.strip());
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
 		assertThat(document).containsEntry("tool", "nixl4j kv-bench")
 			.containsEntry("engine", engine.toUpperCase(java.util.Locale.ROOT))
 			.containsEntry("blocksPerRequest", 1.0)

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.engine.JsonReader;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class LauncherTest {
+
+	/** Every number as a double: the document's figures are compared as doubles. */
+	private static final JsonReader JSON = JsonReader.builder().numbers(JsonReader.Numbers.DOUBLE).build();
 
 	private static final List<String> COLUMNS = List.of("bandwidthGBps", "avgLatencyUs", "avgPrepUs", "p99PrepUs",
 			"avgPostUs", "p99PostUs", "avgTxUs", "p99TxUs", "medianPostToCompletionUs");
@@ -77,7 +81,7 @@ class LauncherTest {
 				"--min-block", "4k", "--max-block", "64k", "--iterations", "20", "--warmup", "2", "--json");
 
 		assertThat(run.exitCode()).as(run.describe()).isZero();
-		Map<String, Object> document = (Map<String, Object>) JsonReader.parse(run.out().strip());
+		Map<String, Object> document = (Map<String, Object>) JSON.read(run.out().strip());
 		assertThat(document).containsEntry("tool", "nixl4j bench")
 			.containsEntry("processes", (double) processes)
 			.containsEntry("memory", "DRAM -> DRAM");

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.engine.JsonReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -17,6 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MemcpyCommandTest {
+
+	/** Every number as a double: the document's figures are compared as doubles. */
+	private static final JsonReader JSON = JsonReader.builder().numbers(JsonReader.Numbers.DOUBLE).build();
 
 	private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
@@ -35,7 +39,7 @@ class MemcpyCommandTest {
 		String output = this.out.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
 		assertThat(output.strip().lines()).hasSize(1);
-		Map<String, Object> document = (Map<String, Object>) JsonReader.parse(output.strip());
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
 		assertThat(document).containsEntry("tool", "nixl4j memcpy")
 			.containsEntry("threads", 1.0)
 			.containsEntry("bytesPerSize", (double) (1 << 20));

@@ -1,5 +1,6 @@
 package dev.nixl4j.connect;
 
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,6 +13,10 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.engine.JsonException;
+import dev.nixl4j.engine.JsonReader;
+import dev.nixl4j.engine.JsonWriter;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a passive operation hands to its peer so that the peer can move the data: the memory
@@ -47,6 +52,15 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 
 	/** The longest notification key accepted. */
 	public static final int MAX_NOTIFICATION_KEY_LENGTH = 1024;
+
+	/**
+	 * The most descriptors read: more than fit in {@link #DEFAULT_MAX_JSON_CHARS}, so that only a
+	 * larger text limit makes it matter.
+	 */
+	private static final int MAX_DESCRIPTORS = 1 << 20;
+
+	/** The nesting of Dynamo's form is two levels; this leaves room and refuses deep input early. */
+	private static final int MAX_DEPTH = 32;
 
 	private static final String OPERATION = "parse_rdma_metadata";
 
@@ -113,7 +127,7 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		json.put("nixl_metadata", MetadataEncoding.encode(this.nixlMetadata.toByteArray()));
 		json.put("notification_key", this.notificationKey);
 		json.put("operation_kind", this.operationKind.code());
-		return WireJson.write(json);
+		return JsonWriter.write(json);
 	}
 
 	private static Object unsigned(long address) {
@@ -141,11 +155,16 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	 */
 	public static RdmaMetadata fromJson(String json, int maxJsonChars, int maxMetadataBytes) {
 		Objects.requireNonNull(json, "json");
-		Object root;
+		JsonReader reader = JsonReader.builder()
+			.maxChars(maxJsonChars)
+			.maxDepth(MAX_DEPTH)
+			.maxMembers(MAX_DESCRIPTORS)
+			.build();
+		@Nullable Object root;
 		try {
-			root = WireJson.read(json, maxJsonChars);
+			root = reader.read(json);
 		}
-		catch (WireJson.JsonException ex) {
+		catch (JsonException ex) {
 			throw invalid("the RDMA metadata is not valid JSON: " + ex.getMessage());
 		}
 		if (!(root instanceof Map<?, ?> object)) {
@@ -166,7 +185,8 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 			throw invalid("field 'notification_key' must have 1 to " + MAX_NOTIFICATION_KEY_LENGTH + " characters, had "
 					+ key.length());
 		}
-		OperationKind kind = switch (integer(object.get("operation_kind"), "operation_kind").intValue()) {
+		BigInteger code = integer(object.get("operation_kind"), "operation_kind");
+		OperationKind kind = switch ((code.bitLength() < 32) ? code.intValue() : 0) {
 			case 1 -> OperationKind.READ;
 			case 2 -> OperationKind.WRITE;
 			default -> throw invalid("field 'operation_kind' must be 1 (READ) or 2 (WRITE), was "
@@ -181,7 +201,7 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		}
 	}
 
-	private static List<Descriptor> descriptors(Object value) {
+	private static List<Descriptor> descriptors(@Nullable Object value) {
 		if (!(value instanceof List<?> list)) {
 			throw invalid("field 'descriptors' must be an array, was " + kind(value));
 		}
@@ -239,29 +259,31 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		}
 	}
 
-	private static String string(Object value, String field) {
+	private static String string(@Nullable Object value, String field) {
 		if (!(value instanceof String string)) {
 			throw invalid("field '" + field + "' must be a string, was " + kind(value));
 		}
 		return string;
 	}
 
-	private static BigInteger integer(Object value, String field) {
-		if (!(value instanceof BigInteger integer)) {
-			throw invalid("field '" + field + "' must be an integer, was " + kind(value));
-		}
-		return integer;
+	private static BigInteger integer(@Nullable Object value, String field) {
+		return switch (value) {
+			case Long integer -> BigInteger.valueOf(integer);
+			case BigInteger integer -> integer;
+			case null, default -> throw invalid("field '" + field + "' must be an integer, was " + kind(value));
+		};
 	}
 
-	private static String kind(Object value) {
+	private static String kind(@Nullable Object value) {
 		return switch (value) {
 			case Map<?, ?> map -> "an object";
 			case List<?> list -> "an array";
 			case String string -> "a string";
+			case Long integer -> "the integer " + integer;
 			case BigInteger integer -> "the integer " + integer;
-			case WireJson.Decimal decimal -> "the number " + decimal.literal();
+			case BigDecimal decimal -> "the number " + decimal;
 			case Boolean bool -> "a boolean";
-			default -> "null";
+			case null, default -> "null";
 		};
 	}
 

@@ -162,6 +162,16 @@ class RdmaMetadataTest {
 	}
 
 	@Test
+	void anOperationKindBeyondAnIntIsRejectedNotWrapped() {
+		String md = zlib(AGENT_METADATA);
+		for (String kind : List.of("4294967297", "4294967298", "18446744073709551617", "-4294967295", "1.0", "\"1\"")) {
+			assertThat(refused(json(ONE, md, "").replace("\"operation_kind\":1", "\"operation_kind\":" + kind)).getMessage())
+				.as(kind)
+				.contains("field 'operation_kind' must");
+		}
+	}
+
+	@Test
 	void malformedJsonIsRejected() {
 		String valid = sample().toJson();
 		for (String broken : List.of(valid.substring(0, valid.length() - 1), valid + "x", valid.replace(":", ";"),

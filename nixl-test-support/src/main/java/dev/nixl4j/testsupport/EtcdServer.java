@@ -17,10 +17,13 @@ import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.nixl4j.engine.JsonException;
+import dev.nixl4j.engine.JsonReader;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 
@@ -241,9 +244,19 @@ public final class EtcdServer implements AutoCloseable {
 			HttpResponse<String> response = http.send(
 					HttpRequest.newBuilder(URI.create(endpoint() + "/health")).timeout(Duration.ofSeconds(10)).build(),
 					HttpResponse.BodyHandlers.ofString());
-			if (response.statusCode() != 200 || !response.body().contains("\"true\"")) {
+			if (response.statusCode() != 200 || !healthy(response.body())) {
 				throw new IllegalStateException("etcd is not healthy: " + response.statusCode() + " " + response.body());
 			}
+		}
+	}
+
+	/** Whether etcd's {@code /health} answer is {@code {"health":"true", ...}}. */
+	private static boolean healthy(String body) {
+		try {
+			return JsonReader.strict().read(body) instanceof Map<?, ?> health && "true".equals(health.get("health"));
+		}
+		catch (JsonException ex) {
+			return false;
 		}
 	}
 
