@@ -68,7 +68,10 @@ class NixlMetadataPublicationTests {
 			// the entry disappears while the registry refuses: it cannot come back yet
 			refusing.set(true);
 			store.invalidate(name);
-			Health down = await(health, h -> h.getStatus().equals(Status.OUT_OF_SERVICE));
+			// out of service at once; the reason gains the registry's answer once the first attempt to
+			// publish again has failed
+			Health down = await(health, h -> h.getStatus().equals(Status.OUT_OF_SERVICE)
+					&& String.valueOf(metadataDetail(h).get("reason")).contains("the registry is down"));
 			assertThat(metadataDetail(down)).containsEntry("status", MetadataPublication.Status.NOT_PUBLISHED)
 				.hasEntrySatisfying("reason", reason -> assertThat(reason.toString())
 					.contains("'" + name + "' was removed from the exchange", "the registry is down"));
