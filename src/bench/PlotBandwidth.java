@@ -23,7 +23,7 @@ import java.util.TreeSet;
 
 import javax.imageio.ImageIO;
 
-import dev.nixl4j.engine.JsonReader;
+import dev.nixl4j.json.JsonReader;
 
 /**
  * Plots bandwidth against block size from the JSON files {@code src/bench/plot-bandwidth.sh}

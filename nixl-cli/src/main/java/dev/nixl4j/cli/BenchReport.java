@@ -9,7 +9,7 @@ import java.util.Map;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.engine.JsonWriter;
+import dev.nixl4j.json.JsonWriter;
 import org.jspecify.annotations.Nullable;
 
 /**

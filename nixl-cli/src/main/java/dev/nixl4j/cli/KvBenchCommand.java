@@ -15,7 +15,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.engine.JsonWriter;
+import dev.nixl4j.json.JsonWriter;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvTransferParams;

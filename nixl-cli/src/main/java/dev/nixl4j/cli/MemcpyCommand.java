@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import dev.nixl4j.engine.JsonWriter;
+import dev.nixl4j.json.JsonWriter;
 import dev.nixl4j.readiness.Patterns;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

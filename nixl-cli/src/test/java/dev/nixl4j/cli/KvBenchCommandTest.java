@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.engine.JsonReader;
+import dev.nixl4j.json.JsonReader;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

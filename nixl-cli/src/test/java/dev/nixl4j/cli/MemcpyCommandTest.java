@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.engine.JsonReader;
+import dev.nixl4j.json.JsonReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

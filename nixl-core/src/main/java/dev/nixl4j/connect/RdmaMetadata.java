@@ -13,9 +13,9 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.engine.JsonException;
-import dev.nixl4j.engine.JsonReader;
-import dev.nixl4j.engine.JsonWriter;
+import dev.nixl4j.json.JsonException;
+import dev.nixl4j.json.JsonReader;
+import dev.nixl4j.json.JsonWriter;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -22,8 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import dev.nixl4j.engine.JsonException;
-import dev.nixl4j.engine.JsonReader;
+import dev.nixl4j.json.JsonException;
+import dev.nixl4j.json.JsonReader;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 

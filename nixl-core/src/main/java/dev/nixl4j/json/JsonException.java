@@ -1,4 +1,4 @@
-package dev.nixl4j.engine;
+package dev.nixl4j.json;
 
 /**
  * JSON text that {@link JsonReader} refuses: malformed, or beyond one of the reader's limits. The

@@ -1,4 +1,4 @@
-package dev.nixl4j.engine;
+package dev.nixl4j.json;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
