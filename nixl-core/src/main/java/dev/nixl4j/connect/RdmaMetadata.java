@@ -12,6 +12,7 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a passive operation hands to its peer so that the peer can move the data: the memory
@@ -181,7 +182,7 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		}
 	}
 
-	private static List<Descriptor> descriptors(Object value) {
+	private static List<Descriptor> descriptors(@Nullable Object value) {
 		if (!(value instanceof List<?> list)) {
 			throw invalid("field 'descriptors' must be an array, was " + kind(value));
 		}
@@ -239,21 +240,21 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		}
 	}
 
-	private static String string(Object value, String field) {
+	private static String string(@Nullable Object value, String field) {
 		if (!(value instanceof String string)) {
 			throw invalid("field '" + field + "' must be a string, was " + kind(value));
 		}
 		return string;
 	}
 
-	private static BigInteger integer(Object value, String field) {
+	private static BigInteger integer(@Nullable Object value, String field) {
 		if (!(value instanceof BigInteger integer)) {
 			throw invalid("field '" + field + "' must be an integer, was " + kind(value));
 		}
 		return integer;
 	}
 
-	private static String kind(Object value) {
+	private static String kind(@Nullable Object value) {
 		return switch (value) {
 			case Map<?, ?> map -> "an object";
 			case List<?> list -> "an array";
@@ -261,7 +262,7 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 			case BigInteger integer -> "the integer " + integer;
 			case WireJson.Decimal decimal -> "the number " + decimal.literal();
 			case Boolean bool -> "a boolean";
-			default -> "null";
+			case null, default -> "null";
 		};
 	}
 

@@ -151,7 +151,7 @@ public final class AgentCore implements NixlAgent {
 		return this.faults;
 	}
 
-	private <T> T guarded(String operation, Supplier<T> call) {
+	private <T extends @Nullable Object> T guarded(String operation, Supplier<T> call) {
 		this.lifecycle.readLock().lock();
 		try {
 			ensureOpen(operation);
@@ -418,7 +418,8 @@ public final class AgentCore implements NixlAgent {
 		return guarded(operation, () -> {
 			PreparedListImpl localList = ownList(operation, local, false);
 			PreparedListImpl remoteList = ownList(operation, remote, true);
-			String remoteAgent = remoteList.remoteAgent();
+			// ownList(..., true) refused a list that names no remote agent
+			String remoteAgent = Objects.requireNonNull(remoteList.remoteAgent());
 			if (localIndices.length == 0) {
 				throw invalid(operation, remoteAgent, "a transfer needs at least one descriptor index");
 			}
@@ -833,7 +834,8 @@ public final class AgentCore implements NixlAgent {
 	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} when this agent's engine is not of that
 	 * type, {@link NixlStatus#CLOSED} when the agent is closed
 	 */
-	public <D, R> R engineCall(String operation, Class<D> driverType, java.util.function.Function<D, R> call) {
+	public <D, R extends @Nullable Object> R engineCall(String operation, Class<D> driverType,
+			java.util.function.Function<D, R> call) {
 		if (!driverType.isInstance(this.driver)) {
 			throw new NixlException(NixlStatus.NOT_SUPPORTED, operation, name(), null,
 					"the " + this.driver.engine() + " engine of this agent does not offer " + operation);

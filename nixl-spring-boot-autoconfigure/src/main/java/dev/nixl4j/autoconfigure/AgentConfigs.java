@@ -95,8 +95,9 @@ final class AgentConfigs {
 		catch (NixlException ex) {
 			if ("create_backend".equals(ex.operation())) {
 				List<BackendConfig> backends = config.backends();
+				String message = ex.getMessage();
 				for (int i = 0; i < backends.size(); i++) {
-					if (ex.getMessage().contains("'" + backends.get(i).plugin() + "'")) {
+					if (message != null && message.contains("'" + backends.get(i).plugin() + "'")) {
 						throw new InvalidConfigurationPropertyValueException("nixl.agent.backends[" + i + "].plugin",
 								backends.get(i).plugin(), ex.getMessage());
 					}
