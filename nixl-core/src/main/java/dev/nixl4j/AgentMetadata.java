@@ -2,6 +2,8 @@ package dev.nixl4j;
 
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An agent's metadata as NIXL serializes it: its name, the connection information of its
  * backends, and the memory it registered together with the backend keys that grant access to
@@ -44,7 +46,7 @@ public final class AgentMetadata {
 	}
 
 	@Override
-	public boolean equals(Object other) {
+	public boolean equals(@Nullable Object other) {
 		return other instanceof AgentMetadata that && Arrays.equals(this.bytes, that.bytes);
 	}
 

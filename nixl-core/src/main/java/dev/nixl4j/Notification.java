@@ -3,6 +3,8 @@ package dev.nixl4j;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A notification message received from a remote agent: either attached to a transfer (delivered
  * only after the transfer's data landed) or sent on its own.
@@ -35,7 +37,7 @@ public record Notification(String remoteAgent, byte[] message) {
 	}
 
 	@Override
-	public boolean equals(Object other) {
+	public boolean equals(@Nullable Object other) {
 		return other instanceof Notification that && this.remoteAgent.equals(that.remoteAgent)
 				&& Arrays.equals(this.message, that.message);
 	}

@@ -36,6 +36,8 @@ final class BenchCommand extends Subcommand {
 	/** The most one transfer (largest block x batch) may allocate on each side. */
 	private static final long MAX_TRANSFER = 1L << 34;
 
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
 	@Option(names = "--op", paramLabel = "OP", defaultValue = "both",
 			description = "directions: read, write or both (default ${DEFAULT-VALUE}: WRITE then READ)")
 	private Direction direction;

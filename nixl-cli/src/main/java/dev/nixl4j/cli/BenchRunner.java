@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -141,7 +142,8 @@ final class BenchRunner {
 			transfer = this.initiator.createTransfer(op, localList, indices, remoteList, indices, null);
 			prep.add(System.nanoTime() - start);
 		}
-		try (Transfer timed = transfer) {
+		// iterations, and so prepSamples, are at least 1
+		try (Transfer timed = Objects.requireNonNull(transfer)) {
 			for (int i = 0; i < this.options.warmup(block); i++) {
 				await(timed.post());
 			}

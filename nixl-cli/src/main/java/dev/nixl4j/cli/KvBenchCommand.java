@@ -76,6 +76,8 @@ final class KvBenchCommand extends Subcommand {
 			description = "untimed requests first (default ${DEFAULT-VALUE})")
 	private int warmup;
 
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
 	@Option(names = "--timeout", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "60s",
 			description = "how long one pull may take (default ${DEFAULT-VALUE}), for example 500ms, 10s or 2m")
 	private Duration pullTimeout;

@@ -51,6 +51,8 @@ final class KvBenchProducerCommand extends Subcommand {
 			description = "blocks of the cache (default ${DEFAULT-VALUE})")
 	private int pool;
 
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
 	@Option(names = "--lease", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "60s",
 			description = "how long a lease lasts (default ${DEFAULT-VALUE})")
 	private Duration ttl;

@@ -35,7 +35,9 @@ final class Nixl4jCommand implements Callable<Integer> {
 
 	private final PrintStream out;
 
+	// picocli injects it before call() runs
 	@Spec
+	@SuppressWarnings("NullAway.Init")
 	private CommandSpec spec;
 
 	/**

@@ -47,6 +47,8 @@ final class SelftestCommand extends Subcommand {
 
 	private static final int BLOCKS = 4;
 
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
 	@Option(names = "--timeout", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "30s",
 			description = "how long one check may wait for a transfer or a notification (default ${DEFAULT-VALUE}), "
 					+ "for example 500ms, 10s or 2m")

@@ -14,10 +14,13 @@ import picocli.CommandLine.Spec;
  */
 abstract class Subcommand implements Callable<Integer> {
 
+	// picocli injects both before call() runs
 	@ParentCommand
+	@SuppressWarnings("NullAway.Init")
 	private Nixl4jCommand tool;
 
 	@Spec
+	@SuppressWarnings("NullAway.Init")
 	private CommandSpec spec;
 
 	/**

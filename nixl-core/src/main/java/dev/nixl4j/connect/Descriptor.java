@@ -118,7 +118,7 @@ public final class Descriptor {
 	}
 
 	@Override
-	public boolean equals(Object other) {
+	public boolean equals(@Nullable Object other) {
 		return other instanceof Descriptor that && this.address == that.address && this.size == that.size
 				&& this.device.equals(that.device);
 	}

@@ -13,6 +13,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -801,6 +802,12 @@ public final class EmbeddedDriver implements EngineDriver {
 		AccessDenied(NixlStatus status, String message) {
 			super(message, null, false, false);
 			this.status = status;
+		}
+
+		/** Never null: the constructor requires the refusal's wording. */
+		@Override
+		public String getMessage() {
+			return Objects.requireNonNull(super.getMessage());
 		}
 
 		int status() {

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -378,7 +379,8 @@ public final class AgentCore implements NixlAgent {
 		return this.lifecycle.guarded(operation, () -> {
 			PreparedListImpl localList = this.checks.ownList(operation, local, false);
 			PreparedListImpl remoteList = this.checks.ownList(operation, remote, true);
-			String remoteAgent = remoteList.remoteAgent();
+			// ownList(..., true) refused a list that names no remote agent
+			String remoteAgent = Objects.requireNonNull(remoteList.remoteAgent());
 			if (localIndices.length == 0) {
 				throw this.checks.invalid(operation, remoteAgent, "a transfer needs at least one descriptor index");
 			}

@@ -27,6 +27,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -104,6 +105,12 @@ final class ClassPathBundle {
 
 		BundleException(String message) {
 			super(message);
+		}
+
+		/** Never null: the constructor requires one. */
+		@Override
+		public String getMessage() {
+			return Objects.requireNonNull(super.getMessage());
 		}
 
 	}

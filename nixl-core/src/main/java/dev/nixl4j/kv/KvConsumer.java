@@ -152,7 +152,7 @@ public final class KvConsumer {
 			expected = remote.layout().headSlice(ranks);
 		}
 		catch (IllegalArgumentException ex) {
-			throw invalid(producer, ex.getMessage());
+			throw invalid(producer, Objects.requireNonNullElse(ex.getMessage(), ex.toString()));
 		}
 		KvCacheLayout own = this.cache.layout();
 		if (!expected.fingerprint().equals(own.fingerprint())) {

@@ -211,8 +211,8 @@ public final class KvProducer implements AutoCloseable {
 					this.cache.layout().fingerprint(), 0, consumerRanks);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null, ex.getMessage(),
-					ex);
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
+					Objects.requireNonNullElse(ex.getMessage(), ex.toString()), ex);
 		}
 		synchronized (this.lock) {
 			requireOpen("kv_lease");

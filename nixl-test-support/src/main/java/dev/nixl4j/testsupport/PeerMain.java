@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Objects;
 
 import dev.nixl4j.readiness.Patterns;
 import dev.nixl4j.NotificationMatcher;
@@ -66,7 +67,7 @@ public final class PeerMain {
 							out.println("NOTIF " + notification.text() + " " + crc(region));
 						}
 						catch (RuntimeException ex) {
-							out.println("NONE " + ex.getMessage().replace('\n', ' '));
+							out.println("NONE " + Objects.requireNonNullElse(ex.getMessage(), ex.toString()).replace('\n', ' '));
 						}
 					}
 					case "QUIT" -> {

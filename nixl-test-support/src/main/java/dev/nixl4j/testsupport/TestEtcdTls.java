@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.TrustManagerFactory;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A throw-away CA with a server certificate for 127.0.0.1 and a client certificate, made with the
  * JDK's {@code keytool} for a TLS etcd in tests: PEM files for etcd, key and trust managers for
@@ -62,7 +64,7 @@ public final class TestEtcdTls {
 		Files.writeString(this.directory.resolve(alias + ".key"), pem, StandardCharsets.US_ASCII);
 	}
 
-	private void signed(String alias, String dname, String san, String eku) throws Exception {
+	private void signed(String alias, String dname, @Nullable String san, String eku) throws Exception {
 		keytool("-genkeypair", "-alias", alias, "-keyalg", "EC", "-groupname", "secp256r1", "-dname", dname,
 				"-validity", "2", "-keystore", alias + ".p12");
 		keytool("-certreq", "-alias", alias, "-keystore", alias + ".p12", "-file", alias + ".csr");

@@ -1,5 +1,7 @@
 package dev.nixl4j.sample;
 
+import java.util.Objects;
+
 import dev.nixl4j.kv.KvTransferParams;
 import org.jspecify.annotations.Nullable;
 
@@ -23,7 +25,7 @@ public final class RequestIds {
 			return KvTransferParams.requireRequestId(requestId);
 		}
 		catch (IllegalArgumentException ex) {
-			throw SampleException.badRequest(ex.getMessage());
+			throw SampleException.badRequest(Objects.requireNonNullElse(ex.getMessage(), ex.toString()));
 		}
 	}
 

@@ -173,7 +173,8 @@ public class NixlAgentMetrics implements MeterBinder {
 		@Override
 		public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
 				@Nullable NixlException failure) {
-			Timer timer = this.durations.get(transfer.op()).get(outcome);
+			Map<TransferState, Timer> byOutcome = this.durations.get(transfer.op());
+			Timer timer = (byOutcome != null) ? byOutcome.get(outcome) : null;
 			if (timer != null) {
 				timer.record(durationNanos, TimeUnit.NANOSECONDS);
 			}

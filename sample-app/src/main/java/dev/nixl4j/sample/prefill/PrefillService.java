@@ -3,6 +3,7 @@ package dev.nixl4j.sample.prefill;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.zip.CRC32C;
 
 import dev.nixl4j.NixlException;
@@ -102,7 +103,8 @@ public class PrefillService {
 			long crc = fill(tokens, blocks);
 			double fillMillis = (System.nanoTime() - start) / 1e6;
 			KvLease lease = lease(requestId, blocks);
-			lease.outcome().thenAccept((outcome) -> this.leases.get(outcome).increment());
+			// the constructor registered a counter for every outcome
+			lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
 			var params = lease.params();
 			return new PrefillResponse(params.producerAgent(), requestId, params.blockIds(), params.layoutFingerprint(),
 					params.leaseId(), this.leaseTtl.toMillis(), tokens.length, crc, fillMillis);
@@ -132,7 +134,8 @@ public class PrefillService {
 		}
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.ERROR_INVALID_PARAM) {
-				throw new SampleException(HttpStatus.CONFLICT, "Request not leasable", ex.getMessage(), ex);
+				throw new SampleException(HttpStatus.CONFLICT, "Request not leasable",
+						Objects.requireNonNullElse(ex.getMessage(), ex.toString()), ex);
 			}
 			throw ex;
 		}
