@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import dev.nixl4j.DescriptorList;
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Drain;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -148,6 +149,26 @@ class TransferListenerOrderTests {
 					assertThat(catchThrowableOfType(NixlException.class, () -> write(context, peer)).status())
 						.isEqualTo(NixlStatus.UNAVAILABLE);
 				}
+			});
+	}
+
+	@Test
+	void anApplicationsOwnAgentBeanGetsTheListenerBeansToo() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withBean(NixlAgent.class,
+					() -> NixlAgent.create(AgentConfig.builder("own-agent").engine(Engine.EMBEDDED).build()))
+			.withBean("mine", Recorder.class, () -> new Recorder("mine", new Events(), false))
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				Recorder mine = context.getBean(Recorder.class);
+				try (TestPeer peer = TestPeer.start("own", SIZE, 1)) {
+					write(context, peer);
+					context.getBean(Drain.class).drain(Duration.ZERO);
+					assertThat(catchThrowableOfType(NixlException.class, () -> write(context, peer)).status())
+						.isEqualTo(NixlStatus.UNAVAILABLE);
+				}
+				// the drain comes before a listener without an order: the refused post never reached it
+				assertThat(mine.events().list).containsExactly("mine before: ", "mine after: ");
 			});
 	}
 
