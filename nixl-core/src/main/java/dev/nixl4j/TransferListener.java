@@ -4,7 +4,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Hears every post of an agent's transfers: metrics, tracing, admission control (a bulkhead, a
- * circuit breaker, a shutdown gate). Add one with {@link NixlAgent#addTransferListener}.
+ * circuit breaker, a shutdown {@link Drain}). Add one with {@link NixlAgent#addTransferListener};
+ * an agent's listeners are asked in the order they were added (the Spring Boot starter adds its
+ * listener beans in {@code @Order} order).
  *
  * <p>For each post, {@link #beforePost} runs on the posting thread before the engine sees the
  * request; an exception it throws refuses the post and reaches the caller of

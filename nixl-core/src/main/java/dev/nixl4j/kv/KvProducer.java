@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.nixl4j.DrainParticipant;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -58,7 +59,7 @@ import org.jspecify.annotations.Nullable;
  * the thread goes on: an expiry releases the lease's blocks and ends its outcome whatever throws
  * on the way.
  */
-public final class KvProducer implements AutoCloseable {
+public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
@@ -238,6 +239,26 @@ public final class KvProducer implements AutoCloseable {
 		synchronized (this.lock) {
 			return this.leases.size();
 		}
+	}
+
+	/**
+	 * Waits for the leases to end, as {@link #awaitLeasesEnded}: a {@link dev.nixl4j.Drain} waits
+	 * with it for the consumers still reading leased blocks.
+	 * @param timeout how long to wait at most
+	 * @return {@code true} when no lease is left
+	 */
+	@Override
+	public boolean awaitDrained(Duration timeout) {
+		return awaitLeasesEnded(timeout);
+	}
+
+	/**
+	 * Describes the leases held now.
+	 * @return {@code "<n> KV lease(s)"}
+	 */
+	@Override
+	public String pendingWork() {
+		return activeLeases() + " KV lease(s)";
 	}
 
 	/**

@@ -17,6 +17,8 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Drain;
+import dev.nixl4j.DrainResult;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -276,6 +278,32 @@ public abstract class KvTransferTests {
 
 		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
 		assertThat(producer.activeLeases()).isZero();
+	}
+
+	@Test
+	void aDrainWaitsForTheProducersLeasesAndNamesThoseLeftAtItsDeadline(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		Drain drain = Drain.attach(producerCache.agent());
+		int[] blocks = producerCache.allocator().allocate(2);
+		fill(producerCache, blocks, 5);
+		KvLease lease = producer.lease("drained", blocks, 1, WAIT);
+
+		DrainResult early = drain.drain(Duration.ofMillis(200), List.of(producer));
+		assertThat(early.transfersLeft()).isEmpty();
+		assertThat(early.participantsLeft()).singleElement().satisfies(pending -> {
+			assertThat(pending.participant()).isSameAs(producer);
+			assertThat(pending.work()).isEqualTo("1 KV lease(s)");
+		});
+
+		// the consumer's agent posts the READ: the producer's drain does not refuse it
+		int[] local = consumerCache.allocator().allocate(2);
+		consumer.pull(lease.params(), local, WAIT);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(drain.drain(WAIT, List.of(producer)).isComplete()).isTrue();
 	}
 
 	@Test

@@ -4,8 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Drain;
+import dev.nixl4j.DrainParticipant;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
+import dev.nixl4j.TransferListener;
 import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
@@ -19,11 +22,16 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 
 /**
  * Auto-configuration of a NIXL agent from {@code nixl.*} properties, its metadata exchange, a
  * {@link Connector}, an optional managed KV cache and graceful shutdown.
+ *
+ * <p>Every {@link TransferListener} bean is added to the agent bean once it is created, in
+ * {@code @Order} order: see {@link TransferListenerOrder} for the orders of the auto-configured
+ * ones.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(NixlProperties.class)
@@ -54,6 +62,19 @@ public final class NixlAutoConfiguration {
 		return new PropertiesNixlTimeouts(properties.getTransfer());
 	}
 
+	@Bean
+	static TransferListenersPostProcessor nixlTransferListenersPostProcessor(
+			ObjectProvider<TransferListener> listeners) {
+		return new TransferListenersPostProcessor(listeners);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Order(TransferListenerOrder.DRAIN)
+	Drain nixlDrain(AgentConfig config) {
+		return new Drain(config.name());
+	}
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	NixlAgent nixlAgent(AgentConfig config) {
@@ -69,7 +90,8 @@ public final class NixlAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	NixlLifecycle nixlLifecycle(NixlAgent agent, NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
+	NixlLifecycle nixlLifecycle(NixlAgent agent, Drain drain, ObjectProvider<DrainParticipant> participants,
+			NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
 			ObjectProvider<NixlEtcdMetadata> nixlEtcd, ObjectProvider<KvProducer> kvProducer,
 			ObjectProvider<Connector> connector, ObjectProvider<PagedKvCache> kvCache) {
 		// Closed in this order: users of memory before the memory itself.
@@ -79,11 +101,12 @@ public final class NixlAutoConfiguration {
 		kvCache.ifUnique(users::add);
 		MetadataExchange available = exchange.getIfUnique();
 		NixlEtcdMetadata nixlOwn = nixlEtcd.getIfUnique();
+		List<DrainParticipant> ordered = participants.orderedStream().toList();
 		if (available == null && nixlOwn != null) {
-			return new NixlLifecycle(agent, nixlOwn, properties.getMetadata().isPublish(),
+			return new NixlLifecycle(agent, drain, ordered, nixlOwn, properties.getMetadata().isPublish(),
 					properties.getShutdown().getTimeout(), users);
 		}
-		return new NixlLifecycle(agent, available, properties.getMetadata().isPublish(),
+		return new NixlLifecycle(agent, drain, ordered, available, properties.getMetadata().isPublish(),
 				properties.getMetadata().getCheckInterval(), properties.getShutdown().getTimeout(), users);
 	}
 

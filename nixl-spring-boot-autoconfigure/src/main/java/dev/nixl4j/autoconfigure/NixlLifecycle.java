@@ -3,17 +3,13 @@ package dev.nixl4j.autoconfigure;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
+import dev.nixl4j.Drain;
+import dev.nixl4j.DrainParticipant;
+import dev.nixl4j.DrainResult;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
-import dev.nixl4j.NixlStatus;
-import dev.nixl4j.Transfer;
-import dev.nixl4j.TransferListener;
-import dev.nixl4j.TransferState;
-import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
@@ -24,11 +20,12 @@ import org.springframework.context.SmartLifecycle;
  * Publishes the agent's metadata when the application starts and keeps it published (a
  * {@link MetadataPublication} republishes an entry that vanished or changed; a failure at start
  * that may pass by itself, {@link NixlException#retryable()}, such as a registry that is not
- * listening yet, does not fail the start but is retried in the background), and shuts NIXL down gracefully
- * when it stops: new transfers are refused, transfers in flight and the KV producer's leases
- * (consumers still reading leased blocks) may finish until {@code nixl.shutdown.timeout}, the
- * metadata is withdrawn, the users of registered memory
- * (KV producer, connector, KV cache) are closed, and the agent is destroyed.
+ * listening yet, does not fail the start but is retried in the background), and shuts NIXL down
+ * gracefully when it stops: its {@link Drain} refuses new transfers and lets transfers in flight
+ * and the work of its {@link DrainParticipant}s (such as the KV producer's leases: consumers still
+ * reading leased blocks) finish until {@code nixl.shutdown.timeout}, the metadata is withdrawn, the
+ * users of registered memory (KV producer, connector, KV cache) are closed, and the agent is
+ * destroyed.
  *
  * <p>With NIXL's own etcd exchange ({@link NixlEtcdMetadata}) the agent's metadata is published
  * through it at start (and on {@link #publish()} and {@link #republish()}) and withdrawn at stop;
@@ -60,13 +57,16 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	private final List<AutoCloseable> memoryUsers;
 
-	private final Gate gate = new Gate();
+	private final Drain drain;
+
+	private final List<DrainParticipant> participants;
 
 	private volatile boolean running;
 
 	/**
 	 * Creates the lifecycle, whose publication checks the agent's entry every
-	 * {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}, and starts counting the agent's transfers.
+	 * {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}, and {@linkplain Drain#attach attaches} a
+	 * drain without participants to the agent.
 	 * @param agent the agent
 	 * @param exchange the metadata exchange, or {@code null} for none
 	 * @param publish whether the agent's metadata is published at start
@@ -79,7 +79,8 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Creates the lifecycle and starts counting the agent's transfers.
+	 * Creates the lifecycle and {@linkplain Drain#attach attaches} a drain without participants to
+	 * the agent.
 	 * @param agent the agent
 	 * @param exchange the metadata exchange, or {@code null} for none
 	 * @param publish whether the agent's metadata is published at start
@@ -90,19 +91,33 @@ public class NixlLifecycle implements SmartLifecycle {
 	 */
 	public NixlLifecycle(NixlAgent agent, @Nullable MetadataExchange exchange, boolean publish, Duration checkInterval,
 			Duration timeout, List<AutoCloseable> memoryUsers) {
-		this.agent = agent;
-		this.publication = (exchange != null)
-				? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build() : null;
-		this.nixlEtcd = null;
-		this.publish = publish;
-		this.timeout = timeout;
-		this.memoryUsers = List.copyOf(memoryUsers);
-		agent.addTransferListener(this.gate);
+		this(agent, Drain.attach(agent), List.of(), exchange, publish, checkInterval, timeout, memoryUsers);
+	}
+
+	/**
+	 * Creates the lifecycle with a drain that is already among the agent's transfer listeners.
+	 * @param agent the agent
+	 * @param drain the drain, which must hear the agent's posts
+	 * @param participants whose work stop waits for after the transfers, in order
+	 * @param exchange the metadata exchange, or {@code null} for none
+	 * @param publish whether the agent's metadata is published at start
+	 * @param checkInterval how often the published entry is checked (see
+	 * {@link MetadataPublication.Builder#checkInterval})
+	 * @param timeout how long stop waits for transfers in flight and the participants' work
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
+			@Nullable MetadataExchange exchange, boolean publish, Duration checkInterval, Duration timeout,
+			List<AutoCloseable> memoryUsers) {
+		this(agent, drain, participants,
+				(exchange != null) ? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build()
+						: null,
+				null, publish, timeout, memoryUsers);
 	}
 
 	/**
 	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange, and
-	 * starts counting the agent's transfers.
+	 * {@linkplain Drain#attach attaches} a drain without participants to the agent.
 	 * @param agent the agent
 	 * @param nixlEtcd the agent's {@link NixlAgent#etcdMetadata() NIXL etcd exchange}
 	 * @param publish whether the agent's metadata is published at start
@@ -111,13 +126,36 @@ public class NixlLifecycle implements SmartLifecycle {
 	 */
 	public NixlLifecycle(NixlAgent agent, NixlEtcdMetadata nixlEtcd, boolean publish, Duration timeout,
 			List<AutoCloseable> memoryUsers) {
+		this(agent, Drain.attach(agent), List.of(), nixlEtcd, publish, timeout, memoryUsers);
+	}
+
+	/**
+	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange, with a
+	 * drain that is already among the agent's transfer listeners.
+	 * @param agent the agent
+	 * @param drain the drain, which must hear the agent's posts
+	 * @param participants whose work stop waits for after the transfers, in order
+	 * @param nixlEtcd the agent's {@link NixlAgent#etcdMetadata() NIXL etcd exchange}
+	 * @param publish whether the agent's metadata is published at start
+	 * @param timeout how long stop waits for transfers in flight and the participants' work
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
+			NixlEtcdMetadata nixlEtcd, boolean publish, Duration timeout, List<AutoCloseable> memoryUsers) {
+		this(agent, drain, participants, null, nixlEtcd, publish, timeout, memoryUsers);
+	}
+
+	private NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
+			@Nullable MetadataPublication publication, @Nullable NixlEtcdMetadata nixlEtcd, boolean publish,
+			Duration timeout, List<AutoCloseable> memoryUsers) {
 		this.agent = agent;
-		this.publication = null;
+		this.drain = drain;
+		this.participants = List.copyOf(participants);
+		this.publication = publication;
 		this.nixlEtcd = nixlEtcd;
 		this.publish = publish;
 		this.timeout = timeout;
 		this.memoryUsers = List.copyOf(memoryUsers);
-		agent.addTransferListener(this.gate);
 	}
 
 	@Override
@@ -205,21 +243,15 @@ public class NixlLifecycle implements SmartLifecycle {
 	@Override
 	public void stop() {
 		this.running = false;
-		this.gate.close();
-		long deadline = System.nanoTime() + this.timeout.toNanos();
-		boolean drained = this.gate.awaitIdle(this.timeout);
-		if (!drained) {
+		DrainResult drained = this.drain.drain(this.timeout, this.participants);
+		if (!drained.transfersLeft().isEmpty()) {
 			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still had "
-					+ this.agent.inFlightTransfers().size() + " transfer(s) in flight after the shutdown timeout of "
+					+ drained.transfersLeft().size() + " transfer(s) in flight after the shutdown timeout of "
 					+ this.timeout + "; they are cancelled");
 		}
-		for (AutoCloseable user : this.memoryUsers) {
-			// Consumers may still be reading leased blocks: let them finish, within the same timeout.
-			if (user instanceof KvProducer producer
-					&& !producer.awaitLeasesEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-				logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still held " + producer.activeLeases()
-						+ " KV lease(s) after the shutdown timeout of " + this.timeout + "; they are released");
-			}
+		for (DrainResult.Pending pending : drained.participantsLeft()) {
+			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still held " + pending.work()
+					+ " after the shutdown timeout of " + this.timeout + "; they are released");
 		}
 		if (this.nixlEtcd != null && this.nixlEtcdPublished) {
 			try {
@@ -269,102 +301,7 @@ public class NixlLifecycle implements SmartLifecycle {
 	 * @return {@code true} once stopping began
 	 */
 	public boolean isStopping() {
-		return this.gate.isClosed();
-	}
-
-	/**
-	 * Counts the agent's posts in flight and refuses new ones once closed.
-	 */
-	private final class Gate implements TransferListener {
-
-		private final ReentrantLock lock = new ReentrantLock();
-
-		private final Condition idle = this.lock.newCondition();
-
-		private int inFlight;
-
-		private boolean closed;
-
-		@Override
-		public void beforePost(Transfer transfer) {
-			this.lock.lock();
-			try {
-				if (this.closed) {
-					throw new NixlException(NixlStatus.UNAVAILABLE, "post_xfer_req", NixlLifecycle.this.agent.name(),
-							transfer.remoteAgent(), "the application is shutting down and accepts no new transfers");
-				}
-				this.inFlight++;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		@Override
-		public void postRefused(Transfer transfer, RuntimeException reason) {
-			ended();
-		}
-
-		@Override
-		public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
-				@Nullable NixlException failure) {
-			ended();
-		}
-
-		private void ended() {
-			this.lock.lock();
-			try {
-				this.inFlight--;
-				if (this.inFlight == 0) {
-					this.idle.signalAll();
-				}
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		void close() {
-			this.lock.lock();
-			try {
-				this.closed = true;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		boolean isClosed() {
-			this.lock.lock();
-			try {
-				return this.closed;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		boolean awaitIdle(Duration timeout) {
-			long remaining = timeout.toNanos();
-			this.lock.lock();
-			try {
-				while (this.inFlight > 0) {
-					if (remaining <= 0) {
-						return false;
-					}
-					remaining = this.idle.awaitNanos(remaining);
-				}
-				return true;
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
+		return this.drain.isDraining();
 	}
 
 }

@@ -1,17 +1,12 @@
 package dev.nixl4j.autoconfigure.metrics;
 
-import java.util.EnumMap;
 import java.util.Locale;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.NixlException;
 import dev.nixl4j.Registration;
-import dev.nixl4j.Transfer;
-import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -19,10 +14,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Meters of a {@link NixlAgent}, all tagged with {@code agent} (the agent's name):
@@ -51,20 +44,27 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@code op} is {@code read} or {@code write}; {@code outcome} is {@code completed},
  * {@code failed}, {@code stalled} or {@code cancelled}. Counters and gauges read the agent's live
- * state when they are published; only the timer is recorded, from a {@link TransferListener}
- * added to the agent when the binder is bound.
+ * state when they are published; only the timer is recorded, by a {@link NixlTransferDurations}
+ * transfer listener.
  */
 public class NixlAgentMetrics implements MeterBinder {
 
-	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
+	static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
 			TransferState.STALLED, TransferState.CANCELLED };
 
 	private final NixlAgent agent;
 
 	private final Tags tags;
 
+	private final NixlTransferDurations durations;
+
+	private final boolean ownDurations;
+
+	private final AtomicBoolean durationsAdded = new AtomicBoolean();
+
 	/**
-	 * Creates the meters of an agent.
+	 * Creates the meters of an agent; the duration timer is recorded by a listener added to the
+	 * agent when the binder is first bound.
 	 * @param agent the agent
 	 */
 	public NixlAgentMetrics(NixlAgent agent) {
@@ -72,21 +72,37 @@ public class NixlAgentMetrics implements MeterBinder {
 	}
 
 	/**
-	 * Creates the meters of an agent with extra tags.
+	 * Creates the meters of an agent with extra tags; the duration timer is recorded by a listener
+	 * added to the agent when the binder is first bound.
 	 * @param agent the agent
 	 * @param tags tags added to every meter
 	 */
 	public NixlAgentMetrics(NixlAgent agent, Iterable<Tag> tags) {
+		this(agent, new NixlTransferDurations(agent.name(), tags), true);
+	}
+
+	/**
+	 * Creates the meters of an agent whose duration timer is recorded by a listener that the
+	 * caller adds to the agent (the Spring Boot starter applies it as a transfer listener bean).
+	 * Every meter gets the listener's {@linkplain NixlTransferDurations#tags() tags}.
+	 * @param agent the agent
+	 * @param durations the listener
+	 */
+	public NixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
+		this(agent, durations, false);
+	}
+
+	private NixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations, boolean ownDurations) {
 		this.agent = agent;
-		this.tags = Tags.of("agent", agent.name()).and(tags);
+		this.tags = durations.tags();
+		this.durations = durations;
+		this.ownDurations = ownDurations;
 	}
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
 		AgentStatistics statistics = this.agent.statistics();
-		Map<XferOp, Map<TransferState, Timer>> durations = new EnumMap<>(XferOp.class);
 		for (XferOp op : XferOp.values()) {
-			Map<TransferState, Timer> byOutcome = new EnumMap<>(TransferState.class);
 			for (TransferState outcome : OUTCOMES) {
 				Tags tags = this.tags.and("op", tagValue(op), "outcome", tagValue(outcome));
 				FunctionCounter.builder("nixl.transfers", statistics, (s) -> s.transfers(op, outcome))
@@ -98,13 +114,9 @@ public class NixlAgentMetrics implements MeterBinder {
 					.baseUnit(BaseUnits.BYTES)
 					.description("Bytes moved by completed transfer posts, requested by the others")
 					.register(registry);
-				byOutcome.put(outcome, Timer.builder("nixl.transfer.duration")
-					.tags(tags)
-					.description("Time from a transfer's post to its end")
-					.register(registry));
 			}
-			durations.put(op, byOutcome);
 		}
+		this.durations.register(registry);
 		Gauge.builder("nixl.transfers.in.flight", this.agent, (a) -> a.inFlightTransfers().size())
 			.tags(this.tags)
 			.description("Transfer posts in progress")
@@ -142,7 +154,9 @@ public class NixlAgentMetrics implements MeterBinder {
 			.tags(this.tags)
 			.description("Units of work of the agent's internal threads that threw")
 			.register(registry);
-		this.agent.addTransferListener(new DurationRecorder(durations));
+		if (this.ownDurations && this.durationsAdded.compareAndSet(false, true)) {
+			this.agent.addTransferListener(this.durations);
+		}
 	}
 
 	static String tagValue(Enum<?> value) {
@@ -163,23 +177,6 @@ public class NixlAgentMetrics implements MeterBinder {
 			bytes += registration.byteSize();
 		}
 		return bytes;
-	}
-
-	/**
-	 * Records each post's duration in the timer of its direction and outcome.
-	 */
-	private record DurationRecorder(Map<XferOp, Map<TransferState, Timer>> durations) implements TransferListener {
-
-		@Override
-		public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
-				@Nullable NixlException failure) {
-			Map<TransferState, Timer> byOutcome = this.durations.get(transfer.op());
-			Timer timer = (byOutcome != null) ? byOutcome.get(outcome) : null;
-			if (timer != null) {
-				timer.record(durationNanos, TimeUnit.NANOSECONDS);
-			}
-		}
-
 	}
 
 }

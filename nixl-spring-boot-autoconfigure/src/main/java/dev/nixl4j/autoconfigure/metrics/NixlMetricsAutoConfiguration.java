@@ -1,8 +1,11 @@
 package dev.nixl4j.autoconfigure.metrics;
 
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.TransferListenerOrder;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,9 +13,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.annotation.Order;
 
 /**
- * Auto-configuration of the agent's meters ({@link NixlAgentMetrics}). Boot's
+ * Auto-configuration of the agent's meters ({@link NixlAgentMetrics}), whose duration timer is
+ * recorded by the {@link NixlTransferDurations} transfer listener bean (order
+ * {@link TransferListenerOrder#METRICS}). Boot's
  * {@code management.metrics.enable.nixl=false} turns them off;
  * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration timer.
  */
@@ -29,8 +35,15 @@ public final class NixlMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent) {
-		return new NixlAgentMetrics(agent);
+	@Order(TransferListenerOrder.METRICS)
+	NixlTransferDurations nixlTransferDurations(AgentConfig config) {
+		return new NixlTransferDurations(config.name(), Tags.empty());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
+		return new NixlAgentMetrics(agent, durations);
 	}
 
 }

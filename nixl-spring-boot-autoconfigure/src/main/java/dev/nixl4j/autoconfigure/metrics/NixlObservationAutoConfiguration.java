@@ -1,7 +1,9 @@
 package dev.nixl4j.autoconfigure.metrics;
 
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.TransferListenerOrder;
 import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -10,6 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.annotation.Order;
 
 /**
  * Auto-configuration of observations of the agent's transfer posts and of metadata fetches and
@@ -29,12 +32,10 @@ public final class NixlObservationAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ObservationTransferListener nixlObservationTransferListener(NixlAgent agent, ObservationRegistry registry,
+	@Order(TransferListenerOrder.OBSERVATION)
+	ObservationTransferListener nixlObservationTransferListener(AgentConfig config, ObservationRegistry registry,
 			ObjectProvider<TransferObservationConvention> convention) {
-		ObservationTransferListener listener = new ObservationTransferListener(registry, agent.name(),
-				convention.getIfUnique());
-		agent.addTransferListener(listener);
-		return listener;
+		return new ObservationTransferListener(registry, config.name(), convention.getIfUnique());
 	}
 
 	@Bean

@@ -3,28 +3,31 @@ package dev.nixl4j.autoconfigure.resilience;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlProperties;
+import dev.nixl4j.autoconfigure.TransferListenerOrder;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.retry.RetryRegistry;
 
-import org.springframework.boot.LazyInitializationExcludeFilter;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
 
 /**
  * Resilience4j around nixl4j, each part present when Resilience4j's registry for it is: the
  * {@value #METADATA_RETRY} retry of metadata fetches ({@link MetadataExchangeRetry}), a circuit
  * breaker per peer ({@link PeerCircuitBreakers}) and the {@value #TRANSFER_BULKHEAD} bulkhead of
- * transfers in flight ({@link TransferBulkhead}), the last two added to the agent as transfer
- * listeners. The {@value #TRANSFER_TIME_LIMITER} time limiter is configured by
+ * transfers in flight ({@link TransferBulkhead}), the last two transfer listener beans that the
+ * agent applies in the orders {@link TransferListenerOrder#CIRCUIT_BREAKER} and
+ * {@link TransferListenerOrder#BULKHEAD}. The {@value #TRANSFER_TIME_LIMITER} time limiter is configured by
  * {@link NixlTimeLimiterAutoConfiguration}.
  *
- * <p>A bean of one of these types defined by the application replaces the auto-configured one
- * (and the application adds its own listener to the agent).
+ * <p>A bean of one of these types defined by the application replaces the auto-configured one;
+ * being a transfer listener bean it is applied to the agent, in the order its {@code @Order}
+ * gives.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class,
 		afterName = { "io.github.resilience4j.springboot.retry.autoconfigure.RetryAutoConfiguration",
@@ -54,12 +57,6 @@ public final class NixlResilienceAutoConfiguration {
 	NixlResilienceAutoConfiguration() {
 	}
 
-	@Bean
-	static LazyInitializationExcludeFilter nixlTransferListenersLazyInitializationExcludeFilter() {
-		// listeners only act once added to the agent, which happens when they are created
-		return LazyInitializationExcludeFilter.forBeanTypes(PeerCircuitBreakers.class, TransferBulkhead.class);
-	}
-
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RetryRegistry.class)
 	@ConditionalOnBean(RetryRegistry.class)
@@ -80,10 +77,9 @@ public final class NixlResilienceAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		PeerCircuitBreakers nixlPeerCircuitBreakers(CircuitBreakerRegistry registry, NixlAgent agent) {
-			PeerCircuitBreakers breakers = new PeerCircuitBreakers(registry);
-			agent.addTransferListener(breakers);
-			return breakers;
+		@Order(TransferListenerOrder.CIRCUIT_BREAKER)
+		PeerCircuitBreakers nixlPeerCircuitBreakers(CircuitBreakerRegistry registry) {
+			return new PeerCircuitBreakers(registry);
 		}
 
 	}
@@ -95,10 +91,9 @@ public final class NixlResilienceAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		TransferBulkhead nixlTransferBulkhead(BulkheadRegistry registry, NixlAgent agent, NixlProperties properties) {
-			TransferBulkhead bulkhead = new TransferBulkhead(registry, properties.getTransfer().getMaxInFlight());
-			agent.addTransferListener(bulkhead);
-			return bulkhead;
+		@Order(TransferListenerOrder.BULKHEAD)
+		TransferBulkhead nixlTransferBulkhead(BulkheadRegistry registry, NixlProperties properties) {
+			return new TransferBulkhead(registry, properties.getTransfer().getMaxInFlight());
 		}
 
 	}
