@@ -40,6 +40,13 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		Map<String, String> nativeEnvironment, EmbeddedOptions embedded) {
 
 	/**
+	 * System property naming a directory that holds {@code libnixl_capi.so}, tried after an agent's
+	 * configured {@link #nativeLibraryDirectory()} and before the other places the library is
+	 * searched.
+	 */
+	public static final String NATIVE_DIRECTORY_PROPERTY = "nixl.native.dir";
+
+	/**
 	 * Validates and copies the configuration.
 	 * @param name agent name
 	 * @param engine engine

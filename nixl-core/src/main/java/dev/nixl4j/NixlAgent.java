@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
-import dev.nixl4j.engine.Agents;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,7 +31,7 @@ public interface NixlAgent extends AutoCloseable {
 	 * @throws NixlException when no engine can serve the configuration, or a backend fails
 	 */
 	static NixlAgent create(AgentConfig config) {
-		return Agents.create(config);
+		return Engines.create(config);
 	}
 
 	/**
@@ -53,6 +52,12 @@ public interface NixlAgent extends AutoCloseable {
 	 * @return a one-line description
 	 */
 	String engineDescription();
+
+	/**
+	 * Returns the NIXL library this agent runs on.
+	 * @return the library and where it was found; empty for the embedded engine
+	 */
+	Optional<NativeLibraryInfo> nativeLibrary();
 
 	/**
 	 * Returns the configuration the agent was created with.

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 
 import dev.nixl4j.MetadataMutator.Mutant;
 import dev.nixl4j.MetadataMutator.Source;
-import dev.nixl4j.engine.MetadataFraming;
+import dev.nixl4j.metadata.MetadataFraming;
 import dev.nixl4j.testsupport.NativeNixl;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -15,7 +15,7 @@ import dev.nixl4j.testsupport.Bytes;
  *
  * <p>A genuine blob is split into its {@code nixlSerDes} fields (tag, declared length, value,
  * separator), each labelled with its {@link Role} in the grammar of
- * {@link dev.nixl4j.engine.MetadataFraming}. Structural mutations edit that field list (names,
+ * {@link dev.nixl4j.metadata.MetadataFraming}. Structural mutations edit that field list (names,
  * counts, memory types, descriptors, keys, tags, lengths, whole connections, sections and
  * descriptors duplicated, dropped, moved or taken from another agent) and mostly keep the framing
  * intact, so that many mutants get past the Java check and reach NIXL's own reader. Raw mutations
@@ -700,7 +700,7 @@ final class MetadataMutator {
 	// ---- the field model
 
 	/**
-	 * Splits a blob that {@link dev.nixl4j.engine.MetadataFraming} accepts into its fields. The
+	 * Splits a blob that {@link dev.nixl4j.metadata.MetadataFraming} accepts into its fields. The
 	 * grammar is written out again here on purpose: the test must not trust the parser it tests.
 	 * @param blob a well-formed blob
 	 * @return its fields, in order
@@ -736,7 +736,7 @@ final class MetadataMutator {
 
 	/**
 	 * Returns the connection info values of a well-formed blob.
-	 * @param blob a blob that {@link dev.nixl4j.engine.MetadataFraming} accepts
+	 * @param blob a blob that {@link dev.nixl4j.metadata.MetadataFraming} accepts
 	 * @return the {@code c} values, in order
 	 */
 	static List<byte[]> connectionInfos(byte[] blob) {

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.AgentConfig;
 
 /**
  * A child JVM that runs one command of this tool and is driven line by line over its standard
@@ -38,9 +38,9 @@ final class ChildJvm implements AutoCloseable {
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("--enable-native-access=ALL-UNNAMED");
 		command.add("-Xmx256m");
-		String nativeDirectory = System.getProperty(NativeLibrary.DIR_PROPERTY);
+		String nativeDirectory = System.getProperty(AgentConfig.NATIVE_DIRECTORY_PROPERTY);
 		if (nativeDirectory != null) {
-			command.add("-D" + NativeLibrary.DIR_PROPERTY + "=" + nativeDirectory);
+			command.add("-D" + AgentConfig.NATIVE_DIRECTORY_PROPERTY + "=" + nativeDirectory);
 		}
 		command.add("-cp");
 		command.add(System.getProperty("java.class.path"));

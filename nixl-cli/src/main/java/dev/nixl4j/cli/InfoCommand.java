@@ -1,16 +1,14 @@
 package dev.nixl4j.cli;
 
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.TreeMap;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
+import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.PluginInfo;
-import dev.nixl4j.ffm.NativeLibrary;
-import dev.nixl4j.readiness.PluginFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -37,31 +35,31 @@ final class InfoCommand extends Subcommand {
 			.backends()
 			.build();
 		try (NixlAgent agent = NixlAgent.create(config)) {
-			NativeLibrary library = NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
+			NativeLibraryInfo library = agent.nativeLibrary()
+				.orElseThrow(() -> new IllegalStateException("a native agent without a native library"));
 			out.println("NIXL " + library.version());
 			out.println("library: " + library.path());
 			out.println("loaded from: " + library.source());
-			Path plugins = PluginFiles.directory(config, library);
-			out.println("plugin directory: " + plugins);
+			out.println("plugin directory: " + library.pluginDirectory());
 			if (!config.nativeEnvironment().isEmpty()) {
 				out.println("native environment: " + new TreeMap<>(config.nativeEnvironment()));
 			}
 			out.println("plugins:");
 			for (String plugin : agent.availablePlugins()) {
-				out.println("  " + describe(agent, plugin, plugins));
+				out.println("  " + describe(agent, plugin));
 			}
 		}
 		return Nixl4jCli.EXIT_OK;
 	}
 
-	private static String describe(NixlAgent agent, String plugin, Path directory) {
+	private static String describe(NixlAgent agent, String plugin) {
 		try {
 			PluginInfo info = agent.pluginInfo(plugin);
 			return plugin + ": memory types " + info.memoryTypes().stream().sorted().toList() + ", parameters "
 					+ new TreeMap<>(info.parameters());
 		}
 		catch (NixlException ex) {
-			return plugin + ": cannot be loaded here: " + PluginFiles.loadError(directory, plugin);
+			return plugin + ": cannot be loaded here: " + ex.getMessage();
 		}
 	}
 

@@ -17,8 +17,8 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.engine.MetadataFraming;
-import dev.nixl4j.engine.MetadataFraming.ParsedMetadata;
+import dev.nixl4j.metadata.MetadataFraming;
+import dev.nixl4j.metadata.MetadataFraming.ParsedMetadata;
 import org.jspecify.annotations.Nullable;
 
 /**

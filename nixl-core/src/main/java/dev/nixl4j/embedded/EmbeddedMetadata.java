@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes and reads the embedded engine's metadata in NIXL's own serialization (the layout that
- * {@link dev.nixl4j.engine.MetadataFraming} checks), so that it passes the same checks as NIXL's
+ * {@link dev.nixl4j.metadata.MetadataFraming} checks), so that it passes the same checks as NIXL's
  * and carries the same information: the agent's name, one connection entry of backend
  * {@value #BACKEND}, and one DRAM section whose descriptors carry, after NIXL's address, length
  * and device id, the registration id and its key.
@@ -134,7 +134,7 @@ final class EmbeddedMetadata {
 	}
 
 	/**
-	 * Reads metadata that already passed {@link dev.nixl4j.engine.MetadataFraming}'s check.
+	 * Reads metadata that already passed {@link dev.nixl4j.metadata.MetadataFraming}'s check.
 	 * @param data the blob
 	 * @return what it says
 	 * @throws NixlException when it is not an embedded agent's metadata

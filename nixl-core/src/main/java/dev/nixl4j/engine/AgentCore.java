@@ -37,6 +37,8 @@ import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
+import dev.nixl4j.NativeLibraryInfo;
+import dev.nixl4j.metadata.MetadataFraming;
 
 /**
  * The {@link NixlAgent} every engine shares: checks arguments in Java before any engine call,
@@ -155,6 +157,11 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public String engineDescription() {
 		return this.driver.description();
+	}
+
+	@Override
+	public Optional<NativeLibraryInfo> nativeLibrary() {
+		return this.driver.nativeLibrary();
 	}
 
 	@Override

@@ -2,6 +2,7 @@ package dev.nixl4j.engine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 
 import dev.nixl4j.Backend;
@@ -11,6 +12,7 @@ import dev.nixl4j.PluginInfo;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
+import dev.nixl4j.NativeLibraryInfo;
 
 /**
  * The raw operations of one engine's agent, on opaque {@code long} handles. {@link AgentCore}
@@ -32,6 +34,14 @@ public interface EngineDriver extends AutoCloseable {
 	 * @return a description
 	 */
 	String description();
+
+	/**
+	 * Returns the NIXL library the engine runs on.
+	 * @return the library, or empty for an engine that does not run on NIXL
+	 */
+	default Optional<NativeLibraryInfo> nativeLibrary() {
+		return Optional.empty();
+	}
 
 	/**
 	 * Lists available plugins.

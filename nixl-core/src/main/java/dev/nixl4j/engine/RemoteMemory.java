@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.nixl4j.metadata.MetadataFraming;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryDescriptor;
 

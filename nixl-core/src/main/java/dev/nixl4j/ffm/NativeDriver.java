@@ -9,6 +9,7 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -18,6 +19,7 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -49,6 +51,8 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
 	private final NativeLibrary library;
 
+	private final NativeLibraryInfo libraryInfo;
+
 	private final MemorySegment agent;
 
 	private final boolean etcdConfigured;
@@ -66,10 +70,12 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
 	private final MemorySegment drainLength;
 
-	private NativeDriver(String name, NativeLibrary library, MemorySegment agent, boolean etcdConfigured) {
+	private NativeDriver(String name, NativeLibrary library, NativeLibraryInfo libraryInfo, MemorySegment agent,
+			boolean etcdConfigured) {
 		this.name = name;
 		this.etcdConfigured = etcdConfigured;
 		this.library = library;
+		this.libraryInfo = libraryInfo;
 		this.agent = agent;
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment out = arena.allocate(ADDRESS);
@@ -121,7 +127,9 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 				throw new NixlException(NixlStatus.ofCode(rc), "create_agent", config.name(), null,
 						"NIXL could not create the agent (" + library + ")");
 			}
-			return new NativeDriver(config.name(), library, out.get(ADDRESS, 0),
+			NativeLibraryInfo info = new NativeLibraryInfo(library.version(), library.path(), library.source(),
+					library.pluginDirectory(config.nativeEnvironment()));
+			return new NativeDriver(config.name(), library, info, out.get(ADDRESS, 0),
 					config.nativeEnvironment().containsKey(NixlEtcdMetadata.ENDPOINTS_VARIABLE));
 		}
 		catch (Throwable ex) {
@@ -145,6 +153,11 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	@Override
 	public String description() {
 		return this.library.toString();
+	}
+
+	@Override
+	public Optional<NativeLibraryInfo> nativeLibrary() {
+		return Optional.of(this.libraryInfo);
 	}
 
 	@Override
@@ -180,8 +193,11 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			MemorySegment mems = arena.allocate(ADDRESS);
 			MemorySegment params = arena.allocate(ADDRESS);
 			int rc = (int) Capi.GET_PLUGIN_PARAMS.invokeExact(this.agent, arena.allocateFrom(plugin), mems, params);
-			check(rc, NixlException.GET_PLUGIN_PARAMS, null, "plugin '" + plugin + "' is not available or could not be loaded; "
-					+ "available: " + availablePlugins());
+			if (rc != SUCCESS) {
+				check(rc, NixlException.GET_PLUGIN_PARAMS, null, "plugin '" + plugin
+						+ "' is not available or could not be loaded (" + PluginFiles.loadError(this.libraryInfo.pluginDirectory(),
+								plugin) + "); available: " + availablePlugins());
+			}
 			return new PluginInfo(plugin, consumeParams(params.get(ADDRESS, 0)), consumeMemList(mems.get(ADDRESS, 0)));
 		}
 		catch (Throwable ex) {

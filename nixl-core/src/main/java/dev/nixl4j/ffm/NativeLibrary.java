@@ -20,6 +20,7 @@ import java.util.Set;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
+import dev.nixl4j.AgentConfig;
 
 /**
  * Finds and loads {@code libnixl_capi.so} once per JVM.
@@ -48,7 +49,7 @@ import org.jspecify.annotations.Nullable;
 public final class NativeLibrary {
 
 	/** System property naming a directory that holds {@code libnixl_capi.so}. */
-	public static final String DIR_PROPERTY = "nixl.native.dir";
+	public static final String DIR_PROPERTY = AgentConfig.NATIVE_DIRECTORY_PROPERTY;
 
 	/**
 	 * System property naming nixl4j's cache directory, where the native artifact is extracted; it
@@ -326,6 +327,18 @@ public final class NativeLibrary {
 		}
 		return new Candidate(label + " (" + ClassPathBundle.ARTIFACT + " " + bundle.version() + ")",
 				bundle.directory().resolve("lib"), bundle, bundle.version(), null);
+	}
+
+	/**
+	 * Returns the directory NIXL loads its plugins from: {@code NIXL_PLUGIN_DIR} as an agent's
+	 * native environment or the process sets it, else {@code plugins/} beside the library.
+	 * @param environment an agent's native environment
+	 * @return the directory
+	 */
+	public Path pluginDirectory(Map<String, String> environment) {
+		String configured = environment.get("NIXL_PLUGIN_DIR");
+		String directory = (configured != null) ? configured : System.getenv("NIXL_PLUGIN_DIR");
+		return (directory != null) ? Path.of(directory) : this.path.resolveSibling("plugins");
 	}
 
 	/**

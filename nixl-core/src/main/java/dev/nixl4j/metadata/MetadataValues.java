@@ -3,7 +3,6 @@ package dev.nixl4j.metadata;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.engine.MetadataFraming;
 
 /**
  * The check every {@link MetadataExchange} applies to a value it fetched, before the value can

@@ -1,6 +1,7 @@
 package dev.nixl4j.readiness;
 
 import java.util.List;
+import java.util.ServiceLoader;
 import java.util.Set;
 
 import dev.nixl4j.AgentConfig;
@@ -54,7 +55,17 @@ public record ReadinessReport(Readiness readiness, String summary, List<String> 
 	 * @return the report; never throws for a failed check
 	 */
 	public static ReadinessReport check(AgentConfig config, Set<MemoryType> memoryTypes) {
-		return new ReadinessCheck(config, memoryTypes).run();
+		return Probe.INSTANCE.check(config, memoryTypes);
+	}
+
+	/** The check nixl-core provides, found once. */
+	private static final class Probe {
+
+		static final ReadinessProbe INSTANCE = ServiceLoader.load(ReadinessProbe.class, ReadinessProbe.class.getClassLoader())
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("no " + ReadinessProbe.class.getName() + " on the class path "
+					+ "(META-INF/services of nixl-core is missing: a jar merged without its service files?)"));
+
 	}
 
 	/**

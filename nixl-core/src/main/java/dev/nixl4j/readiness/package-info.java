@@ -3,9 +3,9 @@
  * can move data in this process and, when it cannot, why. The command line's {@code doctor} and
  * the Spring Boot health indicator both use it.
  *
- * <p>{@link dev.nixl4j.readiness.ReadinessReport}, {@link dev.nixl4j.readiness.Readiness} and
- * {@link dev.nixl4j.readiness.Patterns} (the data patterns of self-tests and benchmarks) are API;
- * {@link dev.nixl4j.readiness.PluginFiles} serves the command line's {@code info}.
+ * <p>Besides the report and its classification, {@link dev.nixl4j.readiness.Patterns} holds the
+ * data patterns of self-tests and benchmarks. {@link dev.nixl4j.readiness.ReadinessProbe} is the
+ * service-provider interface through which the report reaches the check, which is not API.
  */
 @NullMarked
 package dev.nixl4j.readiness;

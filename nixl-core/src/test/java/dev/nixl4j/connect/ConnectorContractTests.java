@@ -21,7 +21,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
-import dev.nixl4j.engine.MetadataFraming;
+import dev.nixl4j.metadata.MetadataFraming;
 import dev.nixl4j.testsupport.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.NativeNixl;
-import dev.nixl4j.engine.MetadataFraming;
+import dev.nixl4j.metadata.MetadataFraming;
 import dev.nixl4j.testsupport.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

@@ -8,12 +8,12 @@ import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.ffm.NativeLibrary;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
@@ -53,9 +53,8 @@ public class NixlEndpoint {
 	public NixlDescriptor nixl() {
 		boolean open = this.agent.isOpen();
 		Engine engine = this.agent.engine();
-		NativeLibrary library = NativeLibrary.loadedLibrary();
 		return new NixlDescriptor(this.agent.name(), open, engine, this.agent.engineDescription(),
-				(engine == Engine.NATIVE && library != null) ? LibraryDescriptor.of(library) : null,
+				this.agent.nativeLibrary().map(LibraryDescriptor::of).orElse(null),
 				open ? this.agent.availablePlugins() : List.of(),
 				this.agent.backends().stream().map(BackendDescriptor::of).toList(),
 				RegistrationsDescriptor.of(this.agent.registrations()), this.agent.remoteAgents(),
@@ -95,7 +94,7 @@ public class NixlEndpoint {
 	 */
 	public record LibraryDescriptor(String source, String path, String version) {
 
-		static LibraryDescriptor of(NativeLibrary library) {
+		static LibraryDescriptor of(NativeLibraryInfo library) {
 			return new LibraryDescriptor(library.source(), library.path().toString(), library.version());
 		}
 

@@ -10,10 +10,10 @@ import dev.nixl4j.AgentState;
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
 import dev.nixl4j.Engine;
+import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.ffm.NativeLibrary;
 import dev.nixl4j.readiness.Readiness;
 import dev.nixl4j.readiness.ReadinessReport;
 import dev.nixl4j.metadata.MetadataPublication;
@@ -111,10 +111,7 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		Engine engine = this.agent.engine();
 		builder.withDetail("engine", engine)
 			.withDetail("engineDescription", this.agent.engineDescription());
-		NativeLibrary library = NativeLibrary.loadedLibrary();
-		if (engine == Engine.NATIVE && library != null) {
-			builder.withDetail("library", libraryDetail(library));
-		}
+		this.agent.nativeLibrary().ifPresent((library) -> builder.withDetail("library", libraryDetail(library)));
 		builder.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
 		List<String> peers = this.agent.remoteAgents();
 		Map<String, Object> peerDetail = new LinkedHashMap<>();
@@ -184,7 +181,7 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		return stalled;
 	}
 
-	private static Map<String, String> libraryDetail(NativeLibrary library) {
+	private static Map<String, String> libraryDetail(NativeLibraryInfo library) {
 		Map<String, String> detail = new LinkedHashMap<>();
 		detail.put("source", library.source());
 		detail.put("path", library.path().toString());

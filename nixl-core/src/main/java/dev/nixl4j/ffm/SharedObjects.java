@@ -1,4 +1,4 @@
-package dev.nixl4j.readiness;
+package dev.nixl4j.ffm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * not be loaded"; {@code dlerror()} names the missing dependency (for example
  * {@code libcudart.so.12} for GDS on a host without CUDA), which is what an operator needs.
  */
-final class SharedObjects {
+public final class SharedObjects {
 
 	/** {@code RTLD_LAZY}: resolve functions on first call, so only missing libraries fail. */
 	private static final int RTLD_LAZY = 1;
@@ -26,7 +26,7 @@ final class SharedObjects {
 	 * @param file the shared object
 	 * @return the loader's error, or a note that it loads when it does
 	 */
-	static String loadError(Path file) {
+	public static String loadError(Path file) {
 		Linker linker = Linker.nativeLinker();
 		try (Arena arena = Arena.ofConfined()) {
 			MethodHandle dlopen = linker.downcallHandle(linker.defaultLookup().findOrThrow("dlopen"),

@@ -1,4 +1,4 @@
-package dev.nixl4j.engine;
+package dev.nixl4j.metadata;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -21,10 +21,10 @@ import org.junit.jupiter.api.Test;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.engine.MetadataFraming.BackendConnection;
-import dev.nixl4j.engine.MetadataFraming.MemorySection;
-import dev.nixl4j.engine.MetadataFraming.ParsedMetadata;
-import dev.nixl4j.engine.MetadataFraming.Region;
+import dev.nixl4j.metadata.MetadataFraming.BackendConnection;
+import dev.nixl4j.metadata.MetadataFraming.MemorySection;
+import dev.nixl4j.metadata.MetadataFraming.ParsedMetadata;
+import dev.nixl4j.metadata.MetadataFraming.Region;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNoException;

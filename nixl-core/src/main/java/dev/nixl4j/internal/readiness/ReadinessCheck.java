@@ -1,4 +1,4 @@
-package dev.nixl4j.readiness;
+package dev.nixl4j.internal.readiness;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +19,9 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.ffm.NativeAccess;
 import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.ffm.PluginFiles;
+import dev.nixl4j.readiness.Readiness;
+import dev.nixl4j.readiness.ReadinessReport;
 import org.jspecify.annotations.Nullable;
 
 /**

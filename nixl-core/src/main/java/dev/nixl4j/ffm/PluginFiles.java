@@ -1,14 +1,13 @@
-package dev.nixl4j.readiness;
+package dev.nixl4j.ffm;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.ffm.NativeLibrary;
 
 /**
  * Where NIXL looks for its plugins: {@code $NIXL_PLUGIN_DIR}, else {@code plugins/} beside the
- * library, and one plugin's shared object there. Used by the readiness report and the command line.
+ * library, and one plugin's shared object there. Used by the readiness report and the native driver's errors.
  */
 public final class PluginFiles {
 
@@ -22,9 +21,7 @@ public final class PluginFiles {
 	 * @return the directory
 	 */
 	public static Path directory(AgentConfig config, NativeLibrary library) {
-		String configured = config.nativeEnvironment().get("NIXL_PLUGIN_DIR");
-		String directory = (configured != null) ? configured : System.getenv("NIXL_PLUGIN_DIR");
-		return (directory != null) ? Path.of(directory) : library.path().resolveSibling("plugins");
+		return library.pluginDirectory(config.nativeEnvironment());
 	}
 
 	/**

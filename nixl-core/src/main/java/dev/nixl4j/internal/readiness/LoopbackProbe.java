@@ -1,4 +1,4 @@
-package dev.nixl4j.readiness;
+package dev.nixl4j.internal.readiness;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,6 +19,7 @@ import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
+import dev.nixl4j.readiness.Patterns;
 
 /**
  * The smallest proof that a configuration moves data: two agents, 64 KiB of registered memory

@@ -1,4 +1,4 @@
-package dev.nixl4j.engine;
+package dev.nixl4j.metadata;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,0 +1,60 @@
+package dev.nixl4j.architecture;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import dev.nixl4j.testsupport.PackageBoundaries;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * nixl-core's package boundaries, checked on its compiled classes: the public API packages
+ * depend on no implementation package, implementation lives under {@code dev.nixl4j.internal},
+ * and no two packages depend on each other in a cycle.
+ */
+class PackageBoundaryTest {
+
+	private static JavaClasses core;
+
+	@BeforeAll
+	static void importCore() {
+		core = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+			.importPackages("dev.nixl4j");
+		assertThat(core).as("nixl-core's classes").hasSizeGreaterThan(100);
+	}
+
+	@Test
+	void theApiDependsOnNoImplementationPackage() {
+		noClasses().that()
+			.resideInAnyPackage(PackageBoundaries.API_PACKAGES.toArray(String[]::new))
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(PackageBoundaries.INTERNAL)
+			.because("users compile against the API; the implementation may change in any release")
+			.check(core);
+	}
+
+	@Test
+	void everyPackageIsApiOrInternal() {
+		String[] known = new String[PackageBoundaries.API_PACKAGES.size() + 1];
+		for (int i = 0; i < PackageBoundaries.API_PACKAGES.size(); i++) {
+			known[i] = PackageBoundaries.API_PACKAGES.get(i);
+		}
+		known[known.length - 1] = PackageBoundaries.INTERNAL;
+		classes().should()
+			.resideInAnyPackage(known)
+			.because("a package is either promised to users or under dev.nixl4j.internal")
+			.check(core);
+	}
+
+	@Test
+	void packagesFormNoCycle() {
+		slices().matching("dev.nixl4j.(**)").should().beFreeOfCycles().check(core);
+	}
+
+}
