@@ -13,11 +13,11 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.embedded.EmbeddedDriver;
-import dev.nixl4j.ffm.NativeDriver;
+import dev.nixl4j.internal.embedded.EmbeddedDriver;
+import dev.nixl4j.internal.ffm.NativeDriver;
 import org.jspecify.annotations.Nullable;
-import dev.nixl4j.engine.EngineDriver;
-import dev.nixl4j.engine.AgentCore;
+import dev.nixl4j.internal.engine.EngineDriver;
+import dev.nixl4j.internal.engine.AgentCore;
 
 /**
  * A real engine's driver (native or embedded) through which tests make the engine throw where it

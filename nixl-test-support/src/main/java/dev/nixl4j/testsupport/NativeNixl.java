@@ -1,6 +1,6 @@
 package dev.nixl4j.testsupport;
 
-import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.internal.ffm.NativeLibrary;
 import org.junit.jupiter.api.Assumptions;
 import dev.nixl4j.NixlException;
 

@@ -15,7 +15,7 @@ import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.BackendDescriptor;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.LibraryDescriptor;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.NixlDescriptor;
 import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint.SizeDescriptor;
-import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.internal.ffm.NativeLibrary;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 

@@ -9,7 +9,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.ffm.NativeLibrary;
+import dev.nixl4j.internal.ffm.NativeLibrary;
 import dev.nixl4j.readiness.ReadinessReport;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,819 @@
+package dev.nixl4j.internal.embedded;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Backend;
+import dev.nixl4j.DescriptorList;
+import dev.nixl4j.Engine;
+import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.PluginInfo;
+import dev.nixl4j.TransferTelemetry;
+import dev.nixl4j.XferOp;
+import dev.nixl4j.internal.embedded.EmbeddedMetadata.Connection;
+import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
+import dev.nixl4j.internal.engine.EngineDriver;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The embedded engine's driver: one agent in pure Java. {@link dev.nixl4j.internal.engine.AgentCore} has
+ * checked every argument before a call gets here; what arrives from peers (over TCP, or from an
+ * agent in the same JVM) is checked here, against the registration ids and keys this agent gave
+ * out, before any memory is touched.
+ */
+public final class EmbeddedDriver implements EngineDriver {
+
+	/** Prefix of the reason connections fail with when their agent closes. */
+	static final String CLOSING = "the agent was closed";
+
+	private static final System.Logger logger = System.getLogger(EmbeddedDriver.class.getName());
+
+	/**
+	 * How long after its connection to a peer dropped the peer's own connections here may take to
+	 * end (delivering what they read) for the peer to count as lost. A peer that keeps them open
+	 * longer is alive and may still send.
+	 */
+	private static final long LOSS_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+	/** Reports faults to the log while no agent listens (a driver used on its own). */
+	private static final FaultListener LOGGED = new FaultListener() {
+
+		@Override
+		public void survived(String thread, Throwable error) {
+			logger.log(Level.WARNING, "one unit of work of the " + thread + " thread failed; the thread goes on", error);
+		}
+
+		@Override
+		public void fatal(String thread, Throwable error) {
+			logger.log(Level.ERROR, "the " + thread + " thread cannot go on", error);
+		}
+
+	};
+
+	private static final SecureRandom random = new SecureRandom();
+
+	/** Agents of this JVM by instance id, for in-process copies. */
+	private static final Map<String, EmbeddedDriver> inProcess = new ConcurrentHashMap<>();
+
+	private static final Set<String> PLUGINS = Set.of(EmbeddedMetadata.BACKEND);
+
+	/** Plugin names accepted as the embedded backend: NIXL's default backend is UCX. */
+	private static final Set<String> ALIASES = Set.of(EmbeddedMetadata.BACKEND, "UCX");
+
+	private final AgentConfig config;
+
+	private final Connection connection;
+
+	private final Listener listener;
+
+	private final List<Backend> backends = new ArrayList<>();
+
+	private final AtomicLong ids = new AtomicLong();
+
+	private final Map<Long, RegisteredMemory> registrations = new ConcurrentHashMap<>();
+
+	private final Map<String, RemotePeer> peers = new ConcurrentHashMap<>();
+
+	private final Map<Long, Request> requests = new ConcurrentHashMap<>();
+
+	private final Map<Long, Prepared> prepared = new ConcurrentHashMap<>();
+
+	private final ConcurrentLinkedQueue<Incoming> inbox = new ConcurrentLinkedQueue<>();
+
+	/** The most bytes of notifications from network peers that wait in {@link #inbox}. */
+	static final long MAX_NETWORK_INBOX_BYTES = 16L << 20;
+
+	private final Object networkInboxLock = new Object();
+
+	/** Bytes of notifications from network peers in {@link #inbox}; guarded by {@link #networkInboxLock}. */
+	private long networkInboxBytes;
+
+	/** Peers whose connection dropped while their own connections here were still open. */
+	private final Map<String, Dropped> dropping = new ConcurrentHashMap<>();
+
+	private volatile Runnable wakeUp = () -> {
+	};
+
+	private volatile FaultListener faults = LOGGED;
+
+	private volatile boolean closed;
+
+	private EmbeddedDriver(AgentConfig config) throws IOException {
+		this.config = config;
+		byte[] instance = secret();
+		byte[] token = secret();
+		this.listener = new Listener(this, config.embedded(), token);
+		InetSocketAddress bound = this.listener.address();
+		this.connection = new Connection(instance, token, bound.getAddress().getHostAddress(), bound.getPort());
+		inProcess.put(this.connection.instanceId(), this);
+	}
+
+	/**
+	 * Creates an embedded agent's driver and starts its listener.
+	 * @param config the agent configuration
+	 * @return the driver
+	 * @throws NixlException {@link NixlStatus#UNAVAILABLE} when the listen address cannot be bound
+	 */
+	public static EmbeddedDriver open(AgentConfig config) {
+		try {
+			return new EmbeddedDriver(config);
+		}
+		catch (IOException ex) {
+			throw new NixlException(NixlStatus.UNAVAILABLE, "create_agent", config.name(), null,
+					"the embedded engine cannot listen on " + config.embedded().listenAddress() + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	private static byte[] secret() {
+		byte[] bytes = new byte[EmbeddedMetadata.SECRET_BYTES];
+		random.nextBytes(bytes);
+		return bytes;
+	}
+
+	String name() {
+		return this.config.name();
+	}
+
+	Duration connectTimeout() {
+		Duration stall = this.config.stallTimeout();
+		return (stall.compareTo(Duration.ofSeconds(10)) < 0) ? stall : Duration.ofSeconds(10);
+	}
+
+	void wakeUp() {
+		this.wakeUp.run();
+	}
+
+	FaultListener faults() {
+		return this.faults;
+	}
+
+	/** Hands a notification from an agent of this JVM to this agent's progress loop. */
+	void deliver(String from, byte[] message) {
+		this.inbox.add(new Incoming(from, message, null));
+		wakeUp();
+	}
+
+	/**
+	 * Hands a notification that a peer sent over the network to this agent's progress loop. While
+	 * notifications of {@value #MAX_NETWORK_INBOX_BYTES} bytes or more wait for the progress loop
+	 * (it stops draining while the agent's mailbox is full), the calling connection thread waits
+	 * too, and so stops reading from its peer: a peer that sends faster than this agent takes its
+	 * notifications is held back instead of filling the heap.
+	 * @param open whether the connection is still open; the wait ends when it closes
+	 * @throws InterruptedIOException when the connection closed or the thread was interrupted
+	 * while waiting; the notification was not delivered
+	 */
+	void deliverFromNetwork(String from, byte[] message, BooleanSupplier open) throws InterruptedIOException {
+		synchronized (this.networkInboxLock) {
+			while (this.networkInboxBytes > 0 && this.networkInboxBytes + message.length > MAX_NETWORK_INBOX_BYTES) {
+				if (this.closed || !open.getAsBoolean()) {
+					throw new InterruptedIOException("the connection closed while its notification waited for room");
+				}
+				try {
+					this.networkInboxLock.wait(100);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new InterruptedIOException("interrupted while a notification waited for room");
+				}
+			}
+			this.networkInboxBytes += message.length;
+		}
+		this.inbox.add(new Incoming(from, message, null, true));
+		wakeUp();
+	}
+
+	/**
+	 * Learns that this agent's connection to a peer was dropped by the peer or the network. Once
+	 * the peer's own connections here have ended too (at once if there are none), every
+	 * notification it sent has been delivered and no more can come: waits for its notifications
+	 * fail then, after those notifications, in order.
+	 */
+	void linkDropped(String peer, String why) {
+		if (this.closed) {
+			return;
+		}
+		Dropped dropped = new Dropped(why, System.nanoTime() + LOSS_WINDOW_NANOS);
+		this.dropping.put(peer, dropped);
+		if (!this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
+			lost(peer, why);
+		}
+	}
+
+	/** Learns that a connection from a peer ended; called after it delivered all it read. */
+	void inboundEnded(String peer) {
+		Dropped dropped = this.dropping.get(peer);
+		if (dropped != null && !this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
+			lost(peer, dropped.why());
+		}
+	}
+
+	/** Learns that a peer connected: it is alive, whatever its earlier connection did. */
+	void connectionFrom(String peer) {
+		this.dropping.remove(peer);
+	}
+
+	private void lost(String peer, String why) {
+		this.inbox.add(new Incoming(peer, new byte[0], why));
+		wakeUp();
+	}
+
+	/**
+	 * Fails connections to peers that stayed silent too long, and forgets dropped peers that
+	 * kept their connections here open. Called by the listener's accepting thread.
+	 */
+	void checkDeadlines(long now) {
+		Duration limit = this.config.embedded().responseTimeout();
+		for (RemotePeer peer : this.peers.values()) {
+			PeerConnection link = peer.current();
+			if (link != null) {
+				link.check(now, limit);
+			}
+		}
+		this.dropping.values().removeIf(dropped -> now - dropped.until() > 0);
+	}
+
+	/**
+	 * Counts the TCP connections this agent serves now (for diagnostics and tests).
+	 * @return the count
+	 */
+	public int servedConnections() {
+		return this.listener.servedConnections();
+	}
+
+	/**
+	 * Counts the connections the listener closed at once because it held
+	 * {@link dev.nixl4j.EmbeddedOptions#maxConnections()} (for diagnostics and tests).
+	 * @return the count since the agent started
+	 */
+	public long refusedConnections() {
+		return this.listener.refusedConnections();
+	}
+
+	/**
+	 * Counts the connections the listener closed because they missed the hello deadline or a
+	 * request's frame deadline (for diagnostics and tests).
+	 * @return the count since the agent started
+	 */
+	public long timedOutConnections() {
+		return this.listener.timedOutConnections();
+	}
+
+	/** Replaces the factory of the listener's serving threads: a seam for tests of a failed thread start. */
+	void serveThreads(ThreadFactory factory) {
+		this.listener.serveThreads(factory);
+	}
+
+	/** Closes the listener's server socket as if it broke: a seam for tests of a fatal fault. */
+	void breakListener() throws IOException {
+		this.listener.breakServerSocket();
+	}
+
+	/**
+	 * Returns the address this agent listens on.
+	 * @return the bound address
+	 */
+	public InetSocketAddress listenAddress() {
+		return this.listener.address();
+	}
+
+	@Override
+	public Engine engine() {
+		return Engine.EMBEDDED;
+	}
+
+	@Override
+	public String description() {
+		return "embedded engine (pure Java, DRAM only), listening on " + this.connection.host() + ":"
+				+ this.connection.port();
+	}
+
+	@Override
+	public void progressListener(Runnable wakeUp) {
+		this.wakeUp = wakeUp;
+	}
+
+	@Override
+	public void faultListener(FaultListener faults) {
+		this.faults = faults;
+	}
+
+	@Override
+	public List<String> availablePlugins() {
+		return List.copyOf(PLUGINS);
+	}
+
+	@Override
+	public PluginInfo pluginInfo(String plugin) {
+		if (!ALIASES.contains(plugin)) {
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, NixlException.GET_PLUGIN_PARAMS, name(), null, "plugin '" + plugin
+					+ "' is not available in the embedded engine; available: " + availablePlugins());
+		}
+		return new PluginInfo(EmbeddedMetadata.BACKEND, Map.of(), Set.of(MemoryType.DRAM));
+	}
+
+	@Override
+	public synchronized Backend createBackend(String plugin, Map<String, String> parameters) {
+		if (!ALIASES.contains(plugin)) {
+			throw new NixlException(NixlStatus.ERROR_BACKEND, NixlException.CREATE_BACKEND, name(), null, "the embedded engine "
+					+ "cannot create a '" + plugin + "' backend; available: " + availablePlugins());
+		}
+		Backend backend = new Backend(EmbeddedMetadata.BACKEND, parameters, Set.of(MemoryType.DRAM));
+		this.backends.add(backend);
+		return backend;
+	}
+
+	@Override
+	public long register(DescriptorList regions, List<MemorySegment> segments) {
+		if (regions.memoryType() != MemoryType.DRAM) {
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, "register_mem", name(), null, "the embedded engine moves "
+					+ "DRAM only, not " + regions.memoryType() + "; " + regions.memoryType() + " needs native NIXL");
+		}
+		synchronized (this) {
+			if (this.backends.isEmpty()) {
+				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "register_mem", name(), null,
+						"no backend of this agent supports DRAM memory: create the EMBEDDED backend first");
+			}
+		}
+		List<MemorySegment> views = segments.isEmpty() ? regions.descriptors().stream().map(EmbeddedDriver::view).toList()
+				: List.copyOf(segments);
+		long id = this.ids.incrementAndGet();
+		this.registrations.put(id, new RegisteredMemory(id, secret(), regions.descriptors(), views));
+		return id;
+	}
+
+	/** A segment over memory registered by address: the caller vouched for it. */
+	private static MemorySegment view(MemoryDescriptor descriptor) {
+		return MemorySegment.ofAddress(descriptor.address()).reinterpret(descriptor.length());
+	}
+
+	@Override
+	public void deregister(long registration) {
+		RegisteredMemory memory = this.registrations.remove(registration);
+		if (memory != null) {
+			memory.close();
+		}
+	}
+
+	@Override
+	public byte[] localMetadata() {
+		List<RemoteRegion> regions = new ArrayList<>();
+		for (RegisteredMemory memory : this.registrations.values()) {
+			for (MemoryDescriptor region : memory.regions()) {
+				regions.add(new RemoteRegion(region, memory.id(), memory.key()));
+			}
+		}
+		return EmbeddedMetadata.write(name(), this.connection, regions);
+	}
+
+	@Override
+	public byte[] localPartialMetadata(DescriptorList regions) {
+		List<RemoteRegion> described = new ArrayList<>();
+		for (MemoryDescriptor wanted : regions.descriptors()) {
+			for (RegisteredMemory memory : this.registrations.values()) {
+				if (memory.regions().contains(wanted)) {
+					described.add(new RemoteRegion(wanted, memory.id(), memory.key()));
+					break;
+				}
+			}
+		}
+		return EmbeddedMetadata.write(name(), null, described);
+	}
+
+	@Override
+	public String loadRemoteMetadata(byte[] metadata) {
+		EmbeddedMetadata.Parsed parsed = EmbeddedMetadata.read(metadata);
+		String peer = parsed.agent();
+		synchronized (this.peers) {
+			RemotePeer known = this.peers.get(peer);
+			Connection connection = parsed.connection();
+			if (connection == null) {
+				if (known == null) {
+					throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", name(), peer,
+							"partial metadata of an agent whose full metadata was never loaded");
+				}
+				known.regions.addAll(parsed.regions());
+			}
+			else if (known == null) {
+				this.peers.put(peer, new RemotePeer(peer, connection, parsed.regions()));
+			}
+			else if (known.connection.sameAs(connection)) {
+				known.regions.clear();
+				known.regions.addAll(parsed.regions());
+			}
+			else {
+				throw new NixlException(NixlStatus.ERROR_BACKEND, "load_remote_md", name(), peer, "metadata of an agent "
+						+ "of this name is already loaded with other connection information (a restarted peer?); "
+						+ "invalidate it first");
+			}
+		}
+		return peer;
+	}
+
+	@Override
+	public boolean hasRemoteMetadata(String remoteAgent) {
+		return this.peers.containsKey(remoteAgent);
+	}
+
+	@Override
+	public void invalidateRemoteMetadata(String remoteAgent) {
+		RemotePeer peer;
+		synchronized (this.peers) {
+			peer = this.peers.remove(remoteAgent);
+		}
+		if (peer == null) {
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "invalidate_remote_md", name(), remoteAgent,
+					"no metadata of this agent is loaded");
+		}
+		peer.close("the metadata of '" + remoteAgent + "' was invalidated");
+	}
+
+	private RemotePeer peer(String operation, String remoteAgent) {
+		RemotePeer peer = this.peers.get(remoteAgent);
+		if (peer == null) {
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, operation, name(), remoteAgent,
+					"no metadata of agent '" + remoteAgent + "' is loaded");
+		}
+		return peer;
+	}
+
+	@Override
+	public long createRequest(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent) {
+		RemotePeer peer = peer("create_xfer_req", remoteAgent);
+		return track(new Request(op, peer, localSegments(local.descriptors()),
+				remoteRegions("create_xfer_req", peer, remote.descriptors())));
+	}
+
+	private long track(Request request) {
+		long handle = this.ids.incrementAndGet();
+		this.requests.put(handle, request);
+		return handle;
+	}
+
+	private List<MemorySegment> localSegments(List<MemoryDescriptor> descriptors) {
+		List<MemorySegment> segments = new ArrayList<>(descriptors.size());
+		for (MemoryDescriptor descriptor : descriptors) {
+			MemorySegment segment = null;
+			for (RegisteredMemory memory : this.registrations.values()) {
+				segment = memory.slice(descriptor);
+				if (segment != null) {
+					break;
+				}
+			}
+			if (segment == null) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "create_xfer_req", name(), null,
+						"local " + descriptor + " is not inside registered memory");
+			}
+			segments.add(segment);
+		}
+		return segments;
+	}
+
+	private List<RemoteRegion> remoteRegions(String operation, RemotePeer peer, List<MemoryDescriptor> descriptors) {
+		List<RemoteRegion> regions = new ArrayList<>(descriptors.size());
+		for (int i = 0; i < descriptors.size(); i++) {
+			RemoteRegion region = peer.find(descriptors.get(i));
+			if (region == null) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, name(), peer.name,
+						"remote descriptor " + i + " is not inside memory that '" + peer.name + "' registered");
+			}
+			regions.add(region);
+		}
+		return regions;
+	}
+
+	@Override
+	public long prepare(@Nullable String remoteAgent, DescriptorList descriptors) {
+		long handle = this.ids.incrementAndGet();
+		if (remoteAgent == null) {
+			this.prepared.put(handle, new Prepared(null, localSegments(descriptors.descriptors()), List.of()));
+		}
+		else {
+			RemotePeer peer = peer("prep_xfer_dlist", remoteAgent);
+			this.prepared.put(handle,
+					new Prepared(peer, List.of(), remoteRegions("prep_xfer_dlist", peer, descriptors.descriptors())));
+		}
+		return handle;
+	}
+
+	@Override
+	public void releasePrepared(long prepared) {
+		this.prepared.remove(prepared);
+	}
+
+	@Override
+	public long makeRequest(XferOp op, long local, int[] localIndices, long remote, int[] remoteIndices) {
+		Prepared localList = this.prepared.get(local);
+		Prepared remoteList = this.prepared.get(remote);
+		if (localList == null || remoteList == null || remoteList.peer == null) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "make_xfer_req", name(), null,
+					"unknown prepared list handle");
+		}
+		List<MemorySegment> segments = new ArrayList<>(localIndices.length);
+		for (int index : localIndices) {
+			segments.add(localList.segments.get(index));
+		}
+		List<RemoteRegion> regions = new ArrayList<>(remoteIndices.length);
+		for (int index : remoteIndices) {
+			regions.add(remoteList.regions.get(index));
+		}
+		return track(new Request(op, remoteList.peer, segments, regions));
+	}
+
+	@Override
+	public int post(long handle, byte @Nullable [] notification) {
+		Request request = this.requests.get(handle);
+		if (request == null) {
+			return NixlStatus.ERROR_INVALID_STATE.code();
+		}
+		long wireId = this.ids.incrementAndGet();
+		synchronized (request) {
+			request.wireId = wireId;
+			request.notification = notification;
+			request.detail = null;
+			request.postedMicros = this.config.telemetry() ? ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()) : 0;
+			request.postStart = System.nanoTime();
+			request.status = Request.IN_PROGRESS;
+		}
+		if (notification != null && notification.length > Wire.MAX_NOTIFICATION_BYTES) {
+			return fail(request, wireId, NixlStatus.ERROR_INVALID_PARAM, "the notification is " + notification.length
+					+ " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
+		}
+		RemotePeer peer = request.peer;
+		if (this.peers.get(peer.name) != peer) {
+			return fail(request, wireId, NixlStatus.ERROR_NOT_FOUND,
+					"the metadata of '" + peer.name + "' was invalidated since the transfer was made");
+		}
+		EmbeddedDriver target = inProcessTarget(peer);
+		if (target != null) {
+			copyInProcess(request, wireId, target);
+		}
+		else {
+			peer.link(this).post(request, wireId, notification);
+		}
+		request.postEnd = System.nanoTime();
+		return request.status;
+	}
+
+	/** The peer's agent when it lives in this JVM and in-process copies are on, else {@code null}. */
+	private @Nullable EmbeddedDriver inProcessTarget(RemotePeer peer) {
+		return this.config.embedded().inProcessCopies() ? inProcess.get(peer.instanceId) : null;
+	}
+
+	private int fail(Request request, long wireId, NixlStatus status, String why) {
+		request.finish(wireId, status.code(), why);
+		request.postEnd = System.nanoTime();
+		return status.code();
+	}
+
+	/** Moves a request's data to or from an agent of this JVM, checked like a request from the network. */
+	private void copyInProcess(Request request, long wireId, EmbeddedDriver target) {
+		Access access;
+		try {
+			if (!target.acceptsToken(request.peer.connection.token())) {
+				throw new AccessDenied(NixlStatus.ERROR_BACKEND, "the token differs from the metadata loaded here");
+			}
+			access = target.access(request.remote, null);
+		}
+		catch (AccessDenied denied) {
+			request.finish(wireId, denied.status(), "refused by '" + request.peer.name + "': " + denied.getMessage());
+			return;
+		}
+		try {
+			List<MemorySegment> remote = access.segments();
+			for (int i = 0; i < remote.size(); i++) {
+				if (request.op == XferOp.WRITE) {
+					MemorySegment.copy(request.local.get(i), 0, remote.get(i), 0, remote.get(i).byteSize());
+				}
+				else {
+					MemorySegment.copy(remote.get(i), 0, request.local.get(i), 0, remote.get(i).byteSize());
+				}
+			}
+		}
+		catch (IllegalStateException ex) {
+			request.finish(wireId, NixlStatus.ERROR_BACKEND.code(), "memory of the transfer is gone: " + ex.getMessage());
+			return;
+		}
+		finally {
+			access.close();
+		}
+		byte[] notification = request.notification;
+		if (notification != null) {
+			target.deliver(name(), notification);
+		}
+		request.finish(wireId, Request.SUCCESS, null);
+	}
+
+	boolean acceptsToken(byte[] token) {
+		return !this.closed && java.security.MessageDigest.isEqual(this.connection.token(), token);
+	}
+
+	/**
+	 * Resolves a peer's descriptors to this agent's memory and marks the registrations in use.
+	 * @param regions the descriptors with the registration ids and keys the peer presented
+	 * @param connection the peer's connection, cut if it is stuck when the memory is deregistered
+	 * @return the access, to close once the data moved
+	 * @throws AccessDenied when a descriptor is outside the registration it names, or the key is wrong
+	 */
+	Access access(List<RemoteRegion> regions, @Nullable Closeable connection) throws AccessDenied {
+		List<MemorySegment> segments = new ArrayList<>(regions.size());
+		List<RegisteredMemory> entered = new ArrayList<>(2);
+		Access access = new Access(segments, entered, connection);
+		try {
+			for (int i = 0; i < regions.size(); i++) {
+				RemoteRegion region = regions.get(i);
+				RegisteredMemory memory = this.registrations.get(region.registration());
+				if (memory == null || !memory.keyMatches(region.key())) {
+					throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM, "descriptor " + i + " names no registration "
+							+ "with that key (deregistered memory, or stale or forged metadata)");
+				}
+				MemorySegment segment = memory.slice(region.descriptor());
+				if (segment == null) {
+					throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM,
+							"descriptor " + i + " lies outside the memory of the registration it names");
+				}
+				if (!entered.contains(memory)) {
+					if (!memory.enter(connection)) {
+						throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM,
+								"descriptor " + i + " names memory that is being deregistered");
+					}
+					entered.add(memory);
+				}
+				segments.add(segment);
+			}
+			return access;
+		}
+		catch (AccessDenied denied) {
+			access.close();
+			throw denied;
+		}
+	}
+
+	@Override
+	public int status(long handle) {
+		Request request = this.requests.get(handle);
+		return (request != null) ? request.status : NixlStatus.ERROR_INVALID_STATE.code();
+	}
+
+	@Override
+	public @Nullable String failureDetail(long handle) {
+		Request request = this.requests.get(handle);
+		return (request != null) ? request.detail : null;
+	}
+
+	@Override
+	public int release(long handle) {
+		Request request = this.requests.remove(handle);
+		if (request == null) {
+			return Request.SUCCESS;
+		}
+		if (request.cancel()) {
+			// its data is on the wire: cut the connection so no thread touches the memory after this
+			request.peer.close("the connection to '" + request.peer.name
+					+ "' was reset: a transfer was cancelled while its data was moving");
+		}
+		request.awaitNoIo();
+		return Request.SUCCESS;
+	}
+
+	@Override
+	public TransferTelemetry telemetry(long handle) {
+		Request request = this.requests.get(handle);
+		if (request == null || !this.config.telemetry()) {
+			throw new NixlException(NixlStatus.ERROR_NO_TELEMETRY, "get_xfer_telemetry", name(),
+					(request != null) ? request.peer.name : null, "telemetry is off for this agent (AgentConfig.telemetry)");
+		}
+		long finished = request.finished;
+		return new TransferTelemetry(request.postedMicros, Duration.ofNanos(request.postEnd - request.postStart),
+				Duration.ofNanos(Math.max(1, finished - request.postStart)), request.bytes, request.remote.size());
+	}
+
+	@Override
+	public void sendNotification(String remoteAgent, byte[] message) {
+		RemotePeer peer = peer("gen_notif", remoteAgent);
+		if (message.length > Wire.MAX_NOTIFICATION_BYTES) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "gen_notif", name(), remoteAgent, "the message is "
+					+ message.length + " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
+		}
+		EmbeddedDriver target = inProcessTarget(peer);
+		if (target != null && target.acceptsToken(peer.connection.token())) {
+			target.deliver(name(), message);
+		}
+		else {
+			peer.link(this).notify(message);
+		}
+	}
+
+	@Override
+	public int drainNotifications(NotificationSink sink) {
+		int count = 0;
+		Incoming incoming;
+		while ((incoming = this.inbox.poll()) != null) {
+			String lost = incoming.lost();
+			if (lost != null) {
+				sink.peerLost(incoming.from(), lost);
+				continue;
+			}
+			if (incoming.fromNetwork()) {
+				synchronized (this.networkInboxLock) {
+					this.networkInboxBytes -= incoming.message().length;
+					this.networkInboxLock.notifyAll();
+				}
+			}
+			sink.accept(incoming.from(), incoming.message());
+			count++;
+		}
+		return count;
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		inProcess.remove(this.connection.instanceId(), this);
+		this.listener.close();
+		for (RemotePeer peer : this.peers.values()) {
+			peer.close(CLOSING);
+		}
+		this.peers.clear();
+		this.requests.clear();
+		this.prepared.clear();
+		for (RegisteredMemory memory : this.registrations.values()) {
+			memory.close();
+		}
+		this.registrations.clear();
+	}
+
+	/** A notification from a peer, or, with a reason, the news that no more can come from it. */
+	private record Incoming(String from, byte[] message, @Nullable String lost, boolean fromNetwork) {
+
+		Incoming(String from, byte[] message, @Nullable String lost) {
+			this(from, message, lost, false);
+		}
+
+	}
+
+	private record Dropped(String why, long until) {
+	}
+
+	private record Prepared(@Nullable RemotePeer peer, List<MemorySegment> segments, List<RemoteRegion> regions) {
+	}
+
+	/** Memory of this agent that a peer's request may touch until the access is closed. */
+	record Access(List<MemorySegment> segments, List<RegisteredMemory> entered, @Nullable Closeable connection) {
+
+		void close() {
+			for (RegisteredMemory memory : this.entered) {
+				memory.exit(this.connection);
+			}
+		}
+
+	}
+
+	/** A peer's request refused before any memory was touched. */
+	static final class AccessDenied extends Exception {
+
+		private static final long serialVersionUID = 1L;
+
+		private final transient NixlStatus status;
+
+		AccessDenied(NixlStatus status, String message) {
+			super(message, null, false, false);
+			this.status = status;
+		}
+
+		/** Never null: the constructor requires the refusal's wording. */
+		@Override
+		public String getMessage() {
+			return Objects.requireNonNull(super.getMessage());
+		}
+
+		int status() {
+			return this.status.code();
+		}
+
+	}
+
+}
