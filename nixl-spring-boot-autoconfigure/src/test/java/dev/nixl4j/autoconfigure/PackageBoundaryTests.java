@@ -1,0 +1,30 @@
+package dev.nixl4j.autoconfigure;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import dev.nixl4j.testsupport.PackageBoundaries;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * nixl-spring-boot-autoconfigure uses nixl-core through its API only: none of its classes depends on
+ * {@code dev.nixl4j.internal}.
+ */
+class PackageBoundaryTests {
+
+	@Test
+	void usesNoImplementationPackageOfCore() {
+		JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+			.importPackages("dev.nixl4j.autoconfigure");
+		assertThat(classes).as("nixl-spring-boot-autoconfigure's classes").isNotEmpty();
+		noClasses().should()
+			.dependOnClassesThat()
+			.resideInAPackage(PackageBoundaries.INTERNAL)
+			.because("only nixl-core's own packages may use its implementation")
+			.check(classes);
+	}
+
+}
