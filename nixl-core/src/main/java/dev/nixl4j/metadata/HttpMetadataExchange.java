@@ -32,6 +32,7 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.SettingChecks;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -74,6 +75,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The token and owner secrets are never logged or shown, and neither is metadata.
  */
 public final class HttpMetadataExchange implements MetadataExchange {
+
+	/** The default {@linkplain Builder#requestTimeout(Duration) request timeout}. */
+	public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
 	private static final System.Logger logger = System.getLogger(HttpMetadataExchange.class.getName());
 
@@ -756,7 +760,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 		private @Nullable String token;
 
-		private Duration requestTimeout = Duration.ofSeconds(5);
+		private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
 
 		private Duration pollInterval = Duration.ofSeconds(1);
 
@@ -797,7 +801,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder requestTimeout(Duration requestTimeout) {
-			this.requestTimeout = positive("requestTimeout", requestTimeout);
+			this.requestTimeout = SettingChecks.requirePositive(requestTimeout, "requestTimeout");
 			return this;
 		}
 
@@ -807,7 +811,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder pollInterval(Duration pollInterval) {
-			this.pollInterval = positive("pollInterval", pollInterval);
+			this.pollInterval = SettingChecks.requirePositive(pollInterval, "pollInterval");
 			return this;
 		}
 
@@ -817,7 +821,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder maxRetryInterval(Duration maxRetryInterval) {
-			this.maxRetryInterval = positive("maxRetryInterval", maxRetryInterval);
+			this.maxRetryInterval = SettingChecks.requirePositive(maxRetryInterval, "maxRetryInterval");
 			return this;
 		}
 
@@ -878,13 +882,6 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				}
 			}
 			return new HttpMetadataExchange(this, token);
-		}
-
-		private static Duration positive(String what, Duration value) {
-			if (value.isNegative() || value.isZero()) {
-				throw new IllegalArgumentException(what + " must be positive, was " + value);
-			}
-			return value;
 		}
 
 	}
