@@ -696,8 +696,7 @@ public final class AgentCore implements NixlAgent {
 	 */
 	private final class Statistics implements AgentStatistics {
 
-		private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
-				TransferState.STALLED, TransferState.CANCELLED };
+		private static final TransferState[] OUTCOMES = AgentStatistics.OUTCOMES.toArray(TransferState[]::new);
 
 		private final AtomicLongArray transfers = new AtomicLongArray(XferOp.values().length * OUTCOMES.length);
 

@@ -56,9 +56,6 @@ import org.jspecify.annotations.Nullable;
  */
 public class NixlAgentMetrics implements MeterBinder {
 
-	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
-			TransferState.STALLED, TransferState.CANCELLED };
-
 	private final NixlAgent agent;
 
 	private final Tags tags;
@@ -87,7 +84,7 @@ public class NixlAgentMetrics implements MeterBinder {
 		Map<XferOp, Map<TransferState, Timer>> durations = new EnumMap<>(XferOp.class);
 		for (XferOp op : XferOp.values()) {
 			Map<TransferState, Timer> byOutcome = new EnumMap<>(TransferState.class);
-			for (TransferState outcome : OUTCOMES) {
+			for (TransferState outcome : AgentStatistics.OUTCOMES) {
 				Tags tags = this.tags.and("op", tagValue(op), "outcome", tagValue(outcome));
 				FunctionCounter.builder("nixl.transfers", statistics, (s) -> s.transfers(op, outcome))
 					.tags(tags)
