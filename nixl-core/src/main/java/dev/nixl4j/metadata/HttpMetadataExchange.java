@@ -76,6 +76,22 @@ import org.jspecify.annotations.Nullable;
  */
 public final class HttpMetadataExchange implements MetadataExchange {
 
+	/**
+	 * Says what is wrong with a bearer token, without repeating it: a token travels in an HTTP
+	 * header, so it holds visible ASCII characters only.
+	 * @param token the token
+	 * @return the problem, or {@code null} when it is well formed
+	 */
+	public static @Nullable String tokenProblem(String token) {
+		for (int i = 0; i < token.length(); i++) {
+			char c = token.charAt(i);
+			if (c <= ' ' || c > '~') {
+				return "must hold visible ASCII characters only, without spaces (character " + (i + 1) + " is not)";
+			}
+		}
+		return null;
+	}
+
 	/** The default {@linkplain Builder#requestTimeout(Duration) request timeout}. */
 	public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
@@ -873,13 +889,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				throw new IllegalArgumentException("the metadata exchange needs a bearer token: set token(...) to the "
 						+ "token the server at " + this.baseUri + " expects; a blank token is refused");
 			}
-			for (int i = 0; i < token.length(); i++) {
-				char c = token.charAt(i);
-				if (c < 0x21 || c > 0x7E) {
-					throw new IllegalArgumentException(
-							"the bearer token must be printable ASCII without spaces (a character at index " + i
-									+ " is not)");
-				}
+			String problem = tokenProblem(token);
+			if (problem != null) {
+				throw new IllegalArgumentException("the bearer token " + problem);
 			}
 			return new HttpMetadataExchange(this, token);
 		}

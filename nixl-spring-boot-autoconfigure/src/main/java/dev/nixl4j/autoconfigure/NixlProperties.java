@@ -724,7 +724,7 @@ public class NixlProperties implements Validator {
 		 * etcd endpoints, for example "http://127.0.0.1:2379". An EtcdConnectionDetails bean
 		 * (for example from a Testcontainers @ServiceConnection) takes precedence.
 		 */
-		private List<String> endpoints = new ArrayList<>(List.of("http://127.0.0.1:2379"));
+		private List<String> endpoints = new ArrayList<>(List.of(EtcdMetadataExchange.DEFAULT_ENDPOINT));
 
 		/**
 		 * Key namespace; NIXL's default "/nixl/agents/" lets Java and C++/Python agents find

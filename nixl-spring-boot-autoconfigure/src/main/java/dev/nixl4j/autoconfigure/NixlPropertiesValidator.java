@@ -11,6 +11,7 @@ import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.metadata.HttpMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
@@ -206,13 +207,7 @@ final class NixlPropertiesValidator {
 		if (token.length() < MIN_TOKEN_LENGTH) {
 			return "must be at least " + MIN_TOKEN_LENGTH + " characters long (it has " + token.length() + ")";
 		}
-		for (int i = 0; i < token.length(); i++) {
-			char c = token.charAt(i);
-			if (c <= ' ' || c > '~') {
-				return "must hold visible ASCII characters only, without spaces (character " + (i + 1) + " is not)";
-			}
-		}
-		return null;
+		return HttpMetadataExchange.tokenProblem(token);
 	}
 
 	private static boolean isHttpUri(@Nullable String value) {

@@ -56,6 +56,7 @@ class NixlPropertiesDefaultsTests {
 	@Test
 	void etcdDefaultsAreTheEtcdExchangesDefaults() {
 		NixlProperties.Etcd etcd = freshlyBound().getMetadata().getEtcd();
+		assertThat(etcd.getEndpoints()).containsExactly(EtcdMetadataExchange.DEFAULT_ENDPOINT);
 		assertThat(etcd.getNamespace()).isEqualTo(EtcdMetadataExchange.DEFAULT_NAMESPACE);
 		assertThat(etcd.getLeaseTtl()).isEqualTo(EtcdMetadataExchange.DEFAULT_LEASE_TTL);
 		assertThat(etcd.getOperationTimeout()).isEqualTo(EtcdMetadataExchange.DEFAULT_OPERATION_TIMEOUT);

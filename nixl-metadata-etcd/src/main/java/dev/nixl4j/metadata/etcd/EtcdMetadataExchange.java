@@ -84,6 +84,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	/** NIXL's default namespace ({@code NIXL_ETCD_NAMESPACE} unset), as in NIXL 1.5.1. */
 	public static final String DEFAULT_NAMESPACE = "/nixl/agents/";
 
+	/** The endpoint used unless {@linkplain Builder#endpoints(String...) others are set}. */
+	public static final String DEFAULT_ENDPOINT = "http://127.0.0.1:2379";
+
 	/** The default {@linkplain Builder#leaseTtl(Duration) lease TTL}. */
 	public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(10);
 
@@ -783,7 +786,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	 */
 	public static final class Builder {
 
-		private final List<URI> endpoints = new ArrayList<>(List.of(URI.create("http://127.0.0.1:2379")));
+		private final List<URI> endpoints = new ArrayList<>(List.of(URI.create(DEFAULT_ENDPOINT)));
 
 		private String namespace = DEFAULT_NAMESPACE;
 
