@@ -578,7 +578,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * Path under which the registry is served.
 		 */
-		private String basePath = "/nixl";
+		private String basePath = MetadataRegistryHandler.DEFAULT_BASE_PATH;
 
 		/**
 		 * Bearer token every request to the registry must carry; required by the "http"

@@ -12,6 +12,7 @@ import dev.nixl4j.SettingChecks;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.MetadataRegistryHandler;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
@@ -136,9 +137,8 @@ final class NixlPropertiesValidator {
 			reject("metadata.http.sslBundle", "applies to an https endpoint only; the endpoint is " + endpoint);
 		}
 		NixlProperties.Registry registry = http.getRegistry();
-		if (registry.getMaxEntries() < 1) {
-			reject("metadata.http.registry.maxEntries", "must be at least 1");
-		}
+		core("metadata.http.registry.maxEntries", registry.getMaxEntries(),
+				MetadataRegistryHandler.builder()::maxEntries);
 		if (registry.getMaxTotalSize() == null
 				|| (maxSize != null && registry.getMaxTotalSize().toBytes() < maxSize.toBytes())) {
 			reject("metadata.http.registry.maxTotalSize",
