@@ -13,8 +13,10 @@ import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.ClassUtils;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 
@@ -34,6 +36,11 @@ final class NixlPropertiesValidator {
 	private static final long MAX_METADATA_BYTES = Integer.MAX_VALUE - 8;
 
 	private static final int MAX_NAME_LENGTH = 256;
+
+	private static final boolean ETCD_PRESENT = ClassUtils.isPresent("io.etcd.jetcd.Client",
+			NixlPropertiesValidator.class.getClassLoader())
+			&& ClassUtils.isPresent("dev.nixl4j.metadata.etcd.EtcdMetadataExchange",
+					NixlPropertiesValidator.class.getClassLoader());
 
 	/** The name of the configurations built only to have one value checked. */
 	private static final String PROBE_NAME = "nixl";
@@ -166,11 +173,11 @@ final class NixlPropertiesValidator {
 		if (etcd.getNamespace() == null || etcd.getNamespace().isEmpty() || etcd.getNamespace().indexOf('\0') >= 0) {
 			reject("metadata.etcd.namespace", "must not be empty");
 		}
-		Duration ttl = etcd.getLeaseTtl();
-		if (ttl == null || ttl.compareTo(Duration.ofSeconds(1)) < 0) {
-			reject("metadata.etcd.leaseTtl", "must be at least 1s (etcd leases count in seconds)");
+		if (metadata.getExchange() == ExchangeType.ETCD && ETCD_PRESENT) {
+			// Only nixl4j's etcd client uses these two, and its classes load only when it is chosen.
+			core("metadata.etcd.leaseTtl", etcd.getLeaseTtl(), EtcdRules::leaseTtl);
+			core("metadata.etcd.operationTimeout", etcd.getOperationTimeout(), EtcdRules::operationTimeout);
 		}
-		positive("metadata.etcd.operationTimeout", etcd.getOperationTimeout());
 		boolean hasUser = etcd.getUsername() != null && !etcd.getUsername().isBlank();
 		boolean hasPassword = etcd.getPassword() != null && !etcd.getPassword().isEmpty();
 		if (hasUser != hasPassword) {
@@ -283,6 +290,21 @@ final class NixlPropertiesValidator {
 			}
 		}
 		return dashed.toString();
+	}
+
+	/**
+	 * The rules of nixl-metadata-etcd, an optional dependency: loaded only when it is present.
+	 */
+	private static final class EtcdRules {
+
+		static void leaseTtl(Duration ttl) {
+			EtcdMetadataExchange.builder().leaseTtl(ttl);
+		}
+
+		static void operationTimeout(Duration timeout) {
+			EtcdMetadataExchange.builder().operationTimeout(timeout);
+		}
+
 	}
 
 }
