@@ -39,6 +39,34 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		boolean telemetry, Duration stallTimeout, int mailboxCapacity, @Nullable Path nativeLibraryDirectory,
 		Map<String, String> nativeEnvironment, EmbeddedOptions embedded) {
 
+	/** The default {@linkplain #engine() engine}. */
+	public static final Engine DEFAULT_ENGINE = Engine.AUTO;
+
+	/** The plugin of the one backend created at start by default. */
+	public static final String DEFAULT_BACKEND_PLUGIN = "UCX";
+
+	/** The default {@linkplain #threadSync() locking mode}. */
+	public static final ThreadSync DEFAULT_THREAD_SYNC = ThreadSync.STRICT;
+
+	/** Whether NIXL's progress thread runs by default. */
+	public static final boolean DEFAULT_NATIVE_PROGRESS_THREAD = true;
+
+	/**
+	 * The default {@linkplain #nativeProgressDelay() delay of NIXL's progress thread}: it waits in
+	 * poll() up to this long unless UCX signals work; with 0 it spins, and two spinning agents
+	 * halve bandwidth on a small host (docs/benchmarks.md).
+	 */
+	public static final Duration DEFAULT_NATIVE_PROGRESS_DELAY = Duration.ofMillis(1);
+
+	/** The default {@linkplain #listenerPort() port of NIXL's listener}. */
+	public static final int DEFAULT_LISTENER_PORT = 8888;
+
+	/** The default {@linkplain #stallTimeout() stall limit}. */
+	public static final Duration DEFAULT_STALL_TIMEOUT = Duration.ofSeconds(30);
+
+	/** The default {@linkplain #mailboxCapacity() mailbox capacity}. */
+	public static final int DEFAULT_MAILBOX_CAPACITY = 4096;
+
 	/**
 	 * System property naming a directory that holds {@code libnixl_capi.so}, tried after an agent's
 	 * configured {@link #nativeLibraryDirectory()} and before the other places the library is
@@ -74,8 +102,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		Objects.requireNonNull(engine, "engine");
 		Objects.requireNonNull(threadSync, "threadSync");
 		backends = List.copyOf(backends);
-		requirePositive(nativeProgressDelay, "nativeProgressDelay", true);
-		requirePositive(stallTimeout, "stallTimeout", false);
+		SettingChecks.requireNotNegative(nativeProgressDelay, "nativeProgressDelay");
+		SettingChecks.requirePositive(stallTimeout, "stallTimeout");
 		if (listenerPort < 0 || listenerPort > 65535) {
 			throw new IllegalArgumentException("listenerPort must be within 0..65535, was " + listenerPort);
 		}
@@ -84,14 +112,6 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		}
 		nativeEnvironment = Map.copyOf(nativeEnvironment);
 		Objects.requireNonNull(embedded, "embedded");
-	}
-
-	private static void requirePositive(Duration duration, String what, boolean zeroAllowed) {
-		Objects.requireNonNull(duration, what);
-		if (duration.isNegative() || (!zeroAllowed && duration.isZero())) {
-			throw new IllegalArgumentException(what + " must be " + (zeroAllowed ? "zero or more" : "positive")
-					+ ", was " + duration);
-		}
 	}
 
 	/**
@@ -133,27 +153,25 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 
 		private String name;
 
-		private Engine engine = Engine.AUTO;
+		private Engine engine = DEFAULT_ENGINE;
 
-		private final List<BackendConfig> backends = new ArrayList<>(List.of(BackendConfig.of("UCX")));
+		private final List<BackendConfig> backends = new ArrayList<>(List.of(BackendConfig.of(DEFAULT_BACKEND_PLUGIN)));
 
-		private ThreadSync threadSync = ThreadSync.STRICT;
+		private ThreadSync threadSync = DEFAULT_THREAD_SYNC;
 
-		private boolean nativeProgressThread = true;
+		private boolean nativeProgressThread = DEFAULT_NATIVE_PROGRESS_THREAD;
 
-		// NIXL's progress thread waits in poll() up to this long unless UCX signals work; with 0
-		// it spins, and two spinning agents halve bandwidth on a small host (docs/benchmarks.md).
-		private Duration nativeProgressDelay = Duration.ofMillis(1);
+		private Duration nativeProgressDelay = DEFAULT_NATIVE_PROGRESS_DELAY;
 
 		private boolean listener;
 
-		private int listenerPort = 8888;
+		private int listenerPort = DEFAULT_LISTENER_PORT;
 
 		private boolean telemetry;
 
-		private Duration stallTimeout = Duration.ofSeconds(30);
+		private Duration stallTimeout = DEFAULT_STALL_TIMEOUT;
 
-		private int mailboxCapacity = 4096;
+		private int mailboxCapacity = DEFAULT_MAILBOX_CAPACITY;
 
 		private @Nullable Path nativeLibraryDirectory;
 

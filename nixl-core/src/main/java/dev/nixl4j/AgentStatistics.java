@@ -1,5 +1,7 @@
 package dev.nixl4j;
 
+import java.util.List;
+
 /**
  * Live counters of an agent since it was created: finished transfers and their bytes by
  * direction and outcome, and notifications. Reading them is cheap and never blocks, so meters can
@@ -7,11 +9,14 @@ package dev.nixl4j;
  */
 public interface AgentStatistics {
 
+	/** The outcomes a post ends in and is counted under, in the order reports list them. */
+	List<TransferState> OUTCOMES = List.of(TransferState.COMPLETED, TransferState.FAILED, TransferState.STALLED,
+			TransferState.CANCELLED);
+
 	/**
 	 * Returns how many posts ended in an outcome.
 	 * @param op the direction
-	 * @param outcome {@link TransferState#COMPLETED}, {@link TransferState#FAILED},
-	 * {@link TransferState#STALLED} or {@link TransferState#CANCELLED}
+	 * @param outcome one of {@link #OUTCOMES}
 	 * @return the count
 	 */
 	long transfers(XferOp op, TransferState outcome);

@@ -37,6 +37,9 @@ import java.util.Objects;
 public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcessCopies, int maxConnections,
 		Duration helloTimeout, Duration frameTimeout, Duration responseTimeout) {
 
+	/** The default of {@link #inProcessCopies()}. */
+	public static final boolean DEFAULT_IN_PROCESS_COPIES = true;
+
 	/** The default of {@link #maxConnections()}. */
 	public static final int DEFAULT_MAX_CONNECTIONS = 256;
 
@@ -75,10 +78,10 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	}
 
 	private static void requireTimeout(Duration timeout, String name) {
-		Objects.requireNonNull(timeout, name);
-		if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(LONGEST_TIMEOUT) > 0) {
-			throw new IllegalArgumentException("embedded " + name + " must be positive and at most " + LONGEST_TIMEOUT
-					+ ", not " + timeout);
+		SettingChecks.requirePositive(timeout, "embedded " + name);
+		if (timeout.compareTo(LONGEST_TIMEOUT) > 0) {
+			throw new IllegalArgumentException("embedded " + name + " must be at most " + LONGEST_TIMEOUT + ", was "
+					+ timeout);
 		}
 	}
 
@@ -88,7 +91,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 * @return the default options
 	 */
 	public static EmbeddedOptions defaults() {
-		return new EmbeddedOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), true,
+		return new EmbeddedOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), DEFAULT_IN_PROCESS_COPIES,
 				DEFAULT_MAX_CONNECTIONS, DEFAULT_HELLO_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT);
 	}
 

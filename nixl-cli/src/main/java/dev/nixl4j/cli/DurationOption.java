@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.nixl4j.SettingChecks;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -49,7 +50,7 @@ final class DurationOption implements ITypeConverter<Duration> {
 				// reported below, with the text as given
 			}
 		}
-		if (duration == null || duration.isNegative() || duration.isZero()) {
+		if (duration == null || SettingChecks.positiveProblem(duration) != null) {
 			throw new TypeConversionException("'" + text + "' is not a positive duration such as 500ms, 30s, 2m or PT30S");
 		}
 		return duration;

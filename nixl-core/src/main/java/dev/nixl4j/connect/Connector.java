@@ -20,6 +20,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Registration;
+import dev.nixl4j.SettingChecks;
 
 /**
  * Creates paired operations over one {@link NixlAgent}, in the manner of Dynamo's
@@ -146,19 +147,11 @@ public final class Connector implements AutoCloseable {
 	}
 
 	private static Duration requireNotNegative(Duration linger) {
-		Objects.requireNonNull(linger, "peerLinger");
-		if (linger.isNegative()) {
-			throw new IllegalArgumentException("peerLinger must not be negative, was " + linger);
-		}
-		return linger;
+		return SettingChecks.requireNotNegative(linger, "peerLinger");
 	}
 
 	private static Duration requirePositive(Duration lease) {
-		Objects.requireNonNull(lease, "lease");
-		if (lease.isNegative() || lease.isZero()) {
-			throw new IllegalArgumentException("lease must be positive, was " + lease);
-		}
-		return lease;
+		return SettingChecks.requirePositive(lease, "lease");
 	}
 
 	/**

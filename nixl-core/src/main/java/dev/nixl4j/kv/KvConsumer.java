@@ -15,6 +15,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 
@@ -87,11 +88,7 @@ public final class KvConsumer {
 		this.peers = Objects.requireNonNull(peers, "peers");
 		KvMessages.requirePrefix(prefix);
 		this.prefix = prefix;
-		Objects.requireNonNull(peerTimeout, "peerTimeout");
-		if (peerTimeout.isNegative() || peerTimeout.isZero()) {
-			throw new IllegalArgumentException("peerTimeout must be positive, was " + peerTimeout);
-		}
-		this.peerTimeout = peerTimeout;
+		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
 	}
 
 	/**

@@ -23,6 +23,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
@@ -148,7 +149,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		this.peers = Objects.requireNonNull(peers, "peers");
 		KvMessages.requirePrefix(prefix);
 		this.prefix = prefix;
-		this.peerTimeout = requirePositive(peerTimeout, "peerTimeout");
+		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
 		this.doneMatcher = NotificationMatcher.prefix(null, KvMessages.donePrefix(prefix));
 		this.releaseMatcher = NotificationMatcher.prefix(null, KvMessages.releasePrefix(prefix));
 		String threadName = "nixl4j-kv-producer-" + this.agent.name();
@@ -162,14 +163,6 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		arm(this.doneMatcher);
 		arm(this.releaseMatcher);
-	}
-
-	private static Duration requirePositive(Duration duration, String what) {
-		Objects.requireNonNull(duration, what);
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException(what + " must be positive, was " + duration);
-		}
-		return duration;
 	}
 
 	/**
@@ -202,7 +195,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * already has a lease, or ranks the layout cannot be split over; {@link NixlStatus#CLOSED}
 	 */
 	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl) {
-		requirePositive(ttl, "ttl");
+		SettingChecks.requirePositive(ttl, "ttl");
 		PagedKvCache.requireBlocks("kv_lease", blockIds, this.cache.layout().numBlocks(), "this cache");
 		PagedKvCache.requireDistinct("kv_lease", blockIds, "the leased blocks");
 		KvTransferParams params;
@@ -301,7 +294,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * blocks, {@link NixlStatus#TIMEOUT}, or the failure of the transfer
 	 */
 	public void push(KvPushParams params, RemoteCacheHandle consumer, int[] localBlockIds, Duration timeout) {
-		requirePositive(timeout, "timeout");
+		SettingChecks.requirePositive(timeout, "timeout");
 		String peer = consumer.agentName();
 		if (!params.consumerAgent().equals(peer)) {
 			throw invalid("kv_push", peer, "the push names consumer '" + params.consumerAgent() + "' but the handle is of '"

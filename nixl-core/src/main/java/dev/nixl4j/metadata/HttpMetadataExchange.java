@@ -33,6 +33,7 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.SettingChecks;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -81,6 +82,25 @@ import org.jspecify.annotations.Nullable;
  * <p>The token and owner secrets are never logged or shown, and neither is metadata.
  */
 public final class HttpMetadataExchange implements MetadataExchange {
+
+	/**
+	 * Says what is wrong with a bearer token, without repeating it: a token travels in an HTTP
+	 * header, so it holds visible ASCII characters only.
+	 * @param token the token
+	 * @return the problem, or {@code null} when it is well formed
+	 */
+	public static @Nullable String tokenProblem(String token) {
+		for (int i = 0; i < token.length(); i++) {
+			char c = token.charAt(i);
+			if (c <= ' ' || c > '~') {
+				return "must hold visible ASCII characters only, without spaces (character " + (i + 1) + " is not)";
+			}
+		}
+		return null;
+	}
+
+	/** The default {@linkplain Builder#requestTimeout(Duration) request timeout}. */
+	public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
 	private static final System.Logger logger = System.getLogger(HttpMetadataExchange.class.getName());
 
@@ -776,7 +796,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 		private @Nullable String token;
 
-		private Duration requestTimeout = Duration.ofSeconds(5);
+		private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
 
 		private Duration pollInterval = Duration.ofSeconds(1);
 
@@ -817,7 +837,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder requestTimeout(Duration requestTimeout) {
-			this.requestTimeout = positive("requestTimeout", requestTimeout);
+			this.requestTimeout = SettingChecks.requirePositive(requestTimeout, "requestTimeout");
 			return this;
 		}
 
@@ -827,7 +847,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder pollInterval(Duration pollInterval) {
-			this.pollInterval = positive("pollInterval", pollInterval);
+			this.pollInterval = SettingChecks.requirePositive(pollInterval, "pollInterval");
 			return this;
 		}
 
@@ -837,7 +857,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder maxRetryInterval(Duration maxRetryInterval) {
-			this.maxRetryInterval = positive("maxRetryInterval", maxRetryInterval);
+			this.maxRetryInterval = SettingChecks.requirePositive(maxRetryInterval, "maxRetryInterval");
 			return this;
 		}
 
@@ -889,22 +909,11 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				throw new IllegalArgumentException("the metadata exchange needs a bearer token: set token(...) to the "
 						+ "token the server at " + this.baseUri + " expects; a blank token is refused");
 			}
-			for (int i = 0; i < token.length(); i++) {
-				char c = token.charAt(i);
-				if (c < 0x21 || c > 0x7E) {
-					throw new IllegalArgumentException(
-							"the bearer token must be printable ASCII without spaces (a character at index " + i
-									+ " is not)");
-				}
+			String problem = tokenProblem(token);
+			if (problem != null) {
+				throw new IllegalArgumentException("the bearer token " + problem);
 			}
 			return new HttpMetadataExchange(this, token);
-		}
-
-		private static Duration positive(String what, Duration value) {
-			if (value.isNegative() || value.isZero()) {
-				throw new IllegalArgumentException(what + " must be positive, was " + value);
-			}
-			return value;
 		}
 
 	}

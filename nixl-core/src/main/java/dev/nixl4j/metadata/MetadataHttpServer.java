@@ -185,7 +185,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 
 		private int port;
 
-		private String basePath = "/nixl";
+		private String basePath = MetadataRegistryHandler.DEFAULT_BASE_PATH;
 
 		private @Nullable MetadataExchange store;
 
@@ -236,7 +236,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets the base path (default {@code /nixl}).
+		 * Sets the base path (default {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
 		 * @param basePath the path; {@code ""} or {@code "/"} serves from the root
 		 * @return this builder
 		 */

@@ -14,6 +14,7 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.SettingChecks;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -542,7 +543,7 @@ public final class MetadataPublication implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder checkInterval(Duration checkInterval) {
-			this.checkInterval = positive("checkInterval", checkInterval);
+			this.checkInterval = SettingChecks.requirePositive(checkInterval, "checkInterval");
 			return this;
 		}
 
@@ -554,11 +555,7 @@ public final class MetadataPublication implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder checkTimeout(Duration checkTimeout) {
-			Objects.requireNonNull(checkTimeout, "checkTimeout");
-			if (checkTimeout.isNegative()) {
-				throw new IllegalArgumentException("checkTimeout must not be negative, was " + checkTimeout);
-			}
-			this.checkTimeout = checkTimeout;
+			this.checkTimeout = SettingChecks.requireNotNegative(checkTimeout, "checkTimeout");
 			return this;
 		}
 
@@ -569,7 +566,7 @@ public final class MetadataPublication implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder maxRetryInterval(Duration maxRetryInterval) {
-			this.maxRetryInterval = positive("maxRetryInterval", maxRetryInterval);
+			this.maxRetryInterval = SettingChecks.requirePositive(maxRetryInterval, "maxRetryInterval");
 			return this;
 		}
 
@@ -579,14 +576,6 @@ public final class MetadataPublication implements AutoCloseable {
 		 */
 		public MetadataPublication build() {
 			return new MetadataPublication(this);
-		}
-
-		private static Duration positive(String what, Duration value) {
-			Objects.requireNonNull(value, what);
-			if (value.isNegative() || value.isZero()) {
-				throw new IllegalArgumentException(what + " must be positive, was " + value);
-			}
-			return value;
 		}
 
 	}

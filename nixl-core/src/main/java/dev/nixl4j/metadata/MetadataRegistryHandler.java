@@ -76,6 +76,9 @@ public final class MetadataRegistryHandler {
 	/** The header of a {@code PUT} or {@code POST} answer that gives the entry TTL in milliseconds. */
 	public static final String ENTRY_TTL_HEADER = "Nixl-Entry-Ttl-Ms";
 
+	/** The default path the registry is served under. */
+	public static final String DEFAULT_BASE_PATH = "/nixl";
+
 	/** The default cap on the number of entries created over HTTP. */
 	public static final int DEFAULT_MAX_ENTRIES = 1024;
 
@@ -685,7 +688,7 @@ public final class MetadataRegistryHandler {
 
 		private @Nullable String token;
 
-		private String basePath = "/nixl";
+		private String basePath = DEFAULT_BASE_PATH;
 
 		private @Nullable MetadataExchange store;
 
@@ -711,7 +714,7 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Sets the base path (default {@code /nixl}).
+		 * Sets the base path (default {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
 		 * @param basePath the path; {@code ""} or {@code "/"} serves from the root
 		 * @return this builder
 		 * @throws IllegalArgumentException when a non-root path does not start with {@code /}

@@ -8,10 +8,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
 import dev.nixl4j.ThreadSync;
+import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvBlockOrder;
+import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
+import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.MetadataValues;
+import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -23,6 +30,12 @@ import org.springframework.validation.Validator;
  * Configuration of nixl4j: the agent, its metadata exchange, the connect layer, an optional
  * managed KV cache and graceful shutdown. Every value is checked when the properties are bound,
  * so a bad value stops the application at start-up with a message naming the property.
+ *
+ * <p>A property that configures something of nixl4j's core takes its default from the core's
+ * constant (such as {@link AgentConfig#DEFAULT_STALL_TIMEOUT}), and its value is checked by the
+ * core's own rules. The configuration processor cannot read a default from another class, so
+ * {@code additional-spring-configuration-metadata.json} repeats these defaults for IDEs and
+ * {@code docs/configuration.md}; a test keeps the three equal.
  */
 @ConfigurationProperties("nixl")
 public class NixlProperties implements Validator {
@@ -105,7 +118,7 @@ public class NixlProperties implements Validator {
 		 * Engine behind the agent: "native" needs NIXL's libraries, "embedded" is pure Java,
 		 * "auto" uses NIXL when it loads and otherwise the embedded engine with one warning.
 		 */
-		private Engine engine = Engine.AUTO;
+		private Engine engine = AgentConfig.DEFAULT_ENGINE;
 
 		/**
 		 * Backends created at start, in order; by default one UCX backend. Each names a NIXL
@@ -118,18 +131,18 @@ public class NixlProperties implements Validator {
 		 * NIXL's locking mode (native engine). STRICT (the default) or RW are safe with many
 		 * calling threads; NONE is for one thread only.
 		 */
-		private ThreadSync threadSync = ThreadSync.STRICT;
+		private ThreadSync threadSync = AgentConfig.DEFAULT_THREAD_SYNC;
 
 		/**
 		 * Whether NIXL runs its own progress thread. Backends that emulate one-sided transfers
 		 * (UCX over TCP) only make progress for the target while it is on.
 		 */
-		private boolean nativeProgressThread = true;
+		private boolean nativeProgressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
 
 		/**
 		 * Delay between passes of NIXL's progress thread; zero makes it spin.
 		 */
-		private Duration nativeProgressDelay = Duration.ofMillis(1);
+		private Duration nativeProgressDelay = AgentConfig.DEFAULT_NATIVE_PROGRESS_DELAY;
 
 		/**
 		 * Whether per-transfer telemetry is captured (by either engine).
@@ -140,7 +153,7 @@ public class NixlProperties implements Validator {
 		 * How many unclaimed notifications the agent holds before it stops draining the engine;
 		 * further notifications wait inside the engine and are not dropped.
 		 */
-		private int mailboxCapacity = 4096;
+		private int mailboxCapacity = AgentConfig.DEFAULT_MAILBOX_CAPACITY;
 
 		public @Nullable String getName() {
 			return this.name;
@@ -216,7 +229,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * NIXL plugin the backend is created from, for example "UCX", "GDS" or "POSIX".
 		 */
-		private String plugin = "UCX";
+		private String plugin = AgentConfig.DEFAULT_BACKEND_PLUGIN;
 
 		/**
 		 * Plugin parameters, for example "num_workers" for UCX.
@@ -297,7 +310,7 @@ public class NixlProperties implements Validator {
 		 * Whether transfers between agents of one JVM copy memory directly instead of going
 		 * through TCP.
 		 */
-		private boolean inProcessCopies = true;
+		private boolean inProcessCopies = EmbeddedOptions.DEFAULT_IN_PROCESS_COPIES;
 
 		/**
 		 * Most connections the embedded engine's listener holds at once. At the limit a new
@@ -391,7 +404,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * How long a transfer may stay in progress before it is reported stalled and cancelled.
 		 */
-		private Duration stallTimeout = Duration.ofSeconds(30);
+		private Duration stallTimeout = AgentConfig.DEFAULT_STALL_TIMEOUT;
 
 		/**
 		 * Default deadline of waits on transfers, offered by the NixlTimeouts bean. Where
@@ -457,7 +470,7 @@ public class NixlProperties implements Validator {
 		 * published; an entry that vanished or changed is published again at once (a removal the
 		 * exchange reports is acted on without waiting for the check).
 		 */
-		private Duration checkInterval = Duration.ofSeconds(1);
+		private Duration checkInterval = MetadataPublication.DEFAULT_CHECK_INTERVAL;
 
 		/**
 		 * Deadline for fetching a peer's metadata. Where Resilience4j is present, the
@@ -469,7 +482,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * Largest metadata value accepted from a peer or a client.
 		 */
-		private DataSize maxSize = DataSize.ofMegabytes(16);
+		private DataSize maxSize = DataSize.ofBytes(MetadataValues.DEFAULT_MAX_BYTES);
 
 		private final Http http = new Http();
 
@@ -565,7 +578,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * Path under which the registry is served.
 		 */
-		private String basePath = "/nixl";
+		private String basePath = MetadataRegistryHandler.DEFAULT_BASE_PATH;
 
 		/**
 		 * Bearer token every request to the registry must carry; required by the "http"
@@ -577,7 +590,7 @@ public class NixlProperties implements Validator {
 		/**
 		 * Deadline of one request to the registry.
 		 */
-		private Duration requestTimeout = Duration.ofSeconds(5);
+		private Duration requestTimeout = HttpMetadataExchange.DEFAULT_REQUEST_TIMEOUT;
 
 		/**
 		 * Name of the SSL bundle ("spring.ssl.bundle.*") whose trust material the client
@@ -661,20 +674,20 @@ public class NixlProperties implements Validator {
 		 * Most entries the registry holds for peers (entries created over HTTP); a "PUT" of
 		 * a new name beyond it is refused with 507.
 		 */
-		private int maxEntries = 1024;
+		private int maxEntries = MetadataRegistryHandler.DEFAULT_MAX_ENTRIES;
 
 		/**
 		 * Most bytes of metadata the registry holds for peers, all entries together; a "PUT"
 		 * that would pass it is refused with 507 before its body is read.
 		 */
-		private DataSize maxTotalSize = DataSize.ofMegabytes(256);
+		private DataSize maxTotalSize = DataSize.ofBytes(MetadataRegistryHandler.DEFAULT_MAX_TOTAL_BYTES);
 
 		/**
 		 * How long an entry lives after its owner last published or renewed it; clients
 		 * renew every third of it, so an entry of a dead agent disappears this long after
 		 * its last renewal and its name is free again.
 		 */
-		private Duration entryTtl = Duration.ofSeconds(30);
+		private Duration entryTtl = MetadataRegistryHandler.DEFAULT_ENTRY_TTL;
 
 		public int getMaxEntries() {
 			return this.maxEntries;
@@ -711,13 +724,16 @@ public class NixlProperties implements Validator {
 		 * etcd endpoints, for example "http://127.0.0.1:2379". An EtcdConnectionDetails bean
 		 * (for example from a Testcontainers @ServiceConnection) takes precedence.
 		 */
-		private List<String> endpoints = new ArrayList<>(List.of("http://127.0.0.1:2379"));
+		private List<String> endpoints = new ArrayList<>(List.of(EtcdMetadataExchange.DEFAULT_ENDPOINT));
 
 		/**
 		 * Key namespace; NIXL's default "/nixl/agents/" lets Java and C++/Python agents find
 		 * each other.
 		 */
-		private String namespace = "/nixl/agents/";
+		private String namespace = EtcdMetadataExchange.DEFAULT_NAMESPACE;
+
+		// nixl-metadata-etcd is optional: only its compile-time constants may be used here.
+		// NixlPropertiesDefaultsTests keeps these two equal to its defaults.
 
 		/**
 		 * Time to live of the lease that keeps this agent's key; the key disappears this long
@@ -822,13 +838,13 @@ public class NixlProperties implements Validator {
 		 * How long a readable or writable operation waits for its peer before it expires and
 		 * releases its memory.
 		 */
-		private Duration lease = Duration.ofMinutes(5);
+		private Duration lease = Connector.DEFAULT_LEASE;
 
 		/**
 		 * How long a peer stays loaded after its last operation, so the notification of that
 		 * operation's transfer can leave first.
 		 */
-		private Duration peerLinger = Duration.ofSeconds(2);
+		private Duration peerLinger = Connector.DEFAULT_PEER_LINGER;
 
 		public boolean isEnabled() {
 			return this.enabled;

@@ -3,17 +3,31 @@ package dev.nixl4j.autoconfigure;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
 
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.BackendConfig;
+import dev.nixl4j.EmbeddedOptions;
+import dev.nixl4j.SettingChecks;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.ClassUtils;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 
 /**
  * Checks bound {@link NixlProperties}; every rejection names the property and says what is
  * allowed, and Spring Boot reports it at start-up.
+ *
+ * <p>A property that sets something of the core is checked by the core's own rule: its value is
+ * given, alone, to the core type it configures (the others at their defaults), and what that type
+ * refuses is reported against the property. Only rules the core does not have are written here.
  */
 final class NixlPropertiesValidator {
 
@@ -21,6 +35,16 @@ final class NixlPropertiesValidator {
 	static final int MIN_TOKEN_LENGTH = 16;
 
 	private static final long MAX_METADATA_BYTES = Integer.MAX_VALUE - 8;
+
+	private static final int MAX_NAME_LENGTH = 256;
+
+	private static final boolean ETCD_PRESENT = ClassUtils.isPresent("io.etcd.jetcd.Client",
+			NixlPropertiesValidator.class.getClassLoader())
+			&& ClassUtils.isPresent("dev.nixl4j.metadata.etcd.EtcdMetadataExchange",
+					NixlPropertiesValidator.class.getClassLoader());
+
+	/** The name of the configurations built only to have one value checked. */
+	private static final String PROBE_NAME = "nixl";
 
 	private final NixlProperties properties;
 
@@ -35,7 +59,8 @@ final class NixlPropertiesValidator {
 		validateAgent();
 		validateEmbedded();
 		NixlProperties.Transfer transfer = this.properties.getTransfer();
-		positive("transfer.stallTimeout", transfer.getStallTimeout());
+		core("transfer.stallTimeout", transfer.getStallTimeout(),
+				(value) -> AgentConfig.builder(PROBE_NAME).stallTimeout(value).build());
 		positive("transfer.timeout", transfer.getTimeout());
 		atLeast("transfer.maxInFlight", transfer.getMaxInFlight(), 1);
 		validateMetadata();
@@ -49,18 +74,26 @@ final class NixlPropertiesValidator {
 	private void validateAgent() {
 		NixlProperties.Agent agent = this.properties.getAgent();
 		String name = agent.getName();
-		if (name != null && (name.isBlank() || name.indexOf('\0') >= 0 || name.length() > 256)) {
-			reject("agent.name", "must be 1 to 256 characters, not blank and without NUL characters");
+		if (name != null && name.length() > MAX_NAME_LENGTH) {
+			reject("agent.name", "must be at most " + MAX_NAME_LENGTH + " characters");
+		}
+		else if (name != null) {
+			core("agent.name", name, (value) -> AgentConfig.builder(value).build());
 		}
 		List<NixlProperties.Backend> backends = agent.getBackends();
 		for (int i = 0; i < backends.size(); i++) {
 			String plugin = backends.get(i).getPlugin();
-			if (plugin == null || plugin.isBlank()) {
+			if (plugin == null) {
 				reject("agent.backends[" + i + "].plugin", "must name a NIXL plugin, for example UCX");
 			}
+			else {
+				core("agent.backends[" + i + "].plugin", plugin, BackendConfig::of);
+			}
 		}
-		notNegative("agent.nativeProgressDelay", agent.getNativeProgressDelay());
-		atLeast("agent.mailboxCapacity", agent.getMailboxCapacity(), 1);
+		core("agent.nativeProgressDelay", agent.getNativeProgressDelay(),
+				(value) -> AgentConfig.builder(PROBE_NAME).nativeProgressDelay(value).build());
+		core("agent.mailboxCapacity", agent.getMailboxCapacity(),
+				(value) -> AgentConfig.builder(PROBE_NAME).mailboxCapacity(value).build());
 	}
 
 	private void validateEmbedded() {
@@ -69,10 +102,11 @@ final class NixlPropertiesValidator {
 			reject("embedded.port", "must be within 0..65535 (0 picks a free port)");
 		}
 		NixlProperties.Embedded embedded = this.properties.getEmbedded();
-		atLeast("embedded.maxConnections", embedded.getMaxConnections(), 1);
-		positive("embedded.helloTimeout", embedded.getHelloTimeout());
-		positive("embedded.frameTimeout", embedded.getFrameTimeout());
-		positive("embedded.responseTimeout", embedded.getResponseTimeout());
+		EmbeddedOptions defaults = EmbeddedOptions.defaults();
+		core("embedded.maxConnections", embedded.getMaxConnections(), defaults::withMaxConnections);
+		core("embedded.helloTimeout", embedded.getHelloTimeout(), defaults::withHelloTimeout);
+		core("embedded.frameTimeout", embedded.getFrameTimeout(), defaults::withFrameTimeout);
+		core("embedded.responseTimeout", embedded.getResponseTimeout(), defaults::withResponseTimeout);
 	}
 
 	private void validateMetadata() {
@@ -111,9 +145,8 @@ final class NixlPropertiesValidator {
 			reject("metadata.http.sslBundle", "applies to an https endpoint only; the endpoint is " + endpoint);
 		}
 		NixlProperties.Registry registry = http.getRegistry();
-		if (registry.getMaxEntries() < 1) {
-			reject("metadata.http.registry.maxEntries", "must be at least 1");
-		}
+		core("metadata.http.registry.maxEntries", registry.getMaxEntries(),
+				MetadataRegistryHandler.builder()::maxEntries);
 		if (registry.getMaxTotalSize() == null
 				|| (maxSize != null && registry.getMaxTotalSize().toBytes() < maxSize.toBytes())) {
 			reject("metadata.http.registry.maxTotalSize",
@@ -141,11 +174,11 @@ final class NixlPropertiesValidator {
 		if (etcd.getNamespace() == null || etcd.getNamespace().isEmpty() || etcd.getNamespace().indexOf('\0') >= 0) {
 			reject("metadata.etcd.namespace", "must not be empty");
 		}
-		Duration ttl = etcd.getLeaseTtl();
-		if (ttl == null || ttl.compareTo(Duration.ofSeconds(1)) < 0) {
-			reject("metadata.etcd.leaseTtl", "must be at least 1s (etcd leases count in seconds)");
+		if (metadata.getExchange() == ExchangeType.ETCD && ETCD_PRESENT) {
+			// Only nixl4j's etcd client uses these two, and its classes load only when it is chosen.
+			core("metadata.etcd.leaseTtl", etcd.getLeaseTtl(), EtcdRules::leaseTtl);
+			core("metadata.etcd.operationTimeout", etcd.getOperationTimeout(), EtcdRules::operationTimeout);
 		}
-		positive("metadata.etcd.operationTimeout", etcd.getOperationTimeout());
 		boolean hasUser = etcd.getUsername() != null && !etcd.getUsername().isBlank();
 		boolean hasPassword = etcd.getPassword() != null && !etcd.getPassword().isEmpty();
 		if (hasUser != hasPassword) {
@@ -182,13 +215,7 @@ final class NixlPropertiesValidator {
 		if (token.length() < MIN_TOKEN_LENGTH) {
 			return "must be at least " + MIN_TOKEN_LENGTH + " characters long (it has " + token.length() + ")";
 		}
-		for (int i = 0; i < token.length(); i++) {
-			char c = token.charAt(i);
-			if (c <= ' ' || c > '~') {
-				return "must hold visible ASCII characters only, without spaces (character " + (i + 1) + " is not)";
-			}
-		}
-		return null;
+		return HttpMetadataExchange.tokenProblem(token);
 	}
 
 	private static boolean isHttpUri(@Nullable String value) {
@@ -205,15 +232,36 @@ final class NixlPropertiesValidator {
 		}
 	}
 
+	/**
+	 * Gives a value to the core type that takes it and reports what that type refuses.
+	 * @param field the property, relative to {@code nixl.}
+	 * @param value the value, or {@code null} when it was bound empty
+	 * @param check creates the core object with the value
+	 */
+	private <T> void core(String field, @Nullable T value, Consumer<T> check) {
+		if (value == null) {
+			reject(field, "must be set");
+			return;
+		}
+		try {
+			check.accept(value);
+		}
+		catch (IllegalArgumentException ex) {
+			reject(field, Objects.requireNonNullElse(ex.getMessage(), ex.toString()));
+		}
+	}
+
 	private void positive(String field, @Nullable Duration value) {
-		if (value == null || value.isNegative() || value.isZero()) {
-			reject(field, "must be a positive duration");
+		String problem = SettingChecks.positiveProblem(value);
+		if (problem != null) {
+			reject(field, problem);
 		}
 	}
 
 	private void notNegative(String field, @Nullable Duration value) {
-		if (value == null || value.isNegative()) {
-			reject(field, "must be zero or a positive duration");
+		String problem = SettingChecks.notNegativeProblem(value);
+		if (problem != null) {
+			reject(field, problem);
 		}
 	}
 
@@ -243,6 +291,21 @@ final class NixlPropertiesValidator {
 			}
 		}
 		return dashed.toString();
+	}
+
+	/**
+	 * The rules of nixl-metadata-etcd, an optional dependency: loaded only when it is present.
+	 */
+	private static final class EtcdRules {
+
+		static void leaseTtl(Duration ttl) {
+			EtcdMetadataExchange.builder().leaseTtl(ttl);
+		}
+
+		static void operationTimeout(Duration timeout) {
+			EtcdMetadataExchange.builder().operationTimeout(timeout);
+		}
+
 	}
 
 }

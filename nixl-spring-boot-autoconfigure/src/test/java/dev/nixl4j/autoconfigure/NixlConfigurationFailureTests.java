@@ -83,6 +83,18 @@ class NixlConfigurationFailureTests {
 	}
 
 	@Test
+	void anEtcdLeaseShorterThanASecondIsNamedWithTheExchangesRule(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.etcd.lease-ttl", "must be at least 1 s", "nixl.metadata.exchange=etcd",
+				"nixl.metadata.etcd.lease-ttl=500ms");
+	}
+
+	@Test
+	void aNegativeProgressDelayIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.agent.native-progress-delay", "must be zero or a positive duration",
+				"nixl.agent.native-progress-delay=-1ms");
+	}
+
+	@Test
 	void anEtcdPasswordWithoutAUserIsNamedWithoutBeingShown(CapturedOutput output) {
 		assertStartFails(output, "nixl.metadata.etcd.username", "is required with nixl.metadata.etcd.password",
 				"nixl.metadata.etcd.password=" + SECRET);

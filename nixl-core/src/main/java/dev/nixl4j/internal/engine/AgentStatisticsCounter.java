@@ -12,8 +12,7 @@ import dev.nixl4j.XferOp;
  */
 final class AgentStatisticsCounter implements AgentStatistics {
 
-	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
-			TransferState.STALLED, TransferState.CANCELLED };
+	private static final TransferState[] OUTCOMES = AgentStatistics.OUTCOMES.toArray(TransferState[]::new);
 
 	private final AtomicLongArray transfers = new AtomicLongArray(XferOp.values().length * OUTCOMES.length);
 

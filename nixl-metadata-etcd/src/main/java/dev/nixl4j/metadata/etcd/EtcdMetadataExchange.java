@@ -28,6 +28,7 @@ import javax.net.ssl.TrustManagerFactory;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.SettingChecks;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -82,6 +83,15 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 	/** NIXL's default namespace ({@code NIXL_ETCD_NAMESPACE} unset), as in NIXL 1.5.1. */
 	public static final String DEFAULT_NAMESPACE = "/nixl/agents/";
+
+	/** The endpoint used unless {@linkplain Builder#endpoints(String...) others are set}. */
+	public static final String DEFAULT_ENDPOINT = "http://127.0.0.1:2379";
+
+	/** The default {@linkplain Builder#leaseTtl(Duration) lease TTL}. */
+	public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(10);
+
+	/** The default {@linkplain Builder#operationTimeout(Duration) operation timeout}. */
+	public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(5);
 
 	/** The label of an agent's full metadata, the last part of its key. */
 	public static final String METADATA_LABEL = "metadata";
@@ -780,13 +790,13 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	 */
 	public static final class Builder {
 
-		private final List<URI> endpoints = new ArrayList<>(List.of(URI.create("http://127.0.0.1:2379")));
+		private final List<URI> endpoints = new ArrayList<>(List.of(URI.create(DEFAULT_ENDPOINT)));
 
 		private String namespace = DEFAULT_NAMESPACE;
 
-		private Duration leaseTtl = Duration.ofSeconds(10);
+		private Duration leaseTtl = DEFAULT_LEASE_TTL;
 
-		private Duration operationTimeout = Duration.ofSeconds(5);
+		private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
 
 		private int maxValueBytes = MetadataValues.DEFAULT_MAX_BYTES;
 
@@ -893,10 +903,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		 * @return this builder
 		 */
 		public Builder operationTimeout(Duration timeout) {
-			if (timeout.isNegative() || timeout.isZero()) {
-				throw new IllegalArgumentException("operation timeout must be positive, was " + timeout);
-			}
-			this.operationTimeout = timeout;
+			this.operationTimeout = SettingChecks.requirePositive(timeout, "operationTimeout");
 			return this;
 		}
 

@@ -32,9 +32,6 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 @Endpoint(id = "nixl")
 public class NixlEndpoint {
 
-	private static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
-			TransferState.STALLED, TransferState.CANCELLED };
-
 	private final NixlAgent agent;
 
 	/**
@@ -182,7 +179,7 @@ public class NixlEndpoint {
 			for (XferOp op : XferOp.values()) {
 				Map<TransferState, Long> transfersByOutcome = new EnumMap<>(TransferState.class);
 				Map<TransferState, Long> bytesByOutcome = new EnumMap<>(TransferState.class);
-				for (TransferState outcome : OUTCOMES) {
+				for (TransferState outcome : AgentStatistics.OUTCOMES) {
 					transfersByOutcome.put(outcome, statistics.transfers(op, outcome));
 					bytesByOutcome.put(outcome, statistics.bytes(op, outcome));
 				}

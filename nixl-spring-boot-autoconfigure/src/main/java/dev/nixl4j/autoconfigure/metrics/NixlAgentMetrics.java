@@ -49,9 +49,6 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  */
 public class NixlAgentMetrics implements MeterBinder {
 
-	static final TransferState[] OUTCOMES = { TransferState.COMPLETED, TransferState.FAILED,
-			TransferState.STALLED, TransferState.CANCELLED };
-
 	private final NixlAgent agent;
 
 	private final Tags tags;
@@ -103,7 +100,7 @@ public class NixlAgentMetrics implements MeterBinder {
 	public void bindTo(MeterRegistry registry) {
 		AgentStatistics statistics = this.agent.statistics();
 		for (XferOp op : XferOp.values()) {
-			for (TransferState outcome : OUTCOMES) {
+			for (TransferState outcome : AgentStatistics.OUTCOMES) {
 				Tags tags = this.tags.and("op", tagValue(op), "outcome", tagValue(outcome));
 				FunctionCounter.builder("nixl.transfers", statistics, (s) -> s.transfers(op, outcome))
 					.tags(tags)

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferListener;
@@ -63,7 +64,7 @@ public class NixlTransferDurations implements TransferListener {
 		Map<XferOp, Map<TransferState, Timer>> durations = new EnumMap<>(XferOp.class);
 		for (XferOp op : XferOp.values()) {
 			Map<TransferState, Timer> byOutcome = new EnumMap<>(TransferState.class);
-			for (TransferState outcome : NixlAgentMetrics.OUTCOMES) {
+			for (TransferState outcome : AgentStatistics.OUTCOMES) {
 				byOutcome.put(outcome, Timer.builder("nixl.transfer.duration")
 					.tags(this.tags.and("op", NixlAgentMetrics.tagValue(op), "outcome",
 							NixlAgentMetrics.tagValue(outcome)))

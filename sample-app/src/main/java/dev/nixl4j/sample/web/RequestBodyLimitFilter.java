@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.nixl4j.SettingChecks;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -50,11 +51,8 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 		if (maxBytes < 0 || maxBytes > Integer.MAX_VALUE - CHUNK) {
 			throw new IllegalArgumentException("sample.max-request-bytes must lie in [0, 2 GB), not " + maxBytes);
 		}
-		if (timeout.isNegative() || timeout.isZero()) {
-			throw new IllegalArgumentException("sample.request-body-timeout must be positive, not " + timeout);
-		}
 		this.maxBytes = maxBytes;
-		this.timeout = timeout;
+		this.timeout = SettingChecks.requirePositive(timeout, "sample.request-body-timeout");
 	}
 
 	@Override
