@@ -11,27 +11,30 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Everything needed to create a {@link NixlAgent}. Build one with {@link #builder(String)}.
+ * Everything needed to create a {@link NixlAgent}. Build one with
+ * {@link #builder(String)}.
  *
  * @param name the agent's name; peers address it by this name
  * @param engine which engine backs the agent
  * @param backends backends created at start, in order
  * @param threadSync NIXL's locking mode (default {@link ThreadSync#STRICT})
- * @param nativeProgressThread whether NIXL runs its own progress thread; backends that emulate
- * one-sided transfers (UCX over TCP) only make progress for the target while it is on
+ * @param nativeProgressThread whether NIXL runs its own progress thread; backends that
+ * emulate one-sided transfers (UCX over TCP) only make progress for the target while it
+ * is on
  * @param nativeProgressDelay delay between passes of NIXL's progress thread
- * @param listener whether NIXL's peer-to-peer metadata listener runs; it is unauthenticated and
- * binds every interface, so it is off unless asked for
+ * @param listener whether NIXL's peer-to-peer metadata listener runs; it is
+ * unauthenticated and binds every interface, so it is off unless asked for
  * @param listenerPort the listener's port
  * @param telemetry whether NIXL captures per-transfer telemetry
- * @param stallTimeout how long a transfer may stay in progress before it is reported stalled and
- * cancelled
- * @param mailboxCapacity how many unclaimed notifications are held before draining pauses (draining also
- * pauses at 64 MiB of them)
+ * @param stallTimeout how long a transfer may stay in progress before it is reported
+ * stalled and cancelled
+ * @param mailboxCapacity how many unclaimed notifications are held before draining pauses
+ * (draining also pauses at 64 MiB of them)
  * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
  * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
- * {@code NIXL_PLUGIN_DIR}) set before the native library loads and again before each native agent
- * is created; NIXL's metadata-exchange variables ({@code NIXL_ETCD_*}) apply to this agent only
+ * {@code NIXL_PLUGIN_DIR}) set before the native library loads and again before each
+ * native agent is created; NIXL's metadata-exchange variables ({@code NIXL_ETCD_*}) apply
+ * to this agent only
  * @param embedded settings of the embedded engine (its TCP listener)
  */
 public record AgentConfig(String name, Engine engine, List<BackendConfig> backends, ThreadSync threadSync,
@@ -52,9 +55,9 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	public static final boolean DEFAULT_NATIVE_PROGRESS_THREAD = true;
 
 	/**
-	 * The default {@linkplain #nativeProgressDelay() delay of NIXL's progress thread}: it waits in
-	 * poll() up to this long unless UCX signals work; with 0 it spins, and two spinning agents
-	 * halve bandwidth on a small host (docs/benchmarks.md).
+	 * The default {@linkplain #nativeProgressDelay() delay of NIXL's progress thread}: it
+	 * waits in poll() up to this long unless UCX signals work; with 0 it spins, and two
+	 * spinning agents halve bandwidth on a small host (docs/benchmarks.md).
 	 */
 	public static final Duration DEFAULT_NATIVE_PROGRESS_DELAY = Duration.ofMillis(1);
 
@@ -68,9 +71,9 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	public static final int DEFAULT_MAILBOX_CAPACITY = 4096;
 
 	/**
-	 * System property naming a directory that holds {@code libnixl_capi.so}, tried after an agent's
-	 * configured {@link #nativeLibraryDirectory()} and before the other places the library is
-	 * searched.
+	 * System property naming a directory that holds {@code libnixl_capi.so}, tried after
+	 * an agent's configured {@link #nativeLibraryDirectory()} and before the other places
+	 * the library is searched.
 	 */
 	public static final String NATIVE_DIRECTORY_PROPERTY = "nixl.native.dir";
 
@@ -115,9 +118,10 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	}
 
 	/**
-	 * Starts a configuration with nixl4j's defaults: engine {@link Engine#AUTO}, one UCX backend,
-	 * {@link ThreadSync#STRICT}, NIXL's progress thread on with a 1 ms poll delay, listener off, telemetry off, a 30 s
-	 * stall limit and a mailbox of 4096 notifications.
+	 * Starts a configuration with nixl4j's defaults: engine {@link Engine#AUTO}, one UCX
+	 * backend, {@link ThreadSync#STRICT}, NIXL's progress thread on with a 1 ms poll
+	 * delay, listener off, telemetry off, a 30 s stall limit and a mailbox of 4096
+	 * notifications.
 	 * @param name the agent's name
 	 * @return a builder
 	 */
@@ -287,7 +291,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		}
 
 		/**
-		 * Sets a directory holding {@code libnixl_capi.so}, tried before the standard places.
+		 * Sets a directory holding {@code libnixl_capi.so}, tried before the standard
+		 * places.
 		 * @param directory the directory, or {@code null}
 		 * @return this builder
 		 */

@@ -6,11 +6,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An agent's metadata as NIXL serializes it: its name, the connection information of its
- * backends, and the memory it registered together with the backend keys that grant access to
- * that memory.
+ * backends, and the memory it registered together with the backend keys that grant access
+ * to that memory.
  *
- * <p>Treat it as a secret: whoever holds it can read and write the registered memory. It is never
- * printed: {@link #toString()} shows only its size.
+ * <p>
+ * Treat it as a secret: whoever holds it can read and write the registered memory. It is
+ * never printed: {@link #toString()} shows only its size.
  */
 public final class AgentMetadata {
 

@@ -11,9 +11,10 @@ public enum AgentState {
 	ACTIVE,
 
 	/**
-	 * One of the agent's internal threads could not go on (see {@link NixlAgent#failure()}): posts
-	 * and notification waits are refused with {@link NixlStatus#FAILED}, transfers that were in
-	 * flight failed. The agent cannot recover; close it and create a new one.
+	 * One of the agent's internal threads could not go on (see
+	 * {@link NixlAgent#failure()}): posts and notification waits are refused with
+	 * {@link NixlStatus#FAILED}, transfers that were in flight failed. The agent cannot
+	 * recover; close it and create a new one.
 	 */
 	FAILED,
 

@@ -4,12 +4,14 @@ import java.util.List;
 
 /**
  * Live counters of an agent since it was created: finished transfers and their bytes by
- * direction and outcome, and notifications. Reading them is cheap and never blocks, so meters can
- * read them directly.
+ * direction and outcome, and notifications. Reading them is cheap and never blocks, so
+ * meters can read them directly.
  */
 public interface AgentStatistics {
 
-	/** The outcomes a post ends in and is counted under, in the order reports list them. */
+	/**
+	 * The outcomes a post ends in and is counted under, in the order reports list them.
+	 */
 	List<TransferState> OUTCOMES = List.of(TransferState.COMPLETED, TransferState.FAILED, TransferState.STALLED,
 			TransferState.CANCELLED);
 
@@ -22,8 +24,8 @@ public interface AgentStatistics {
 	long transfers(XferOp op, TransferState outcome);
 
 	/**
-	 * Returns the bytes of posts that ended in an outcome: moved for completed posts, requested
-	 * for the others.
+	 * Returns the bytes of posts that ended in an outcome: moved for completed posts,
+	 * requested for the others.
 	 * @param op the direction
 	 * @param outcome the outcome, as for {@link #transfers}
 	 * @return the byte count
@@ -43,10 +45,11 @@ public interface AgentStatistics {
 	long notificationsReceived();
 
 	/**
-	 * Returns how many times a unit of work on one of the agent's internal threads (the progress
-	 * loop, the embedded engine's listener and connections) threw. Each was logged with its
-	 * context (a thread that keeps failing, at most once a second) and the thread went on, except
-	 * for a last one that {@linkplain AgentState#FAILED failed} the agent.
+	 * Returns how many times a unit of work on one of the agent's internal threads (the
+	 * progress loop, the embedded engine's listener and connections) threw. Each was
+	 * logged with its context (a thread that keeps failing, at most once a second) and
+	 * the thread went on, except for a last one that {@linkplain AgentState#FAILED
+	 * failed} the agent.
 	 * @return the count
 	 */
 	long internalErrors();

@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A backend instance of an agent. Backends live as long as their agent: NIXL offers no way to
- * destroy one on its own.
+ * A backend instance of an agent. Backends live as long as their agent: NIXL offers no
+ * way to destroy one on its own.
  *
  * @param plugin the plugin it was created from
  * @param parameters the parameters in effect after initialisation

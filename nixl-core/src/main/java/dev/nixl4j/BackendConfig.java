@@ -3,7 +3,8 @@ package dev.nixl4j;
 import java.util.Map;
 
 /**
- * A backend an agent creates at start: a NIXL plugin name and its initialisation parameters.
+ * A backend an agent creates at start: a NIXL plugin name and its initialisation
+ * parameters.
  *
  * @param plugin the plugin name, for example {@code UCX}
  * @param parameters parameters passed to the plugin; empty for the plugin's defaults

@@ -6,9 +6,9 @@ import java.util.OptionalInt;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A backend could not be created: the plugin is not offered by the engine, could not be loaded,
- * or refused its parameters. Names the backend, so that a caller can point at the configuration
- * that asked for it without reading the message. Its operation is
+ * A backend could not be created: the plugin is not offered by the engine, could not be
+ * loaded, or refused its parameters. Names the backend, so that a caller can point at the
+ * configuration that asked for it without reading the message. Its operation is
  * {@link NixlException#CREATE_BACKEND}.
  */
 public class BackendCreationException extends NixlException {
@@ -27,8 +27,9 @@ public class BackendCreationException extends NixlException {
 	 * @param agent the local agent, if known
 	 * @param backend the plugin name of the backend, as asked for
 	 * @param parameters the parameters it was asked with
-	 * @param index the position of the backend in {@link AgentConfig#backends()}, or {@code -1}
-	 * when it was not created from the configuration ({@link NixlAgent#createBackend})
+	 * @param index the position of the backend in {@link AgentConfig#backends()}, or
+	 * {@code -1} when it was not created from the configuration
+	 * ({@link NixlAgent#createBackend})
 	 * @param detail what went wrong, in words
 	 * @param cause the underlying cause
 	 */
@@ -44,7 +45,8 @@ public class BackendCreationException extends NixlException {
 	}
 
 	/**
-	 * Returns the plugin name of the backend that could not be created, as it was asked for.
+	 * Returns the plugin name of the backend that could not be created, as it was asked
+	 * for.
 	 * @return the plugin name
 	 */
 	public String backend() {
@@ -60,9 +62,10 @@ public class BackendCreationException extends NixlException {
 	}
 
 	/**
-	 * Returns the position of the backend in the agent's {@link AgentConfig#backends()}, when the
-	 * agent created it from its configuration.
-	 * @return the position, empty for a backend created with {@link NixlAgent#createBackend}
+	 * Returns the position of the backend in the agent's {@link AgentConfig#backends()},
+	 * when the agent created it from its configuration.
+	 * @return the position, empty for a backend created with
+	 * {@link NixlAgent#createBackend}
 	 */
 	public OptionalInt index() {
 		return (this.index >= 0) ? OptionalInt.of(this.index) : OptionalInt.empty();

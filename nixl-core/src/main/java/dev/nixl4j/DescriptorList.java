@@ -6,8 +6,8 @@ import java.util.List;
 
 /**
  * An ordered list of {@link MemoryDescriptor}s of one memory type, as in NIXL's
- * {@code nixl_xfer_dlist_t}. A transfer pairs the i-th local descriptor with the i-th remote one,
- * so both lists of a transfer must have the same count and matching lengths.
+ * {@code nixl_xfer_dlist_t}. A transfer pairs the i-th local descriptor with the i-th
+ * remote one, so both lists of a transfer must have the same count and matching lengths.
  *
  * @param memoryType the memory type of every descriptor
  * @param descriptors the descriptors, in order

@@ -12,10 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Graceful drain of an agent before it closes: new posts are refused, posts in flight and the
- * work of {@link DrainParticipant}s may end until a deadline, and the result names what was left.
- * The agent is not closed by the drain; its owner closes it afterwards, which cancels what is
- * left.
+ * Graceful drain of an agent before it closes: new posts are refused, posts in flight and
+ * the work of {@link DrainParticipant}s may end until a deadline, and the result names
+ * what was left. The agent is not closed by the drain; its owner closes it afterwards,
+ * which cancels what is left.
  *
  * <pre>{@code
  * Drain drain = Drain.attach(agent);          // once, when the agent is created
@@ -28,13 +28,17 @@ import org.jspecify.annotations.Nullable;
  * agent.close();
  * }</pre>
  *
- * <p>A drain is a {@link TransferListener} that counts the posts it admitted; it only sees posts
- * made after it was added to the agent. Once {@linkplain #drain draining} began its
+ * <p>
+ * A drain is a {@link TransferListener} that counts the posts it admitted; it only sees
+ * posts made after it was added to the agent. Once {@linkplain #drain draining} began its
  * {@link #beforePost} refuses every post with a {@link NixlException} of status
- * {@link NixlStatus#UNAVAILABLE}, so, as the listener contract says, listeners added before it
- * hear {@code postRefused} and listeners added after it hear nothing of that post.
+ * {@link NixlStatus#UNAVAILABLE}, so, as the listener contract says, listeners added
+ * before it hear {@code postRefused} and listeners added after it hear nothing of that
+ * post.
  *
- * <p>Thread-safe. Draining is one-way: a drained agent accepts no post through this drain again.
+ * <p>
+ * Thread-safe. Draining is one-way: a drained agent accepts no post through this drain
+ * again.
  */
 public final class Drain implements TransferListener {
 
@@ -44,15 +48,19 @@ public final class Drain implements TransferListener {
 
 	private final Condition idle = this.lock.newCondition();
 
-	/** Posts admitted and not yet ended, counted per transfer (the same transfer may be posted again). */
+	/**
+	 * Posts admitted and not yet ended, counted per transfer (the same transfer may be
+	 * posted again).
+	 */
 	private final Map<Transfer, Integer> inFlight = new IdentityHashMap<>();
 
 	private boolean draining;
 
 	/**
-	 * Creates a drain that is not yet added to an agent: for code that adds its listeners itself
-	 * (the Spring Boot starter applies it in its listener order).
-	 * @param agentName the name of the agent it will be added to, for the refusals' messages
+	 * Creates a drain that is not yet added to an agent: for code that adds its listeners
+	 * itself (the Spring Boot starter applies it in its listener order).
+	 * @param agentName the name of the agent it will be added to, for the refusals'
+	 * messages
 	 */
 	public Drain(String agentName) {
 		this.agentName = Objects.requireNonNull(agentName, "agentName");
@@ -79,8 +87,8 @@ public final class Drain implements TransferListener {
 		this.lock.lock();
 		try {
 			if (this.draining) {
-				throw new NixlException(NixlStatus.UNAVAILABLE, "post_xfer_req", this.agentName,
-						transfer.remoteAgent(), "the application is shutting down and accepts no new transfers");
+				throw new NixlException(NixlStatus.UNAVAILABLE, "post_xfer_req", this.agentName, transfer.remoteAgent(),
+						"the application is shutting down and accepts no new transfers");
 			}
 			this.inFlight.merge(transfer, 1, Integer::sum);
 		}
@@ -138,9 +146,9 @@ public final class Drain implements TransferListener {
 
 	/**
 	 * Refuses every later post, waits for the posts in flight to end and then for each
-	 * participant, in order, to end its work, all within one timeout. Returns by the timeout
-	 * (give or take a participant that overruns its own); an interrupt ends the wait early, with
-	 * the thread's interrupt status set.
+	 * participant, in order, to end its work, all within one timeout. Returns by the
+	 * timeout (give or take a participant that overruns its own); an interrupt ends the
+	 * wait early, with the thread's interrupt status set.
 	 * @param timeout how long to wait at most, in all
 	 * @param participants components whose work is waited for after the posts
 	 * @return the posts and the participants' work still left when it returned

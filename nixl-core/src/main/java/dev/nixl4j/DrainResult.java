@@ -8,8 +8,8 @@ import java.util.Objects;
  * What a {@link Drain} left behind when it returned.
  *
  * @param transfersLeft the posts still in flight at the deadline, in no particular order
- * @param participantsLeft the participants that still held work at the deadline, in the order
- * they were given
+ * @param participantsLeft the participants that still held work at the deadline, in the
+ * order they were given
  * @param elapsed how long the drain took
  */
 public record DrainResult(List<Transfer> transfersLeft, List<Pending> participantsLeft, Duration elapsed) {

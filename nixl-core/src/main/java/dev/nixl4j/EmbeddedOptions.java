@@ -8,31 +8,38 @@ import java.util.Objects;
 /**
  * Settings of the {@link Engine#EMBEDDED embedded engine}.
  *
- * <p>Each embedded agent listens on a TCP address for peers in other processes. Every request
- * that arrives there must carry the secret token of the agent's metadata, and every READ or
- * WRITE the key of the registration it touches, so only holders of the metadata reach the
- * memory; still, bind to loopback (the default) unless peers on other hosts need the agent.
+ * <p>
+ * Each embedded agent listens on a TCP address for peers in other processes. Every
+ * request that arrives there must carry the secret token of the agent's metadata, and
+ * every READ or WRITE the key of the registration it touches, so only holders of the
+ * metadata reach the memory; still, bind to loopback (the default) unless peers on other
+ * hosts need the agent.
  *
- * <p>Everything that arrives from outside is bounded: the listener holds at most
+ * <p>
+ * Everything that arrives from outside is bounded: the listener holds at most
  * {@code maxConnections} connections, a connection that has not said hello within
- * {@code helloTimeout} is closed, and so is one that sends part of a request and then stalls for
- * {@code frameTimeout}. Connections still saying hello use no thread; each connection of a
- * peer that presented the token is served by a thread of its own.
+ * {@code helloTimeout} is closed, and so is one that sends part of a request and then
+ * stalls for {@code frameTimeout}. Connections still saying hello use no thread; each
+ * connection of a peer that presented the token is served by a thread of its own.
  *
- * @param listenAddress the address and port the agent listens on; port 0 picks a free port
- * @param inProcessCopies whether transfers to an agent in the same JVM copy memory directly
- * instead of going through TCP (on by default; off exercises the TCP path in one JVM)
+ * @param listenAddress the address and port the agent listens on; port 0 picks a free
+ * port
+ * @param inProcessCopies whether transfers to an agent in the same JVM copy memory
+ * directly instead of going through TCP (on by default; off exercises the TCP path in one
+ * JVM)
  * @param maxConnections most connections the listener holds at once (default 256). At the
- * limit, a new connection replaces the oldest one still saying hello, or is closed at once
- * when every connection belongs to a peer that presented the token
- * @param helloTimeout how long a new connection may take to present its hello (default 5 s)
- * @param frameTimeout how long a request's header may take to arrive once its first byte came,
- * and how long the data of a request or a response may stall without a byte moving (default
- * 10 s); a 64 MiB block at 10 MB/s still moves bytes every millisecond
- * @param responseTimeout how long a connection to a peer may move no byte while a request to
- * it is outstanding (being sent, or sent and not yet answered) before it is declared dropped and
- * its transfers fail (default 5 s). A live peer answers within milliseconds; this catches one
- * that stopped (for example SIGSTOP) or whose host vanished without closing the connection
+ * limit, a new connection replaces the oldest one still saying hello, or is closed at
+ * once when every connection belongs to a peer that presented the token
+ * @param helloTimeout how long a new connection may take to present its hello (default 5
+ * s)
+ * @param frameTimeout how long a request's header may take to arrive once its first byte
+ * came, and how long the data of a request or a response may stall without a byte moving
+ * (default 10 s); a 64 MiB block at 10 MB/s still moves bytes every millisecond
+ * @param responseTimeout how long a connection to a peer may move no byte while a request
+ * to it is outstanding (being sent, or sent and not yet answered) before it is declared
+ * dropped and its transfers fail (default 5 s). A live peer answers within milliseconds;
+ * this catches one that stopped (for example SIGSTOP) or whose host vanished without
+ * closing the connection
  */
 public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcessCopies, int maxConnections,
 		Duration helloTimeout, Duration frameTimeout, Duration responseTimeout) {
@@ -60,14 +67,16 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 * @param inProcessCopies whether in-process copies are used
 	 * @param maxConnections most connections held at once, at least 1
 	 * @param helloTimeout deadline of a hello, positive
-	 * @param frameTimeout deadline of a request's header and longest stall of its data, positive
-	 * @param responseTimeout longest silence of a peer with requests outstanding, positive
+	 * @param frameTimeout deadline of a request's header and longest stall of its data,
+	 * positive
+	 * @param responseTimeout longest silence of a peer with requests outstanding,
+	 * positive
 	 */
 	public EmbeddedOptions {
 		Objects.requireNonNull(listenAddress, "listenAddress");
 		if (listenAddress.isUnresolved()) {
-			throw new IllegalArgumentException("embedded listen address " + listenAddress.getHostString()
-					+ " could not be resolved");
+			throw new IllegalArgumentException(
+					"embedded listen address " + listenAddress.getHostString() + " could not be resolved");
 		}
 		if (maxConnections < 1) {
 			throw new IllegalArgumentException("embedded maxConnections must be at least 1, not " + maxConnections);
@@ -80,19 +89,21 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	private static void requireTimeout(Duration timeout, String name) {
 		SettingChecks.requirePositive(timeout, "embedded " + name);
 		if (timeout.compareTo(LONGEST_TIMEOUT) > 0) {
-			throw new IllegalArgumentException("embedded " + name + " must be at most " + LONGEST_TIMEOUT + ", was "
-					+ timeout);
+			throw new IllegalArgumentException(
+					"embedded " + name + " must be at most " + LONGEST_TIMEOUT + ", was " + timeout);
 		}
 	}
 
 	/**
-	 * The defaults: loopback, a free port, in-process copies on, 256 connections, a hello within
-	 * 5 s, request headers within and data stalls of at most 10 s, peers silent for at most 5 s.
+	 * The defaults: loopback, a free port, in-process copies on, 256 connections, a hello
+	 * within 5 s, request headers within and data stalls of at most 10 s, peers silent
+	 * for at most 5 s.
 	 * @return the default options
 	 */
 	public static EmbeddedOptions defaults() {
-		return new EmbeddedOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), DEFAULT_IN_PROCESS_COPIES,
-				DEFAULT_MAX_CONNECTIONS, DEFAULT_HELLO_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT);
+		return new EmbeddedOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+				DEFAULT_IN_PROCESS_COPIES, DEFAULT_MAX_CONNECTIONS, DEFAULT_HELLO_TIMEOUT, DEFAULT_FRAME_TIMEOUT,
+				DEFAULT_RESPONSE_TIMEOUT);
 	}
 
 	/**
@@ -137,7 +148,8 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 
 	/**
 	 * Returns these options with another frame deadline.
-	 * @param timeout how long a request header may take once begun, and the longest stall of data
+	 * @param timeout how long a request header may take once begun, and the longest stall
+	 * of data
 	 * @return new options
 	 */
 	public EmbeddedOptions withFrameTimeout(Duration timeout) {

@@ -1,11 +1,13 @@
 package dev.nixl4j;
 
 /**
- * Service-provider interface of an engine: what {@link NixlAgent#create(AgentConfig)} finds with
- * {@link java.util.ServiceLoader} to create agents of one {@link Engine}. nixl-core provides
- * {@link Engine#NATIVE} and {@link Engine#EMBEDDED}; applications do not implement or call it.
+ * Service-provider interface of an engine: what {@link NixlAgent#create(AgentConfig)}
+ * finds with {@link java.util.ServiceLoader} to create agents of one {@link Engine}.
+ * nixl-core provides {@link Engine#NATIVE} and {@link Engine#EMBEDDED}; applications do
+ * not implement or call it.
  *
- * <p>This interface is how the public API reaches the engines without depending on their
+ * <p>
+ * This interface is how the public API reaches the engines without depending on their
  * packages ({@code dev.nixl4j.internal.*}, which are not API).
  */
 public interface EngineProvider {
@@ -20,9 +22,10 @@ public interface EngineProvider {
 	 * Creates an agent of this engine.
 	 * @param config the configuration
 	 * @return the agent
-	 * @throws NixlException when the engine cannot serve the configuration: for the native
-	 * engine {@link NixlStatus#LIBRARY_UNAVAILABLE} or {@link NixlStatus#NATIVE_ACCESS_DENIED}
-	 * when NIXL cannot be loaded, or a backend that fails
+	 * @throws NixlException when the engine cannot serve the configuration: for the
+	 * native engine {@link NixlStatus#LIBRARY_UNAVAILABLE} or
+	 * {@link NixlStatus#NATIVE_ACCESS_DENIED} when NIXL cannot be loaded, or a backend
+	 * that fails
 	 */
 	NixlAgent create(AgentConfig config);
 

@@ -7,8 +7,8 @@ import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Chooses the engine of a new agent: the {@link EngineProvider}s on the class path, found once,
- * and the policy of {@link Engine#AUTO}.
+ * Chooses the engine of a new agent: the {@link EngineProvider}s on the class path, found
+ * once, and the policy of {@link Engine#AUTO}.
  */
 final class Engines {
 
@@ -19,14 +19,17 @@ final class Engines {
 	private Engines() {
 	}
 
-	/** The providers, by engine; found with the class loader that loaded nixl-core's API. */
+	/**
+	 * The providers, by engine; found with the class loader that loaded nixl-core's API.
+	 */
 	private static final class Providers {
 
 		static final Map<Engine, EngineProvider> BY_ENGINE = load();
 
 		private static Map<Engine, EngineProvider> load() {
 			Map<Engine, EngineProvider> providers = new EnumMap<>(Engine.class);
-			for (EngineProvider provider : ServiceLoader.load(EngineProvider.class, EngineProvider.class.getClassLoader())) {
+			for (EngineProvider provider : ServiceLoader.load(EngineProvider.class,
+					EngineProvider.class.getClassLoader())) {
 				providers.putIfAbsent(provider.engine(), provider);
 			}
 			return providers;
@@ -35,10 +38,11 @@ final class Engines {
 	}
 
 	/**
-	 * Creates an agent. {@link Engine#NATIVE} loads NIXL or fails with an error that names every
-	 * place tried and how to install it; {@link Engine#EMBEDDED} uses the pure-Java engine;
-	 * {@link Engine#AUTO} uses NIXL when it loads and otherwise the embedded engine (also when the
-	 * JVM denies native access), saying so once per process.
+	 * Creates an agent. {@link Engine#NATIVE} loads NIXL or fails with an error that
+	 * names every place tried and how to install it; {@link Engine#EMBEDDED} uses the
+	 * pure-Java engine; {@link Engine#AUTO} uses NIXL when it loads and otherwise the
+	 * embedded engine (also when the JVM denies native access), saying so once per
+	 * process.
 	 */
 	static NixlAgent create(AgentConfig config) {
 		return switch (config.engine()) {
@@ -57,9 +61,10 @@ final class Engines {
 				throw ex;
 			}
 			if (fallbackReported.compareAndSet(false, true)) {
-				logger.log(Level.WARNING, "Native NIXL is not available, so agents use the embedded engine (pure Java, "
-						+ "DRAM only, TCP between processes; no RDMA or GPU memory). To use NIXL, fix this: "
-						+ ex.getMessage());
+				logger.log(Level.WARNING,
+						"Native NIXL is not available, so agents use the embedded engine (pure Java, "
+								+ "DRAM only, TCP between processes; no RDMA or GPU memory). To use NIXL, fix this: "
+								+ ex.getMessage());
 			}
 			return provider(Engine.EMBEDDED).create(config);
 		}
@@ -68,9 +73,10 @@ final class Engines {
 	private static EngineProvider provider(Engine engine) {
 		EngineProvider provider = Providers.BY_ENGINE.get(engine);
 		if (provider == null) {
-			throw new NixlException(NixlStatus.LIBRARY_UNAVAILABLE, "create_agent", null, null, "no provider of the "
-					+ engine + " engine is on the class path (META-INF/services/" + EngineProvider.class.getName()
-					+ " of nixl-core is missing: a jar merged without its service files?)");
+			throw new NixlException(NixlStatus.LIBRARY_UNAVAILABLE, "create_agent", null, null,
+					"no provider of the " + engine + " engine is on the class path (META-INF/services/"
+							+ EngineProvider.class.getName()
+							+ " of nixl-core is missing: a jar merged without its service files?)");
 		}
 		return provider;
 	}

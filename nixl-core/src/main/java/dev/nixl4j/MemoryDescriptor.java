@@ -40,7 +40,8 @@ public record MemoryDescriptor(long address, long length, long deviceId) {
 	 */
 	public static MemoryDescriptor of(MemorySegment segment) {
 		if (!segment.isNative()) {
-			throw new IllegalArgumentException("only native (off-heap) segments can be transferred, got a heap segment");
+			throw new IllegalArgumentException(
+					"only native (off-heap) segments can be transferred, got a heap segment");
 		}
 		return new MemoryDescriptor(segment.address(), segment.byteSize(), 0);
 	}
@@ -60,7 +61,8 @@ public record MemoryDescriptor(long address, long length, long deviceId) {
 	 */
 	public boolean isInside(MemoryDescriptor outer) {
 		return this.deviceId == outer.deviceId && Long.compareUnsigned(this.address, outer.address) >= 0
-				&& Long.compareUnsigned(this.end(), outer.end()) <= 0 && Long.compareUnsigned(this.address, this.end()) < 0;
+				&& Long.compareUnsigned(this.end(), outer.end()) <= 0
+				&& Long.compareUnsigned(this.address, this.end()) < 0;
 	}
 
 	@Override

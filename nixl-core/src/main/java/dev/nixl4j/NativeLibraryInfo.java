@@ -11,8 +11,8 @@ import java.util.Objects;
  * @param source where the locator found it, for example
  * {@code "class path (nixl-native-linux-x86_64 1.5.1)"}, {@code "NIXL_LIB_DIR"} or
  * {@code "Python environment /venv/lib/python3.12/site-packages (nixl-cu12 1.5.1)"}
- * @param pluginDirectory the directory NIXL loads its plugins from ({@code NIXL_PLUGIN_DIR}, else
- * {@code plugins/} beside the library)
+ * @param pluginDirectory the directory NIXL loads its plugins from
+ * ({@code NIXL_PLUGIN_DIR}, else {@code plugins/} beside the library)
  */
 public record NativeLibraryInfo(String version, Path path, String source, Path pluginDirectory) {
 

@@ -10,16 +10,19 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A NIXL agent: owns backends and registered memory, exchanges metadata with peers, and moves
- * data between its memory and theirs with one-sided READ and WRITE transfers.
+ * A NIXL agent: owns backends and registered memory, exchanges metadata with peers, and
+ * moves data between its memory and theirs with one-sided READ and WRITE transfers.
  *
- * <p>The usual flow: {@link #register(MemorySegment...) register} memory, send
- * {@link #localMetadata()} to the peer, which {@link #loadRemoteMetadata(AgentMetadata) loads}
- * it, then create and post {@link Transfer}s between {@link DescriptorList}s. Each agent runs one
- * progress loop that polls transfers and drains notifications, so callers never poll.
+ * <p>
+ * The usual flow: {@link #register(MemorySegment...) register} memory, send
+ * {@link #localMetadata()} to the peer, which {@link #loadRemoteMetadata(AgentMetadata)
+ * loads} it, then create and post {@link Transfer}s between {@link DescriptorList}s. Each
+ * agent runs one progress loop that polls transfers and drains notifications, so callers
+ * never poll.
  *
- * <p>An agent is thread-safe. Closing it cancels transfers in flight, releases prepared lists,
- * deregisters memory and destroys the native agent; every later call throws
+ * <p>
+ * An agent is thread-safe. Closing it cancels transfers in flight, releases prepared
+ * lists, deregisters memory and destroys the native agent; every later call throws
  * {@link NixlStatus#CLOSED}.
  */
 public interface NixlAgent extends AutoCloseable {
@@ -28,7 +31,8 @@ public interface NixlAgent extends AutoCloseable {
 	 * Creates an agent.
 	 * @param config the configuration
 	 * @return the agent
-	 * @throws NixlException when no engine can serve the configuration, or a backend fails
+	 * @throws NixlException when no engine can serve the configuration, or a backend
+	 * fails
 	 */
 	static NixlAgent create(AgentConfig config) {
 		return Engines.create(config);
@@ -47,8 +51,8 @@ public interface NixlAgent extends AutoCloseable {
 	Engine engine();
 
 	/**
-	 * Describes what backs the engine: for the native engine the NIXL library and where it was
-	 * loaded from, for the embedded engine its listen address.
+	 * Describes what backs the engine: for the native engine the NIXL library and where
+	 * it was loaded from, for the embedded engine its listen address.
 	 * @return a one-line description
 	 */
 	String engineDescription();
@@ -100,8 +104,8 @@ public interface NixlAgent extends AutoCloseable {
 	Registration register(MemorySegment... segments);
 
 	/**
-	 * Registers memory given by address (for VRAM and other memory Java cannot see). The caller
-	 * vouches for the addresses.
+	 * Registers memory given by address (for VRAM and other memory Java cannot see). The
+	 * caller vouches for the addresses.
 	 * @param regions the regions
 	 * @return the registration
 	 */
@@ -114,25 +118,26 @@ public interface NixlAgent extends AutoCloseable {
 	AgentMetadata localMetadata();
 
 	/**
-	 * Returns metadata that describes only some registrations, of one memory type, without
-	 * connection information: a peer that loaded the full metadata once loads it to learn of
-	 * memory registered since.
+	 * Returns metadata that describes only some registrations, of one memory type,
+	 * without connection information: a peer that loaded the full metadata once loads it
+	 * to learn of memory registered since.
 	 * @param registrations the registrations to describe
 	 * @return the metadata
 	 */
 	AgentMetadata localMetadata(Registration... registrations);
 
 	/**
-	 * Loads a peer's metadata so that transfers to it can be created. The bytes are checked for
-	 * NIXL's framing before they reach native code.
+	 * Loads a peer's metadata so that transfers to it can be created. The bytes are
+	 * checked for NIXL's framing before they reach native code.
 	 * @param metadata the peer's metadata
 	 * @return the peer's agent name
 	 */
 	String loadRemoteMetadata(AgentMetadata metadata);
 
 	/**
-	 * Returns NIXL's built-in etcd exchange of this agent: present for an agent of the native
-	 * engine created with etcd endpoints ({@link NixlEtcdMetadata#configure}), empty otherwise.
+	 * Returns NIXL's built-in etcd exchange of this agent: present for an agent of the
+	 * native engine created with etcd endpoints ({@link NixlEtcdMetadata#configure}),
+	 * empty otherwise.
 	 * @return the exchange
 	 */
 	Optional<NixlEtcdMetadata> etcdMetadata();
@@ -145,8 +150,8 @@ public interface NixlAgent extends AutoCloseable {
 	boolean hasRemoteMetadata(String remoteAgent);
 
 	/**
-	 * Forgets a peer's metadata; transfers to it fail from then on. Needed before loading the
-	 * metadata of a restarted peer with the same name.
+	 * Forgets a peer's metadata; transfers to it fail from then on. Needed before loading
+	 * the metadata of a restarted peer with the same name.
 	 * @param remoteAgent the peer
 	 */
 	void invalidateRemoteMetadata(String remoteAgent);
@@ -176,7 +181,8 @@ public interface NixlAgent extends AutoCloseable {
 	 * @param remote remote descriptors
 	 * @param remoteAgent the peer
 	 * @param notification message for the peer, or {@code null}
-	 * @return the posted transfer; its {@link Transfer#completion()} tells when it is done
+	 * @return the posted transfer; its {@link Transfer#completion()} tells when it is
+	 * done
 	 */
 	default Transfer transfer(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent,
 			byte @Nullable [] notification) {
@@ -228,8 +234,9 @@ public interface NixlAgent extends AutoCloseable {
 	void sendNotification(String remoteAgent, byte[] message);
 
 	/**
-	 * Waits asynchronously for a notification. Each received notification is delivered once:
-	 * to the oldest waiter that matches it, or else kept in the mailbox for a later waiter.
+	 * Waits asynchronously for a notification. Each received notification is delivered
+	 * once: to the oldest waiter that matches it, or else kept in the mailbox for a later
+	 * waiter.
 	 * @param matcher which notification
 	 * @param timeout deadline; the future then fails with {@link NixlStatus#TIMEOUT}
 	 * @return a future of the notification
@@ -280,16 +287,18 @@ public interface NixlAgent extends AutoCloseable {
 	boolean isOpen();
 
 	/**
-	 * Returns whether the agent can move data: {@link AgentState#ACTIVE} while it is open and its
-	 * internal threads run, {@link AgentState#FAILED} once one of them could not go on,
-	 * {@link AgentState#CLOSED} once closed. Cheap and never blocks, for health checks.
+	 * Returns whether the agent can move data: {@link AgentState#ACTIVE} while it is open
+	 * and its internal threads run, {@link AgentState#FAILED} once one of them could not
+	 * go on, {@link AgentState#CLOSED} once closed. Cheap and never blocks, for health
+	 * checks.
 	 * @return the state
 	 */
 	AgentState state();
 
 	/**
-	 * Returns why the agent failed: a {@link NixlException} of status {@link NixlStatus#FAILED}
-	 * that names the internal thread, with what it threw as its cause.
+	 * Returns why the agent failed: a {@link NixlException} of status
+	 * {@link NixlStatus#FAILED} that names the internal thread, with what it threw as its
+	 * cause.
 	 * @return the failure, or empty while the agent has not failed
 	 */
 	Optional<NixlException> failure();

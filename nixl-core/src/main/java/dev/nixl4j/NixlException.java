@@ -3,15 +3,18 @@ package dev.nixl4j;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A failed NIXL operation. Carries the {@link NixlStatus}, the operation that failed, the local
- * agent and, where one is involved, the remote agent; all four appear in the message.
+ * A failed NIXL operation. Carries the {@link NixlStatus}, the operation that failed, the
+ * local agent and, where one is involved, the remote agent; all four appear in the
+ * message.
  *
- * <p>Control-path failures (creating agents and backends, registering memory, loading metadata,
- * creating transfers) throw this exception. The data path reports state instead: a failed
- * transfer moves to {@link TransferState#FAILED} and completes its future exceptionally with this
- * exception.
+ * <p>
+ * Control-path failures (creating agents and backends, registering memory, loading
+ * metadata, creating transfers) throw this exception. The data path reports state
+ * instead: a failed transfer moves to {@link TransferState#FAILED} and completes its
+ * future exceptionally with this exception.
  *
- * <p>Code decides on the typed facts, never on the message: {@link #status()}, the subclass
+ * <p>
+ * Code decides on the typed facts, never on the message: {@link #status()}, the subclass
  * ({@link BackendCreationException} names the backend that could not be created) and
  * {@link #retryable()}, which says whether the failure may pass by itself.
  */
@@ -20,12 +23,14 @@ public class NixlException extends RuntimeException {
 	private static final long serialVersionUID = 1L;
 
 	/**
-	 * The operation of creating a backend. A failure of it is a {@link BackendCreationException},
-	 * which names the backend.
+	 * The operation of creating a backend. A failure of it is a
+	 * {@link BackendCreationException}, which names the backend.
 	 */
 	public static final String CREATE_BACKEND = "create_backend";
 
-	/** The operation of asking NIXL about a plugin ({@link NixlAgent#pluginInfo(String)}). */
+	/**
+	 * The operation of asking NIXL about a plugin ({@link NixlAgent#pluginInfo(String)}).
+	 */
 	public static final String GET_PLUGIN_PARAMS = "get_plugin_params";
 
 	private final NixlStatus status;
@@ -43,7 +48,8 @@ public class NixlException extends RuntimeException {
 	/**
 	 * Creates an exception.
 	 * @param status the status that describes the failure
-	 * @param operation the operation that failed, in NIXL's words (for example {@code register_mem})
+	 * @param operation the operation that failed, in NIXL's words (for example
+	 * {@code register_mem})
 	 * @param agent the local agent, if known
 	 * @param remoteAgent the remote agent, if one was involved
 	 * @param detail what went wrong, in words
@@ -75,8 +81,8 @@ public class NixlException extends RuntimeException {
 	 * @param remoteAgent the remote agent, if one was involved
 	 * @param detail what went wrong, in words
 	 * @param cause the underlying cause
-	 * @param retryable whether the same call may succeed later without any change of configuration
-	 * (see {@link #retryable()})
+	 * @param retryable whether the same call may succeed later without any change of
+	 * configuration (see {@link #retryable()})
 	 */
 	public NixlException(NixlStatus status, String operation, @Nullable String agent, @Nullable String remoteAgent,
 			String detail, @Nullable Throwable cause, boolean retryable) {
@@ -138,8 +144,9 @@ public class NixlException extends RuntimeException {
 	}
 
 	/**
-	 * Returns what went wrong, in words: the message without the status, operation and agents.
-	 * For people to read; code decides on {@link #status()} and the typed accessors.
+	 * Returns what went wrong, in words: the message without the status, operation and
+	 * agents. For people to read; code decides on {@link #status()} and the typed
+	 * accessors.
 	 * @return the detail
 	 */
 	public String detail() {
@@ -147,10 +154,11 @@ public class NixlException extends RuntimeException {
 	}
 
 	/**
-	 * Whether the failure may pass by itself, so that the same call may succeed later without any
-	 * change of configuration: a service that is not listening yet, a timeout, a server error.
-	 * {@code false} for a failure that needs a change (a TLS certificate that is not trusted, a
-	 * token that is refused) and for one not known to pass.
+	 * Whether the failure may pass by itself, so that the same call may succeed later
+	 * without any change of configuration: a service that is not listening yet, a
+	 * timeout, a server error. {@code false} for a failure that needs a change (a TLS
+	 * certificate that is not trusted, a token that is refused) and for one not known to
+	 * pass.
 	 * @return {@code true} when trying again later may succeed
 	 */
 	public boolean retryable() {

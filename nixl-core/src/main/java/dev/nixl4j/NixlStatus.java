@@ -1,12 +1,13 @@
 package dev.nixl4j;
 
 /**
- * Outcome codes of NIXL operations: the status codes of NIXL's C API, plus the conditions that
- * nixl4j itself detects before or around a native call.
+ * Outcome codes of NIXL operations: the status codes of NIXL's C API, plus the conditions
+ * that nixl4j itself detects before or around a native call.
  *
- * <p>NIXL's C API folds many distinct C++ errors (not posted, mismatch, not allowed, remote
- * disconnect, canceled) into {@link #ERROR_BACKEND}; the message of the {@link NixlException}
- * carries what is known beyond the code.
+ * <p>
+ * NIXL's C API folds many distinct C++ errors (not posted, mismatch, not allowed, remote
+ * disconnect, canceled) into {@link #ERROR_BACKEND}; the message of the
+ * {@link NixlException} carries what is known beyond the code.
  */
 public enum NixlStatus {
 
@@ -20,7 +21,9 @@ public enum NixlStatus {
 	ERROR_BACKEND(-2),
 	/** A native object was used in a state that does not allow the call. */
 	ERROR_INVALID_STATE(-3),
-	/** NIXL caught an unexpected C++ exception, or polling a transfer threw unexpectedly. */
+	/**
+	 * NIXL caught an unexpected C++ exception, or polling a transfer threw unexpectedly.
+	 */
 	ERROR_EXCEPTION(-4),
 	/** Telemetry was requested but not captured. */
 	ERROR_NO_TELEMETRY(-5),
@@ -30,8 +33,8 @@ public enum NixlStatus {
 	/** The object was already closed. */
 	CLOSED(Integer.MIN_VALUE),
 	/**
-	 * The agent failed: one of its internal threads (for example the progress loop) could not go
-	 * on, so it can no longer move data. See {@link NixlAgent#failure()}.
+	 * The agent failed: one of its internal threads (for example the progress loop) could
+	 * not go on, so it can no longer move data. See {@link NixlAgent#failure()}.
 	 */
 	FAILED(Integer.MIN_VALUE),
 	/** A deadline passed before the operation finished. */
@@ -40,7 +43,10 @@ public enum NixlStatus {
 	STALLED(Integer.MIN_VALUE),
 	/** A transfer was cancelled by its owner. */
 	CANCELLED(Integer.MIN_VALUE),
-	/** A resource is still in use (for example a registration under an in-flight transfer). */
+	/**
+	 * A resource is still in use (for example a registration under an in-flight
+	 * transfer).
+	 */
 	BUSY(Integer.MIN_VALUE),
 	/** Metadata bytes failed nixl4j's structural check of NIXL's serialization. */
 	INVALID_METADATA(Integer.MIN_VALUE),
@@ -48,13 +54,17 @@ public enum NixlStatus {
 	LIBRARY_UNAVAILABLE(Integer.MIN_VALUE),
 	/**
 	 * The JVM denies nixl4j native access, so it cannot call NIXL: the JVM runs with
-	 * {@code --illegal-native-access=deny}, or nixl4j is a named module that was not granted
-	 * access. Enabling it ({@code --enable-native-access=ALL-UNNAMED} on the class path,
-	 * {@code =dev.nixl4j.core} on the module path, or {@code Enable-Native-Access: ALL-UNNAMED} in
-	 * an executable jar's manifest) lifts it. {@link Engine#AUTO} then uses the embedded engine.
+	 * {@code --illegal-native-access=deny}, or nixl4j is a named module that was not
+	 * granted access. Enabling it ({@code --enable-native-access=ALL-UNNAMED} on the
+	 * class path, {@code =dev.nixl4j.core} on the module path, or
+	 * {@code Enable-Native-Access: ALL-UNNAMED} in an executable jar's manifest) lifts
+	 * it. {@link Engine#AUTO} then uses the embedded engine.
 	 */
 	NATIVE_ACCESS_DENIED(Integer.MIN_VALUE),
-	/** A service the operation depends on (a metadata exchange, a peer's listener) could not be reached. */
+	/**
+	 * A service the operation depends on (a metadata exchange, a peer's listener) could
+	 * not be reached.
+	 */
 	UNAVAILABLE(Integer.MIN_VALUE),
 	/** The loaded library or engine does not offer the requested feature. */
 	NOT_SUPPORTED(Integer.MIN_VALUE),
@@ -68,8 +78,8 @@ public enum NixlStatus {
 	}
 
 	/**
-	 * Returns the C API status code, or {@link Integer#MIN_VALUE} for statuses that nixl4j
-	 * detects itself.
+	 * Returns the C API status code, or {@link Integer#MIN_VALUE} for statuses that
+	 * nixl4j detects itself.
 	 * @return the native code
 	 */
 	public int code() {

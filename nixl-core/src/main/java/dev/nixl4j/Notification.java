@@ -6,8 +6,8 @@ import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A notification message received from a remote agent: either attached to a transfer (delivered
- * only after the transfer's data landed) or sent on its own.
+ * A notification message received from a remote agent: either attached to a transfer
+ * (delivered only after the transfer's data landed) or sent on its own.
  *
  * @param remoteAgent the agent that sent it
  * @param message the message bytes

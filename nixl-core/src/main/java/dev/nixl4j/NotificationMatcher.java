@@ -7,8 +7,8 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Selects the notifications a waiter wants: from one remote agent (or any), with an exact message
- * (tag) or a message prefix.
+ * Selects the notifications a waiter wants: from one remote agent (or any), with an exact
+ * message (tag) or a message prefix.
  */
 public final class NotificationMatcher {
 

@@ -1,10 +1,12 @@
 package dev.nixl4j;
 
 /**
- * Memory registered with an agent. Closing it deregisters the memory; that is refused with
- * {@link NixlStatus#BUSY} while a transfer that uses it is in flight. Closing twice is harmless.
+ * Memory registered with an agent. Closing it deregisters the memory; that is refused
+ * with {@link NixlStatus#BUSY} while a transfer that uses it is in flight. Closing twice
+ * is harmless.
  *
- * <p>Memory given as {@link java.lang.foreign.MemorySegment}s is kept reachable by the
+ * <p>
+ * Memory given as {@link java.lang.foreign.MemorySegment}s is kept reachable by the
  * registration; the arena that owns it must stay open until the registration is closed.
  */
 public interface Registration extends AutoCloseable {
@@ -43,7 +45,8 @@ public interface Registration extends AutoCloseable {
 
 	/**
 	 * Deregisters the memory.
-	 * @throws NixlException with {@link NixlStatus#BUSY} while a transfer using it is in flight
+	 * @throws NixlException with {@link NixlStatus#BUSY} while a transfer using it is in
+	 * flight
 	 */
 	@Override
 	void close();

@@ -6,10 +6,11 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The checks that nixl4j's settings share, each with the words of its rejection. Builders and
- * constructors throw {@link IllegalArgumentException} through the {@code require} methods; a
- * configuration layer that reports a setting under its own name (such as Spring Boot's
- * {@code nixl.*} properties) asks the {@code problem} methods and says the same thing.
+ * The checks that nixl4j's settings share, each with the words of its rejection. Builders
+ * and constructors throw {@link IllegalArgumentException} through the {@code require}
+ * methods; a configuration layer that reports a setting under its own name (such as
+ * Spring Boot's {@code nixl.*} properties) asks the {@code problem} methods and says the
+ * same thing.
  */
 public final class SettingChecks {
 
@@ -19,7 +20,8 @@ public final class SettingChecks {
 	/**
 	 * Says what is wrong with a duration that must be more than zero.
 	 * @param value the duration, or {@code null}
-	 * @return the problem (without the setting's name), or {@code null} when the value is positive
+	 * @return the problem (without the setting's name), or {@code null} when the value is
+	 * positive
 	 */
 	public static @Nullable String positiveProblem(@Nullable Duration value) {
 		return (value == null || !value.isPositive()) ? "must be a positive duration" : null;
@@ -28,8 +30,8 @@ public final class SettingChecks {
 	/**
 	 * Says what is wrong with a duration that must not be negative.
 	 * @param value the duration, or {@code null}
-	 * @return the problem (without the setting's name), or {@code null} when the value is zero or
-	 * more
+	 * @return the problem (without the setting's name), or {@code null} when the value is
+	 * zero or more
 	 */
 	public static @Nullable String notNegativeProblem(@Nullable Duration value) {
 		return (value == null || value.isNegative()) ? "must be zero or a positive duration" : null;
@@ -40,7 +42,8 @@ public final class SettingChecks {
 	 * @param value the duration
 	 * @param name the setting's name, for the message
 	 * @return the duration
-	 * @throws IllegalArgumentException naming the setting when the duration is zero or negative
+	 * @throws IllegalArgumentException naming the setting when the duration is zero or
+	 * negative
 	 */
 	public static Duration requirePositive(Duration value, String name) {
 		return require(value, name, positiveProblem(Objects.requireNonNull(value, name)));

@@ -3,9 +3,10 @@ package dev.nixl4j;
 /**
  * How NIXL guards an agent against concurrent calls.
  *
- * <p>NIXL's own default is {@link #NONE}, which is unsafe for Java callers: transfers are
- * created on application threads while the agent's progress loop polls them. nixl4j defaults to
- * {@link #STRICT}.
+ * <p>
+ * NIXL's own default is {@link #NONE}, which is unsafe for Java callers: transfers are
+ * created on application threads while the agent's progress loop polls them. nixl4j
+ * defaults to {@link #STRICT}.
  */
 public enum ThreadSync {
 
@@ -13,7 +14,9 @@ public enum ThreadSync {
 	NONE(0),
 	/** One lock around every agent call. */
 	STRICT(1),
-	/** Reader/writer locking: concurrent data-path calls, exclusive control-path calls. */
+	/**
+	 * Reader/writer locking: concurrent data-path calls, exclusive control-path calls.
+	 */
 	RW(2);
 
 	private final int code;

@@ -6,12 +6,15 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A transfer request: READ or WRITE between local descriptors and a remote agent's descriptors,
- * with an optional notification that the remote agent receives once the data has landed.
+ * A transfer request: READ or WRITE between local descriptors and a remote agent's
+ * descriptors, with an optional notification that the remote agent receives once the data
+ * has landed.
  *
- * <p>A transfer is posted with {@link #post()}; the agent's progress loop polls it and completes
- * the returned future. A completed transfer may be posted again (the notification may change).
- * Closing releases the native request; closing one in progress cancels it.
+ * <p>
+ * A transfer is posted with {@link #post()}; the agent's progress loop polls it and
+ * completes the returned future. A completed transfer may be posted again (the
+ * notification may change). Closing releases the native request; closing one in progress
+ * cancels it.
  */
 public interface Transfer extends AutoCloseable {
 
@@ -49,9 +52,10 @@ public interface Transfer extends AutoCloseable {
 
 	/**
 	 * Posts the transfer with the notification it was created with.
-	 * @return a future completed when the data has landed, or completed exceptionally with a
-	 * {@link NixlException} when it fails, stalls or is cancelled
-	 * @throws NixlException when it cannot be posted (already in progress, closed, memory gone)
+	 * @return a future completed when the data has landed, or completed exceptionally
+	 * with a {@link NixlException} when it fails, stalls or is cancelled
+	 * @throws NixlException when it cannot be posted (already in progress, closed, memory
+	 * gone)
 	 */
 	CompletableFuture<Transfer> post();
 
@@ -73,8 +77,8 @@ public interface Transfer extends AutoCloseable {
 	 * Waits for the latest post to finish.
 	 * @param timeout how long to wait
 	 * @return this transfer
-	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the transfer keeps
-	 * running), or the failure of the transfer
+	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the
+	 * transfer keeps running), or the failure of the transfer
 	 */
 	Transfer await(Duration timeout);
 
@@ -92,8 +96,8 @@ public interface Transfer extends AutoCloseable {
 	void cancel();
 
 	/**
-	 * Releases the native request, cancelling it first if it is in progress. Closing twice is
-	 * harmless.
+	 * Releases the native request, cancelling it first if it is in progress. Closing
+	 * twice is harmless.
 	 */
 	@Override
 	void close();

@@ -3,22 +3,26 @@ package dev.nixl4j;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Hears every post of an agent's transfers: metrics, tracing, admission control (a bulkhead, a
- * circuit breaker, a shutdown {@link Drain}). Add one with {@link NixlAgent#addTransferListener};
- * an agent's listeners are asked in the order they were added (the Spring Boot starter adds its
- * listener beans in {@code @Order} order).
+ * Hears every post of an agent's transfers: metrics, tracing, admission control (a
+ * bulkhead, a circuit breaker, a shutdown {@link Drain}). Add one with
+ * {@link NixlAgent#addTransferListener}; an agent's listeners are asked in the order they
+ * were added (the Spring Boot starter adds its listener beans in {@code @Order} order).
  *
- * <p>For each post, {@link #beforePost} runs on the posting thread before the engine sees the
- * request; an exception it throws refuses the post and reaches the caller of
- * {@link Transfer#post()} unchanged. Every listener whose {@code beforePost} returned normally
- * then hears exactly one of {@link #postRefused} (the post never started: a later listener or
- * the agent refused it) or {@link #afterPost} (the post ended). {@code afterPost} runs before the
- * transfer's future completes, so whoever waits on the transfer sees the listener's effects.
+ * <p>
+ * For each post, {@link #beforePost} runs on the posting thread before the engine sees
+ * the request; an exception it throws refuses the post and reaches the caller of
+ * {@link Transfer#post()} unchanged. Every listener whose {@code beforePost} returned
+ * normally then hears exactly one of {@link #postRefused} (the post never started: a
+ * later listener or the agent refused it) or {@link #afterPost} (the post ended).
+ * {@code afterPost} runs before the transfer's future completes, so whoever waits on the
+ * transfer sees the listener's effects.
  *
- * <p>{@code postRefused} and {@code afterPost} may run on the progress loop's thread: they must be
- * quick, must not block and must not throw (what they throw is logged and dropped; an
- * {@link Error} from {@code afterPost} is thrown on once every listener and the transfer's future
- * heard the end, and the progress loop counts it in {@link AgentStatistics#internalErrors()}).
+ * <p>
+ * {@code postRefused} and {@code afterPost} may run on the progress loop's thread: they
+ * must be quick, must not block and must not throw (what they throw is logged and
+ * dropped; an {@link Error} from {@code afterPost} is thrown on once every listener and
+ * the transfer's future heard the end, and the progress loop counts it in
+ * {@link AgentStatistics#internalErrors()}).
  */
 public interface TransferListener {
 

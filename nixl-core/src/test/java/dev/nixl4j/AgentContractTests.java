@@ -32,9 +32,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The semantics every engine must have: one subclass per engine runs the same tests. Each test
- * uses an initiator agent and a target agent whose metadata the initiator loaded, and checks
- * every transferred byte.
+ * The semantics every engine must have: one subclass per engine runs the same tests. Each
+ * test uses an initiator agent and a target agent whose metadata the initiator loaded,
+ * and checks every transferred byte.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class AgentContractTests {
@@ -123,8 +123,8 @@ public abstract class AgentContractTests {
 		DescriptorList remoteBlocks = blocks(p.remote, block, 4);
 		try (PreparedList local = p.initiator.prepareLocal(localBlocks);
 				PreparedList remote = p.initiator.prepareRemote(p.target.name(), remoteBlocks);
-				Transfer transfer = p.initiator.createTransfer(op, local, new int[] { 0, 1 }, remote, new int[] { 1, 0 },
-						null)) {
+				Transfer transfer = p.initiator.createTransfer(op, local, new int[] { 0, 1 }, remote,
+						new int[] { 1, 0 }, null)) {
 			transfer.post().join();
 			MemorySegment source = (op == XferOp.WRITE) ? p.local : p.remote;
 			MemorySegment destination = (op == XferOp.WRITE) ? p.remote : p.local;
@@ -137,7 +137,8 @@ public abstract class AgentContractTests {
 			}
 			MemorySegment untouched = (op == XferOp.WRITE) ? p.remote : p.local;
 			long seed = (op == XferOp.WRITE) ? 2 : 1;
-			assertThat(Bytes.same(untouched.asSlice(2L * block), Bytes.pattern(arena(), 4L * block, seed).asSlice(2L * block)))
+			assertThat(Bytes.same(untouched.asSlice(2L * block),
+					Bytes.pattern(arena(), 4L * block, seed).asSlice(2L * block)))
 				.as("blocks not selected stay as they were")
 				.isTrue();
 			// a prepared transfer can be posted again once done
@@ -297,10 +298,12 @@ public abstract class AgentContractTests {
 				"req-8:b");
 		Notification other = p.target.expectNotification(NotificationMatcher.prefix(null, ""), WAIT).join();
 		assertThat(other.text()).isEqualTo("other");
-		assertThat(p.target.pollNotification(NotificationMatcher.prefix(null, ""))).as("nothing delivered twice").isEmpty();
+		assertThat(p.target.pollNotification(NotificationMatcher.prefix(null, ""))).as("nothing delivered twice")
+			.isEmpty();
 		// the reverse direction works too
 		p.target.sendNotification(p.initiator.name(), bytes("back"));
-		assertThat(p.initiator.expectNotification(NotificationMatcher.exact(p.target.name(), "back"), WAIT).join().text())
+		assertThat(
+				p.initiator.expectNotification(NotificationMatcher.exact(p.target.name(), "back"), WAIT).join().text())
 			.isEqualTo("back");
 	}
 
@@ -363,8 +366,7 @@ public abstract class AgentContractTests {
 		assertThat(p.initiator.hasRemoteMetadata(p.target.name())).isFalse();
 		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
 				DescriptorList.of(p.remote), p.target.name(), null))
-			.isInstanceOfSatisfying(NixlException.class,
-					ex -> assertThat(ex.getMessage()).contains(p.target.name()));
+			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.getMessage()).contains(p.target.name()));
 		assertThat(Bytes.hasPattern(p.remote, 2)).isTrue();
 		p.initiator.loadRemoteMetadata(p.target.localMetadata());
 		try (Transfer transfer = p.initiator.transfer(XferOp.WRITE, DescriptorList.of(p.local),
@@ -377,9 +379,10 @@ public abstract class AgentContractTests {
 	@Test
 	void remoteDescriptorOutsideRegisteredMemoryIsRefused(TestInfo info) {
 		Pair p = pair(info, 64 * 1024);
-		MemorySegment beyond = MemorySegment.ofAddress(p.remote.address() + p.remote.byteSize() - 1024).reinterpret(4096);
-		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE,
-				DescriptorList.of(p.local.asSlice(0, 4096)), DescriptorList.of(beyond), p.target.name(), null))
+		MemorySegment beyond = MemorySegment.ofAddress(p.remote.address() + p.remote.byteSize() - 1024)
+			.reinterpret(4096);
+		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local.asSlice(0, 4096)),
+				DescriptorList.of(beyond), p.target.name(), null))
 			.isInstanceOfSatisfying(NixlException.class, ex -> {
 				assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 				assertThat(ex.getMessage()).contains("remote descriptor 0").contains("not inside");
@@ -412,7 +415,8 @@ public abstract class AgentContractTests {
 				PreparedList remote = p.initiator.prepareRemote(p.target.name(), blocks(p.remote, 4096, 2))) {
 			assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { 0, 2 }, remote,
 					new int[] { 0, 1 }, null))
-				.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.getMessage()).contains("index 1 is 2"));
+				.isInstanceOfSatisfying(NixlException.class,
+						ex -> assertThat(ex.getMessage()).contains("index 1 is 2"));
 			assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { -1 }, remote,
 					new int[] { 0 }, null))
 				.isInstanceOf(NixlException.class);
@@ -436,8 +440,8 @@ public abstract class AgentContractTests {
 		PreparedList remote = p.initiator.prepareRemote(p.target.name(), DescriptorList.of(p.remote));
 		local.close();
 		local.close();
-		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { 0 }, remote,
-				new int[] { 0 }, null))
+		assertThatThrownBy(
+				() -> p.initiator.createTransfer(XferOp.WRITE, local, new int[] { 0 }, remote, new int[] { 0 }, null))
 			.isInstanceOf(NixlException.class);
 
 		Transfer prepared = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
@@ -524,7 +528,10 @@ public abstract class AgentContractTests {
 		return PeerProcess.start(name, size, seed);
 	}
 
-	/** A first READ posted to a paused peer process: it stays in flight until the peer resumes. */
+	/**
+	 * A first READ posted to a paused peer process: it stays in flight until the peer
+	 * resumes.
+	 */
 	private record InFlightRead(NixlAgent initiator, PeerProcess peer, MemorySegment local, Registration registration,
 			Transfer transfer) {
 	}
@@ -537,7 +544,8 @@ public abstract class AgentContractTests {
 		MemorySegment local = Bytes.pattern(arena(), size, 1);
 		Registration registration = initiator.register(local);
 		initiator.loadRemoteMetadata(peer.metadata());
-		// First contact needs the peer to answer the connection handshake; once connected, native
+		// First contact needs the peer to answer the connection handshake; once
+		// connected, native
 		// READs are one-sided and would complete even from a stopped process.
 		peer.pause();
 		Transfer transfer = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null);
@@ -582,7 +590,8 @@ public abstract class AgentContractTests {
 		assertThat(read.transfer.state()).isEqualTo(TransferState.STALLED);
 		assertThat(read.initiator.inFlightTransfers()).isEmpty();
 		assertThat(read.registration.inFlightTransfers()).isZero();
-		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status())
+			.isEqualTo(NixlStatus.CLOSED);
 		assertAgentStillWorks(read);
 	}
 
@@ -618,7 +627,8 @@ public abstract class AgentContractTests {
 		read.initiator.close();
 		assertThat(read.transfer.completion()).isCompletedExceptionally();
 		assertThat(read.transfer.state()).isEqualTo(TransferState.CANCELLED);
-		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status()).isEqualTo(NixlStatus.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, read.transfer::post).status())
+			.isEqualTo(NixlStatus.CLOSED);
 		read.peer.resume();
 	}
 
@@ -694,7 +704,8 @@ public abstract class AgentContractTests {
 		assertThatThrownBy(() -> p.initiator.createTransfer(XferOp.READ, DescriptorList.of(local),
 				DescriptorList.of(later), p.target.name(), null))
 			.isInstanceOf(NixlException.class);
-		assertThat(p.initiator.loadRemoteMetadata(p.target.localMetadata(laterRegistration))).isEqualTo(p.target.name());
+		assertThat(p.initiator.loadRemoteMetadata(p.target.localMetadata(laterRegistration)))
+			.isEqualTo(p.target.name());
 		try (Transfer transfer = p.initiator.transfer(XferOp.READ, DescriptorList.of(local), DescriptorList.of(later),
 				p.target.name(), null)) {
 			transfer.await(WAIT);

@@ -8,8 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * A backend the engine cannot create is reported by type, with its plugin name, parameters and
- * position in the configuration, so that callers need not read the message.
+ * A backend the engine cannot create is reported by type, with its plugin name,
+ * parameters and position in the configuration, so that callers need not read the
+ * message.
  */
 class BackendCreationFailureTest {
 
@@ -52,8 +53,8 @@ class BackendCreationFailureTest {
 		assertThat(ex.backend()).isEqualTo("GDS");
 		assertThat(ex.index()).hasValue(2);
 		assertThat(ex.detail()).isEmpty();
-		assertThatThrownBy(() -> new BackendCreationException(NixlStatus.ERROR_BACKEND, null, "GDS", Map.of(), -2, "",
-				null))
+		assertThatThrownBy(
+				() -> new BackendCreationException(NixlStatus.ERROR_BACKEND, null, "GDS", Map.of(), -2, "", null))
 			.isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("-2");
 	}

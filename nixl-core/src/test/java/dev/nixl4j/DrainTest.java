@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * Draining a plain Java agent: posts accepted before the drain finish with their data intact,
- * posts after it are refused as shutting down, and a drain that cannot finish returns at its
- * deadline naming what was left.
+ * Draining a plain Java agent: posts accepted before the drain finish with their data
+ * intact, posts after it are refused as shutting down, and a drain that cannot finish
+ * returns at its deadline naming what was left.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DrainTest {
@@ -39,7 +39,8 @@ class DrainTest {
 
 	@Test
 	void drainUnderLoadLetsAcceptedPostsCompleteAndRefusesLaterOnes() throws Exception {
-		// every transfer goes through TCP, so transfers take long enough to overlap the drain
+		// every transfer goes through TCP, so transfers take long enough to overlap the
+		// drain
 		EmbeddedOptions tcp = EmbeddedOptions.defaults().withInProcessCopies(false);
 		try (Arena arena = Arena.ofShared();
 				NixlAgent target = NixlAgent
@@ -67,8 +68,7 @@ class DrainTest {
 				assertThat(refusal.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 				assertThat(refusal.getMessage()).contains("shutting down").contains(target.name());
 			});
-			assertThat(load.acceptedWhileDraining.get()).as("posts begun after the drain began and accepted")
-				.isZero();
+			assertThat(load.acceptedWhileDraining.get()).as("posts begun after the drain began and accepted").isZero();
 			assertThat(initiator.inFlightTransfers()).isEmpty();
 		}
 	}
@@ -88,7 +88,8 @@ class DrainTest {
 			peer.pause();
 			try (Transfer read = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
 					null)) {
-				assertThat(read.state()).as("a READ from a paused peer is in flight").isEqualTo(TransferState.IN_PROGRESS);
+				assertThat(read.state()).as("a READ from a paused peer is in flight")
+					.isEqualTo(TransferState.IN_PROGRESS);
 				Duration deadline = Duration.ofMillis(500);
 
 				DrainResult result = drain.drain(deadline, List.of(stuck));
@@ -107,9 +108,10 @@ class DrainTest {
 				peer.resume();
 				read.await(WAIT);
 				assertThat(PeerMain.crc(local)).isEqualTo(peer.crc());
-				NixlException late = catchThrowableOfType(NixlException.class, () -> initiator
-					.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)
-					.close());
+				NixlException late = catchThrowableOfType(NixlException.class,
+						() -> initiator
+							.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)
+							.close());
 				assertThat(late.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 				assertThat(drain.drain(Duration.ZERO).isComplete()).as("nothing left once the read ended").isTrue();
 			}
@@ -141,8 +143,8 @@ class DrainTest {
 	}
 
 	/**
-	 * Workers that each write rounds of a pattern into their own slot of the target until a post
-	 * is refused, checking the slot after every completed round.
+	 * Workers that each write rounds of a pattern into their own slot of the target until
+	 * a post is refused, checking the slot after every completed round.
 	 */
 	private static final class Load {
 
@@ -164,7 +166,8 @@ class DrainTest {
 
 		Load(NixlAgent initiator, Drain drain, String target, MemorySegment local, MemorySegment remote) {
 			for (int w = 0; w < WORKERS; w++) {
-				MemorySegment[] sources = { local.asSlice(2L * w * SLOT, SLOT), local.asSlice((2L * w + 1) * SLOT, SLOT) };
+				MemorySegment[] sources = { local.asSlice(2L * w * SLOT, SLOT),
+						local.asSlice((2L * w + 1) * SLOT, SLOT) };
 				Bytes.fill(sources[0], 2L * w);
 				Bytes.fill(sources[1], 2L * w + 1);
 				MemorySegment slot = remote.asSlice((long) w * SLOT, SLOT);

@@ -6,8 +6,8 @@ import java.util.function.Consumer;
 import dev.nixl4j.testsupport.PeerProcess;
 
 /**
- * The contract suite against the embedded engine with agents of one JVM copying directly, and
- * peers in other processes over TCP.
+ * The contract suite against the embedded engine with agents of one JVM copying directly,
+ * and peers in other processes over TCP.
  */
 class EmbeddedAgentContractTest extends AgentContractTests {
 

@@ -6,8 +6,8 @@ import java.util.function.Consumer;
 import dev.nixl4j.testsupport.PeerProcess;
 
 /**
- * The contract suite against the embedded engine with every transfer over TCP, also between
- * agents of one JVM (in-process copies off).
+ * The contract suite against the embedded engine with every transfer over TCP, also
+ * between agents of one JVM (in-process copies off).
  */
 class EmbeddedTcpAgentContractTest extends AgentContractTests {
 

@@ -24,11 +24,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The embedded engine with its peer in another process: data crosses loopback TCP and is checked
- * by CRC on the peer and by pattern here. Faults use real processes: a peer killed with SIGKILL
- * while 64 MiB transfers stream to it, a peer that has exited (connection refused), and a peer
- * stopped with SIGSTOP. The initiator must get a clear error naming the peer within a short
- * bound (not its deadline) and leave no thread or buffer behind.
+ * The embedded engine with its peer in another process: data crosses loopback TCP and is
+ * checked by CRC on the peer and by pattern here. Faults use real processes: a peer
+ * killed with SIGKILL while 64 MiB transfers stream to it, a peer that has exited
+ * (connection refused), and a peer stopped with SIGSTOP. The initiator must get a clear
+ * error naming the peer within a short bound (not its deadline) and leave no thread or
+ * buffer behind.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EmbeddedTwoProcessTest {
@@ -60,7 +61,9 @@ class EmbeddedTwoProcessTest {
 		return role + "-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet();
 	}
 
-	/** How soon after its peer's connection closed or fell silent a transfer must fail. */
+	/**
+	 * How soon after its peer's connection closed or fell silent a transfer must fail.
+	 */
 	private static final Duration FAIL_BOUND = Duration.ofSeconds(2);
 
 	private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(1);
@@ -95,7 +98,8 @@ class EmbeddedTwoProcessTest {
 		// the peer checksums its memory the moment the notification is handed to it
 		assertThat(arrival.get(30, TimeUnit.SECONDS)).isEqualTo("NOTIF written " + PeerMain.crc(local));
 		peer.fill(9);
-		try (Transfer read = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
+		try (Transfer read = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
+				null)) {
 			read.await(WAIT);
 		}
 		assertThat(Bytes.hasPattern(local, 9)).isTrue();
@@ -113,7 +117,8 @@ class EmbeddedTwoProcessTest {
 		List<Transfer> transfers = new ArrayList<>();
 		for (int i = 0; i < 8; i++) {
 			XferOp op = (i % 2 == 0) ? XferOp.WRITE : XferOp.READ;
-			Transfer transfer = initiator.createTransfer(op, DescriptorList.of(local), peer.region(), peer.name(), null);
+			Transfer transfer = initiator.createTransfer(op, DescriptorList.of(local), peer.region(), peer.name(),
+					null);
 			this.resources.add(transfer);
 			transfers.add(transfer);
 		}
@@ -168,7 +173,8 @@ class EmbeddedTwoProcessTest {
 		MemorySegment local = Bytes.pattern(this.arena, 64 * MiB, 1);
 		initiator.register(local);
 		initiator.loadRemoteMetadata(peer.metadata());
-		try (Transfer first = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
+		try (Transfer first = initiator.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
+				null)) {
 			first.await(WAIT);
 		}
 		assertThat(PeerMain.crc(local)).isEqualTo(peer.crc());
@@ -194,7 +200,8 @@ class EmbeddedTwoProcessTest {
 		}
 		Duration transfersFailed = Duration.ofNanos(System.nanoTime() - killed);
 		Throwable waitFailure = catchThrowableOfType(java.util.concurrent.ExecutionException.class,
-				() -> confirmation.get(WAIT.toSeconds(), TimeUnit.SECONDS)).getCause();
+				() -> confirmation.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+			.getCause();
 		Duration waitFailed = Duration.ofNanos(System.nanoTime() - killed);
 		assertThat(waitFailure).isInstanceOfSatisfying(NixlException.class, failure -> {
 			assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_BACKEND);
@@ -222,7 +229,8 @@ class EmbeddedTwoProcessTest {
 			long stopped = System.nanoTime();
 			List<Transfer> inFlight = new ArrayList<>();
 			for (XferOp op : List.of(XferOp.WRITE, XferOp.READ)) {
-				Transfer transfer = initiator.createTransfer(op, DescriptorList.of(local), peer.region(), peer.name(), null);
+				Transfer transfer = initiator.createTransfer(op, DescriptorList.of(local), peer.region(), peer.name(),
+						null);
 				this.resources.add(transfer);
 				transfer.post();
 				inFlight.add(transfer);
@@ -240,9 +248,12 @@ class EmbeddedTwoProcessTest {
 		finally {
 			peer.resume();
 		}
-		// The WRITE that failed while the peer was stopped may still land once it continues: its
-		// bytes were already in the peer's socket buffer, as a failed WRITE's remote contents are
-		// undefined in NIXL too. So the pattern is written again until a READ sees it, a few times.
+		// The WRITE that failed while the peer was stopped may still land once it
+		// continues: its
+		// bytes were already in the peer's socket buffer, as a failed WRITE's remote
+		// contents are
+		// undefined in NIXL too. So the pattern is written again until a READ sees it, a
+		// few times.
 		boolean served = false;
 		for (int attempt = 0; attempt < 5 && !served; attempt++) {
 			peer.fill(4);
@@ -264,13 +275,16 @@ class EmbeddedTwoProcessTest {
 	}
 
 	private static long directBuffers() {
-		return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+		return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)
+			.stream()
 			.filter(pool -> pool.getName().equals("direct"))
 			.mapToLong(BufferPoolMXBean::getCount)
 			.sum();
 	}
 
-	/** Direct buffers of ended threads are freed at thread exit, others when collected. */
+	/**
+	 * Direct buffers of ended threads are freed at thread exit, others when collected.
+	 */
 	private static void awaitDirectBuffersAtMost(long count) {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
 		while (directBuffers() > count) {

@@ -6,9 +6,10 @@ import java.time.Duration;
 import dev.nixl4j.testsupport.Bytes;
 
 /**
- * Creates agents with {@link Engine#AUTO} and {@link Engine#NATIVE} in a fresh JVM (a library
- * loads once per JVM) and prints what it got: {@code AUTO <engine>}, {@code COPIED <true|false>}
- * after a READ between two AUTO agents, and {@code NATIVE <status>}.
+ * Creates agents with {@link Engine#AUTO} and {@link Engine#NATIVE} in a fresh JVM (a
+ * library loads once per JVM) and prints what it got: {@code AUTO <engine>},
+ * {@code COPIED <true|false>} after a READ between two AUTO agents, and
+ * {@code NATIVE <status>}.
  */
 public final class EngineSelectionChild {
 

@@ -16,10 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Engine selection when native NIXL cannot be found: {@link Engine#AUTO} falls back to the
- * embedded engine with one warning that says how to install NIXL, and {@link Engine#NATIVE}
- * fails; the same where the JVM denies native access. (With the library present, AUTO picks
- * native: {@code NativeAgentTest}.)
+ * Engine selection when native NIXL cannot be found: {@link Engine#AUTO} falls back to
+ * the embedded engine with one warning that says how to install NIXL, and
+ * {@link Engine#NATIVE} fails; the same where the JVM denies native access. (With the
+ * library present, AUTO picks native: {@code NativeAgentTest}.)
  */
 class EngineSelectionTest {
 
@@ -31,15 +31,17 @@ class EngineSelectionTest {
 				Map.of("NIXL4J_CACHE", empty.resolve("no-cache").toString()));
 		assertThat(output).contains("AUTO EMBEDDED", "COPIED true", "NATIVE LIBRARY_UNAVAILABLE");
 		assertThat(output).containsOnlyOnce("Native NIXL is not available");
-		assertThat(output).contains("add the dependency dev.nixl4j:nixl-native-linux-x86_64").contains(empty.toString());
+		assertThat(output).contains("add the dependency dev.nixl4j:nixl-native-linux-x86_64")
+			.contains(empty.toString());
 	}
 
 	@Test
 	void autoFallsBackToTheEmbeddedEngineWhereTheJvmDeniesNativeAccess(@TempDir Path empty) throws Exception {
 		Path fetched = NativeLibrary.cacheDirectory().resolve("current").resolve("lib");
-		// Denial is decided before any place is looked at: the library being there does not matter.
-		String output = run(List.of("--illegal-native-access=deny"), Map.of("NIXL_LIB_DIR", fetched.toString(),
-				"NIXL4J_CACHE", empty.resolve("no-cache").toString()));
+		// Denial is decided before any place is looked at: the library being there does
+		// not matter.
+		String output = run(List.of("--illegal-native-access=deny"),
+				Map.of("NIXL_LIB_DIR", fetched.toString(), "NIXL4J_CACHE", empty.resolve("no-cache").toString()));
 		assertThat(output).as(output).contains("AUTO EMBEDDED", "COPIED true", "NATIVE NATIVE_ACCESS_DENIED");
 		assertThat(output).containsOnlyOnce("Native NIXL is not available")
 			.contains("the JVM denies native access to nixl4j")

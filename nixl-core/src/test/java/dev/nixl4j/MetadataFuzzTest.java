@@ -36,34 +36,39 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Fuzzes metadata loading: seeded mutations of real metadata, made at test time by native
- * agents, go through {@link MetadataFraming}; those it accepts are loaded into native NIXL in a
- * child JVM ({@link MetadataLoadChild}), where a crash of NIXL or UCX is recorded as a finding
- * instead of killing the test run.
+ * agents, go through {@link MetadataFraming}; those it accepts are loaded into native
+ * NIXL in a child JVM ({@link MetadataLoadChild}), where a crash of NIXL or UCX is
+ * recorded as a finding instead of killing the test run.
  *
- * <p>The real metadata comes from native agents in another child JVM ({@link MetadataSourceChild}),
- * which stays up while the mutants are loaded: their connection info must lead somewhere.
+ * <p>
+ * The real metadata comes from native agents in another child JVM
+ * ({@link MetadataSourceChild}), which stays up while the mutants are loaded: their
+ * connection info must lead somewhere.
  *
- * <p>The mutations include the connection info: UCX reads it as a packed worker address without
- * knowing its length, and a forged one aborted native agents inside UCX. Such mutants count apart
- * ({@code connection-info-*} in the report).
+ * <p>
+ * The mutations include the connection info: UCX reads it as a packed worker address
+ * without knowing its length, and a forged one aborted native agents inside UCX. Such
+ * mutants count apart ({@code connection-info-*} in the report).
  *
- * <p>Network safety: loading metadata makes UCX create endpoints from the connection info inside
- * it, and a mutated connection info could point UCX at any address. So:
+ * <p>
+ * Network safety: loading metadata makes UCX create endpoints from the connection info
+ * inside it, and a mutated connection info could point UCX at any address. So:
  * <ul>
- * <li>where {@code unshare --net} is permitted, the source child runs in a fresh network namespace
- * with nothing but loopback, and the loaders join that namespace ({@code nsenter}), so that they
- * can reach the source agents and nothing else; mutants with changed connection info are loaded
- * there too;</li>
- * <li>elsewhere all children run in the host's network, and no blob whose connection info differs,
- * byte for byte, from one the source agents wrote goes to a loader (such mutants are only
- * parse-checked);</li>
- * <li>all children run with {@code UCX_NET_DEVICES=lo}, so the connection info names loopback
- * only.</li>
+ * <li>where {@code unshare --net} is permitted, the source child runs in a fresh network
+ * namespace with nothing but loopback, and the loaders join that namespace
+ * ({@code nsenter}), so that they can reach the source agents and nothing else; mutants
+ * with changed connection info are loaded there too;</li>
+ * <li>elsewhere all children run in the host's network, and no blob whose connection info
+ * differs, byte for byte, from one the source agents wrote goes to a loader (such mutants
+ * are only parse-checked);</li>
+ * <li>all children run with {@code UCX_NET_DEVICES=lo}, so the connection info names
+ * loopback only.</li>
  * </ul>
  *
- * <p>Findings (the blob, its prelude, the reason and the child's output) go to
- * {@code target/fuzz-findings/}; the batch, the per-record results and the children's logs to
- * {@code target/fuzz-work/}. System properties: {@code nixl4j.fuzz.seed} and
+ * <p>
+ * Findings (the blob, its prelude, the reason and the child's output) go to
+ * {@code target/fuzz-findings/}; the batch, the per-record results and the children's
+ * logs to {@code target/fuzz-work/}. System properties: {@code nixl4j.fuzz.seed} and
  * {@code nixl4j.fuzz.mutations} change the seed and the number of mutations,
  * {@code nixl4j.fuzz.netns=false} skips the network namespace.
  */
@@ -77,7 +82,9 @@ class MetadataFuzzTest {
 
 	private static final Duration CHILD_START = Duration.ofSeconds(30);
 
-	/** A load takes milliseconds; ten seconds without a result line means the child hangs. */
+	/**
+	 * A load takes milliseconds; ten seconds without a result line means the child hangs.
+	 */
 	private static final Duration PER_RECORD = Duration.ofSeconds(10);
 
 	/** The native phase must end within this, crashes and restarts included. */
@@ -88,7 +95,10 @@ class MetadataFuzzTest {
 
 	private static final Path FINDINGS = Path.of("target", "fuzz-findings");
 
-	/** The batch file and the children's logs (NIXL and UCX write there), kept for a look after a run. */
+	/**
+	 * The batch file and the children's logs (NIXL and UCX write there), kept for a look
+	 * after a run.
+	 */
 	private static final Path WORK = Path.of("target", "fuzz-work");
 
 	private static boolean isolatedNetwork;
@@ -99,9 +109,9 @@ class MetadataFuzzTest {
 		String why = Boolean.parseBoolean(System.getProperty("nixl4j.fuzz.netns", "true")) ? probeNetworkNamespace()
 				: "turned off by nixl4j.fuzz.netns=false";
 		isolatedNetwork = why == null;
-		System.out.println("MetadataFuzzTest network mode: " + (isolatedNetwork
-				? "netns (children in a fresh network namespace with loopback only)"
-				: "host (no network namespace: " + why + "; only genuine connection info is loaded)"));
+		System.out.println("MetadataFuzzTest network mode: "
+				+ (isolatedNetwork ? "netns (children in a fresh network namespace with loopback only)"
+						: "host (no network namespace: " + why + "; only genuine connection info is loaded)"));
 	}
 
 	@Test
@@ -113,7 +123,8 @@ class MetadataFuzzTest {
 		List<String> sourcePrefix = isolatedNetwork
 				? List.of("unshare", "--net", "sh", "-c", "ip link set lo up && exec \"$@\"", "fuzz-source")
 				: List.of();
-		// The source agents stay up until the native phase ends: their connection info must stay live.
+		// The source agents stay up until the native phase ends: their connection info
+		// must stay live.
 		try (ChildJvm source = new ChildJvm(sourcePrefix, MetadataSourceChild.class, List.of(),
 				work.resolve("source.log"))) {
 			List<Source> sources = sources(source);
@@ -125,7 +136,8 @@ class MetadataFuzzTest {
 			}
 			Campaign campaign = new Campaign(sources, genuineInfos);
 			campaign.mutate();
-			// Loaders join the source's namespace, so that its agents are all they can reach.
+			// Loaders join the source's namespace, so that its agents are all they can
+			// reach.
 			List<String> loaderPrefix = isolatedNetwork ? List.of("nsenter", "--net=/proc/" + source.pid() + "/ns/net")
 					: List.of();
 			NativeLoader loader = new NativeLoader(work, campaign, loaderPrefix, source);
@@ -147,8 +159,8 @@ class MetadataFuzzTest {
 			sources.add(new Source(words[1], base64.decode(words[2]), base64.decode(words[3])));
 		}
 		if (!"ready".equals(line)) {
-			throw new IllegalStateException("the metadata source did not start (" + source.exit() + "):\n"
-					+ source.logTail());
+			throw new IllegalStateException(
+					"the metadata source did not start (" + source.exit() + "):\n" + source.logTail());
 		}
 		assertThat(sources).hasSizeGreaterThanOrEqualTo(6);
 		return sources;
@@ -161,7 +173,10 @@ class MetadataFuzzTest {
 
 		private final Set<ByteBuffer> genuineInfos;
 
-		/** Per record: the prelude and the blob; the genuine sources come first, as controls. */
+		/**
+		 * Per record: the prelude and the blob; the genuine sources come first, as
+		 * controls.
+		 */
 		final List<byte[][]> records = new ArrayList<>();
 
 		/** Per record: where it came from and how it was made. */
@@ -177,7 +192,10 @@ class MetadataFuzzTest {
 
 		int duplicates;
 
-		/** Mutants whose connection info differs from every genuine one: made, refused by the Java check. */
+		/**
+		 * Mutants whose connection info differs from every genuine one: made, refused by
+		 * the Java check.
+		 */
 		int connectionInfoMutants;
 
 		int connectionInfoRefused;
@@ -197,7 +215,8 @@ class MetadataFuzzTest {
 		void mutate() throws IOException {
 			Set<ByteBuffer> seen = new HashSet<>();
 			for (int i = 0; i < this.sources.size(); i++) {
-				// Each record loads under an agent name of its own (see MetadataMutator.next).
+				// Each record loads under an agent name of its own (see
+				// MetadataMutator.next).
 				Source source = this.sources.get(i);
 				String name = source.name() + "#genuine-" + i;
 				byte[] blob = MetadataMutator.renamed(source.blob(), name);
@@ -242,7 +261,8 @@ class MetadataFuzzTest {
 						continue;
 					}
 				}
-				// Partial metadata meets an agent known from its full metadata; a third of the
+				// Partial metadata meets an agent known from its full metadata; a third
+				// of the
 				// full mutants do too, which takes NIXL through its update path.
 				boolean partial = mutant.source().partial();
 				byte[] prelude = partial || preludes.nextInt(3) == 0 ? mutant.full() : new byte[0];
@@ -300,7 +320,10 @@ class MetadataFuzzTest {
 			}
 		}
 
-		/** Whether every connection info in the blob is, byte for byte, one a source agent wrote. */
+		/**
+		 * Whether every connection info in the blob is, byte for byte, one a source agent
+		 * wrote.
+		 */
 		private boolean genuineConnectionInfo(byte[] blob) {
 			for (byte[] info : MetadataMutator.connectionInfos(blob)) {
 				if (!this.genuineInfos.contains(ByteBuffer.wrap(info))) {
@@ -315,7 +338,8 @@ class MetadataFuzzTest {
 				Path file = FINDINGS.resolve("java-" + index + ".bin");
 				Files.createDirectories(FINDINGS);
 				Files.write(file, mutant.blob());
-				this.unexpected.add("mutation " + index + " " + mutant.operations() + " threw " + ex + " (" + file + ")");
+				this.unexpected
+					.add("mutation " + index + " " + mutant.operations() + " threw " + ex + " (" + file + ")");
 			}
 			else {
 				this.unexpected.add("mutation " + index + " threw " + ex.getClass().getName());
@@ -323,11 +347,14 @@ class MetadataFuzzTest {
 		}
 
 		private static ByteBuffer key(byte[] prelude, byte[] blob) {
-			return ByteBuffer.wrap(MetadataMutator.concat(MetadataMutator.concat(
-					ByteBuffer.allocate(4).putInt(prelude.length).array(), prelude), blob));
+			return ByteBuffer.wrap(MetadataMutator
+				.concat(MetadataMutator.concat(ByteBuffer.allocate(4).putInt(prelude.length).array(), prelude), blob));
 		}
 
-		/** One line per record: index, result, origin; for a look at what NIXL did with each. */
+		/**
+		 * One line per record: index, result, origin; for a look at what NIXL did with
+		 * each.
+		 */
 		void writeResults(Path file, NativeLoader loader) throws IOException {
 			List<String> lines = new ArrayList<>();
 			for (int i = 0; i < this.records.size(); i++) {
@@ -379,8 +406,8 @@ class MetadataFuzzTest {
 	}
 
 	/**
-	 * Runs {@link MetadataLoadChild} over the records, restarting it after the record it died
-	 * on, which becomes a crash finding.
+	 * Runs {@link MetadataLoadChild} over the records, restarting it after the record it
+	 * died on, which becomes a crash finding.
 	 */
 	private static final class NativeLoader {
 
@@ -436,23 +463,24 @@ class MetadataFuzzTest {
 				next = runChild(next, this.records.size(), deadline);
 			}
 			this.unfinished = this.records.size() - next;
-			// A crash can be the late effect of an earlier record; load each crashing record alone to tell.
+			// A crash can be the late effect of an earlier record; load each crashing
+			// record alone to tell.
 			for (int i = 0; i < Math.min(this.crashed.size(), 5) && System.nanoTime() < deadline; i++) {
 				int index = this.crashed.get(i);
 				try (ChildJvm child = loader(index, index + 1)) {
 					boolean ready = "ready".equals(child.next(CHILD_START));
 					String line = ready ? child.next(PER_RECORD) : null;
-					this.notes.add("crash at record " + index + (!ready ? ": the rerun did not start"
-							: line != null && line.startsWith(index + " ") ? " did not recur when loaded alone (" + line + ")"
-									: " recurs when loaded alone"));
+					this.notes.add("crash at record " + index
+							+ (!ready ? ": the rerun did not start" : line != null && line.startsWith(index + " ")
+									? " did not recur when loaded alone (" + line + ")" : " recurs when loaded alone"));
 				}
 			}
 		}
 
 		private ChildJvm loader(int from, int to) throws IOException, InterruptedException {
 			if (!this.source.isAlive()) {
-				throw new IllegalStateException("the metadata source died (" + this.source.exit() + "):\n"
-						+ this.source.logTail());
+				throw new IllegalStateException(
+						"the metadata source died (" + this.source.exit() + "):\n" + this.source.logTail());
 			}
 			this.children++;
 			return new ChildJvm(this.prefix, MetadataLoadChild.class,
@@ -465,8 +493,8 @@ class MetadataFuzzTest {
 			try (ChildJvm child = loader(from, to)) {
 				String ready = child.next(CHILD_START);
 				if (!"ready".equals(ready)) {
-					throw new IllegalStateException("the loader child did not start (" + ready + "): "
-							+ child.exit() + "\n" + child.logTail());
+					throw new IllegalStateException(
+							"the loader child did not start (" + ready + "): " + child.exit() + "\n" + child.logTail());
 				}
 				int next = from;
 				while (next < to) {
@@ -487,8 +515,8 @@ class MetadataFuzzTest {
 				String done = child.next(PER_RECORD);
 				if (!"done".equals(done)) {
 					// It died after the last record's line: while destroying its agent.
-					this.crashes.add("loader child failed after record " + (next - 1) + ", closing its agent: "
-							+ child.exit());
+					this.crashes
+						.add("loader child failed after record " + (next - 1) + ", closing its agent: " + child.exit());
 				}
 				return next;
 			}
@@ -531,7 +559,10 @@ class MetadataFuzzTest {
 
 	}
 
-	/** The signal and the frame of a native crash that the JVM reported in a log, if it did. */
+	/**
+	 * The signal and the frame of a native crash that the JVM reported in a log, if it
+	 * did.
+	 */
 	private static String nativeCrash(String log) {
 		StringBuilder crash = new StringBuilder();
 		String[] lines = log.split("\n");
@@ -548,9 +579,9 @@ class MetadataFuzzTest {
 	}
 
 	/**
-	 * A child JVM running one of the test's main classes. Protocol lines on its stdout start with
-	 * {@code '@'}; everything else it prints (UCX logs on stdout, NIXL logs and JVM crash reports on
-	 * stderr) goes to its log file.
+	 * A child JVM running one of the test's main classes. Protocol lines on its stdout
+	 * start with {@code '@'}; everything else it prints (UCX logs on stdout, NIXL logs
+	 * and JVM crash reports on stderr) goes to its log file.
 	 */
 	private static final class ChildJvm implements AutoCloseable {
 
@@ -579,7 +610,8 @@ class MetadataFuzzTest {
 			command.addAll(args);
 			ProcessBuilder builder = new ProcessBuilder(command)
 				.redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
-			// Loopback only, in the isolated namespace and outside it: UCX then publishes and
+			// Loopback only, in the isolated namespace and outside it: UCX then publishes
+			// and
 			// connects to 127.0.0.1 and nothing else.
 			builder.environment().put("UCX_NET_DEVICES", "lo");
 			this.process = builder.start();
@@ -606,7 +638,10 @@ class MetadataFuzzTest {
 			this.lines.add(EOF);
 		}
 
-		/** The next protocol line, or {@code null} at the end of the output or after the timeout. */
+		/**
+		 * The next protocol line, or {@code null} at the end of the output or after the
+		 * timeout.
+		 */
 		String next(Duration timeout) throws InterruptedException {
 			String line = this.lines.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			if (line == null) {
@@ -634,7 +669,8 @@ class MetadataFuzzTest {
 				this.process.waitFor(10, TimeUnit.SECONDS);
 				return "no answer within " + PER_RECORD.toSeconds() + " s, killed";
 			}
-			// What the child printed last (a crash report) is in the log once the pump is through.
+			// What the child printed last (a crash report) is in the log once the pump is
+			// through.
 			this.pump.join(5000);
 			int code = this.process.exitValue();
 			return code > 128 ? "killed by signal " + (code - 128) + " (exit " + code + ")" : "exit " + code;
@@ -653,7 +689,9 @@ class MetadataFuzzTest {
 			}
 		}
 
-		/** Closes stdin, which ends a source child, and makes sure the process is gone. */
+		/**
+		 * Closes stdin, which ends a source child, and makes sure the process is gone.
+		 */
 		@Override
 		public void close() throws InterruptedException {
 			try {
@@ -671,8 +709,8 @@ class MetadataFuzzTest {
 	}
 
 	/**
-	 * Empties a directory of an earlier run, so that what is there belongs to this one, or makes it
-	 * (crashing JVMs write their error reports to the findings directory).
+	 * Empties a directory of an earlier run, so that what is there belongs to this one,
+	 * or makes it (crashing JVMs write their error reports to the findings directory).
 	 */
 	private static Path emptyDirectory(Path directory) throws IOException {
 		if (Files.isDirectory(directory)) {
@@ -685,7 +723,10 @@ class MetadataFuzzTest {
 		return Files.createDirectories(directory);
 	}
 
-	/** Returns {@code null} if a loopback-only network namespace can be made and joined, else why not. */
+	/**
+	 * Returns {@code null} if a loopback-only network namespace can be made and joined,
+	 * else why not.
+	 */
 	private static String probeNetworkNamespace() {
 		try {
 			Process probe = new ProcessBuilder("unshare", "--net", "sh", "-c",

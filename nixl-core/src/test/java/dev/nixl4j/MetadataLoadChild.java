@@ -21,41 +21,51 @@ import java.util.Set;
 
 /**
  * Loads metadata blobs into a native NIXL agent one after the other, in a child JVM that
- * {@link MetadataFuzzTest} starts, so that a native crash ends this process instead of the test
- * run.
+ * {@link MetadataFuzzTest} starts, so that a native crash ends this process instead of
+ * the test run.
  *
- * <p>Arguments: the batch file, the first record to load and the record to stop before. The batch
- * file holds an {@code int} record count, then per record the prelude and the blob, each as an
- * {@code int} length and its bytes (see {@link #write}). The prelude, when not empty, is the
- * genuine full metadata of the blob's agent, loaded first, so that a mutated blob meets an agent
- * that is already known (partial metadata needs that; full metadata then takes NIXL's update path).
+ * <p>
+ * Arguments: the batch file, the first record to load and the record to stop before. The
+ * batch file holds an {@code int} record count, then per record the prelude and the blob,
+ * each as an {@code int} length and its bytes (see {@link #write}). The prelude, when not
+ * empty, is the genuine full metadata of the blob's agent, loaded first, so that a
+ * mutated blob meets an agent that is already known (partial metadata needs that; full
+ * metadata then takes NIXL's update path).
  *
- * <p>Output, one line each, starting with {@code '@'} (UCX logs to stdout as well):
- * {@code @ready} once the agent exists, then per record {@code @<index> LOADED <name as UTF-8 hex>},
- * {@code @<index> REFUSED <status>}, {@code @<index> PRELUDE-REFUSED <status>} or
- * {@code @<index> ERROR <exception>}, with notes appended (see {@link #forgetRemotes()}), and
- * {@code @done} at the end. A record's line is printed only after everything loaded for it has been
- * invalidated again, so a missing line points at the record that was being processed.
+ * <p>
+ * Output, one line each, starting with {@code '@'} (UCX logs to stdout as well):
+ * {@code @ready} once the agent exists, then per record
+ * {@code @<index> LOADED <name as UTF-8 hex>}, {@code @<index> REFUSED <status>},
+ * {@code @<index> PRELUDE-REFUSED <status>} or {@code @<index> ERROR <exception>}, with
+ * notes appended (see {@link #forgetRemotes()}), and {@code @done} at the end. A record's
+ * line is printed only after everything loaded for it has been invalidated again, so a
+ * missing line points at the record that was being processed.
  */
 public final class MetadataLoadChild {
 
 	/** The name of the child's agent (a mutant may claim it). */
 	static final String AGENT_NAME = "fuzz-loader";
 
-	/** How many peers (or their UCX connections) may stay behind before the agent is replaced. */
+	/**
+	 * How many peers (or their UCX connections) may stay behind before the agent is
+	 * replaced.
+	 */
 	private static final int MAX_LEFTOVERS = 64;
 
 	private NixlAgent agent = newAgent();
 
-	/** Names nixl4j lists that NIXL does not know (or knows by other bytes): nothing to invalidate. */
+	/**
+	 * Names nixl4j lists that NIXL does not know (or knows by other bytes): nothing to
+	 * invalidate.
+	 */
 	private final Set<String> gone = new HashSet<>();
 
 	/** What stayed behind in the native agent since it was created. */
 	private int leftovers;
 
 	/**
-	 * The name under which nixl4j lists the peer of the last load, when NIXL registered it under
-	 * other bytes, else {@code null}.
+	 * The name under which nixl4j lists the peer of the last load, when NIXL registered
+	 * it under other bytes, else {@code null}.
 	 */
 	private String alias;
 
@@ -71,7 +81,8 @@ public final class MetadataLoadChild {
 		List<byte[][]> records = read(Path.of(args[0]));
 		int from = Integer.parseInt(args[1]);
 		int to = Math.min(records.size(), Integer.parseInt(args[2]));
-		// stdout carries the protocol; UCX prints its log there too, so protocol lines start with '@'.
+		// stdout carries the protocol; UCX prints its log there too, so protocol lines
+		// start with '@'.
 		PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 		MetadataLoadChild child = new MetadataLoadChild();
 		out.println("@ready");
@@ -82,7 +93,8 @@ public final class MetadataLoadChild {
 				result = child.load(record[0], record[1]) + child.forgetRemotes();
 			}
 			catch (RuntimeException ex) {
-				// A Java failure is a finding of its own; it must not pass for a native crash.
+				// A Java failure is a finding of its own; it must not pass for a native
+				// crash.
 				result = "ERROR " + oneLine(ex);
 				child.replaceAgent();
 			}
@@ -93,7 +105,8 @@ public final class MetadataLoadChild {
 	}
 
 	private static NixlAgent newAgent() {
-		// NIXL's progress thread stays on, as in production, but does not spin: the machine is small.
+		// NIXL's progress thread stays on, as in production, but does not spin: the
+		// machine is small.
 		return NixlAgent.create(AgentConfig.builder(AGENT_NAME)
 			.engine(Engine.NATIVE)
 			.nativeProgressDelay(Duration.ofMillis(1))
@@ -113,7 +126,8 @@ public final class MetadataLoadChild {
 			}
 			String name = this.agent.loadRemoteMetadata(AgentMetadata.of(blob));
 			byte[] nameBytes = name.getBytes(StandardCharsets.UTF_8);
-			// A name with a NUL or with bytes that are not UTF-8 does not survive the trip into Java.
+			// A name with a NUL or with bytes that are not UTF-8 does not survive the
+			// trip into Java.
 			if (!Arrays.equals(nameBytes, MetadataMutator.fields(blob).getFirst().value)) {
 				this.alias = name;
 			}
@@ -136,17 +150,18 @@ public final class MetadataLoadChild {
 	}
 
 	/**
-	 * Invalidates every loaded peer, so that the next record meets a clean agent. What cannot be
-	 * invalidated stays behind under a name no later record uses (each record has its own); the
-	 * agent is replaced once too much has piled up.
-	 * @return what the result line should add: {@code " ALIAS"} when the peer was loaded under a
-	 * name nixl4j cannot address, {@code " DROPPED"} when NIXL had already forgotten a peer,
-	 * {@code " RESET"} when the agent was replaced
+	 * Invalidates every loaded peer, so that the next record meets a clean agent. What
+	 * cannot be invalidated stays behind under a name no later record uses (each record
+	 * has its own); the agent is replaced once too much has piled up.
+	 * @return what the result line should add: {@code " ALIAS"} when the peer was loaded
+	 * under a name nixl4j cannot address, {@code " DROPPED"} when NIXL had already
+	 * forgotten a peer, {@code " RESET"} when the agent was replaced
 	 */
 	private String forgetRemotes() {
 		StringBuilder notes = new StringBuilder();
 		if (this.alias != null) {
-			// Invalidating by the name nixl4j has would not reach the peer NIXL registered.
+			// Invalidating by the name nixl4j has would not reach the peer NIXL
+			// registered.
 			this.gone.add(this.alias);
 			this.leftovers++;
 			notes.append(" ALIAS");
@@ -162,7 +177,8 @@ public final class MetadataLoadChild {
 				if (ex.status() != NixlStatus.ERROR_NOT_FOUND || this.agent.hasRemoteMetadata(remote)) {
 					throw ex;
 				}
-				// A failed update made NIXL drop the peer it had loaded (keeping its UCX connection,
+				// A failed update made NIXL drop the peer it had loaded (keeping its UCX
+				// connection,
 				// which makes NIXL refuse that name from now on); nixl4j still lists it.
 				this.gone.add(remote);
 				this.leftovers++;

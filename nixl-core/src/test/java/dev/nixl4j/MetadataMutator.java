@@ -13,22 +13,26 @@ import dev.nixl4j.testsupport.Bytes;
 /**
  * Seeded mutations of NIXL metadata blobs for {@link MetadataFuzzTest}.
  *
- * <p>A genuine blob is split into its {@code nixlSerDes} fields (tag, declared length, value,
- * separator), each labelled with its {@link Role} in the grammar of
- * {@link dev.nixl4j.metadata.MetadataFraming}. Structural mutations edit that field list (names,
- * counts, memory types, descriptors, keys, tags, lengths, whole connections, sections and
- * descriptors duplicated, dropped, moved or taken from another agent) and mostly keep the framing
- * intact, so that many mutants get past the Java check and reach NIXL's own reader. Raw mutations
- * then edit the serialized bytes (bit flips, inserted and deleted bytes, truncation, duplicated
- * chunks, trailing data) and mostly break the framing.
+ * <p>
+ * A genuine blob is split into its {@code nixlSerDes} fields (tag, declared length,
+ * value, separator), each labelled with its {@link Role} in the grammar of
+ * {@link dev.nixl4j.metadata.MetadataFraming}. Structural mutations edit that field list
+ * (names, counts, memory types, descriptors, keys, tags, lengths, whole connections,
+ * sections and descriptors duplicated, dropped, moved or taken from another agent) and
+ * mostly keep the framing intact, so that many mutants get past the Java check and reach
+ * NIXL's own reader. Raw mutations then edit the serialized bytes (bit flips, inserted
+ * and deleted bytes, truncation, duplicated chunks, trailing data) and mostly break the
+ * framing.
  *
- * <p>Connection info (the {@code c} values) is mutated on purpose as well: a UCX connection info is
- * a packed UCX worker address, whose header, device and interface entries
- * {@link #connectionInfo(List)} edits with knowledge of their layout. The caller decides with
- * {@link #connectionInfos(byte[])} which mutants may reach a loader, as a changed connection info
- * makes UCX connect wherever it points.
+ * <p>
+ * Connection info (the {@code c} values) is mutated on purpose as well: a UCX connection
+ * info is a packed UCX worker address, whose header, device and interface entries
+ * {@link #connectionInfo(List)} edits with knowledge of their layout. The caller decides
+ * with {@link #connectionInfos(byte[])} which mutants may reach a loader, as a changed
+ * connection info makes UCX connect wherever it points.
  *
- * <p>Not thread-safe; one instance per seed.
+ * <p>
+ * Not thread-safe; one instance per seed.
  */
 final class MetadataMutator {
 
@@ -37,6 +41,7 @@ final class MetadataMutator {
 
 	/** Where a field sits in the grammar. */
 	enum Role {
+
 		AGENT("Agent"), CONNS("Conns"), CONN_BACKEND("t"), CONN_INFO("c"), MARKER(""), SECTION_COUNT("nixlSecElms"),
 		SECTION_BACKEND("bknd"), LIST_TYPE("nixlDList"), MEMORY_TYPE("t"), DESC_COUNT("n"), DESC("");
 
@@ -45,6 +50,7 @@ final class MetadataMutator {
 		Role(String tag) {
 			this.tag = ascii(tag);
 		}
+
 	}
 
 	/** One field; mutable, copied before each mutant. */
@@ -78,6 +84,7 @@ final class MetadataMutator {
 
 	/**
 	 * A genuine blob to mutate.
+	 *
 	 * @param name the agent that wrote it
 	 * @param blob the blob, full or partial metadata
 	 * @param full the same agent's full metadata (the blob itself unless it is partial)
@@ -92,9 +99,11 @@ final class MetadataMutator {
 
 	/**
 	 * A mutant.
+	 *
 	 * @param source the genuine blob it was made from
 	 * @param blob the mutant
-	 * @param full the full metadata of the source's agent under the name the mutant started with
+	 * @param full the full metadata of the source's agent under the name the mutant
+	 * started with
 	 * @param operations the operations that made it
 	 */
 	record Mutant(Source source, byte[] blob, byte[] full, List<String> operations) {
@@ -103,8 +112,8 @@ final class MetadataMutator {
 	private static final String[] BACKEND_NAMES = { "UCX", "POSIX", "GDS", "GDS_MT", "LIBFABRIC", "OBJ", "UCCL",
 			"Mooncake", "ucx", "UCX ", "U", "UCX\0GDS", "\u00dcCX" };
 
-	private static final String[] LITERALS = { "MemSectio", "MemSectionX", "memsection", "nixlBDList",
-			"nixlSDLisT", "nixlXferDList", "nixlMetaDList", "", "nixlSDList\0" };
+	private static final String[] LITERALS = { "MemSectio", "MemSectionX", "memsection", "nixlBDList", "nixlSDLisT",
+			"nixlXferDList", "nixlMetaDList", "", "nixlSDList\0" };
 
 	private final Random random;
 
@@ -115,7 +124,8 @@ final class MetadataMutator {
 
 	/**
 	 * Creates a mutator.
-	 * @param seed the seed; the same seed makes the same operations on sources of the same shape
+	 * @param seed the seed; the same seed makes the same operations on sources of the
+	 * same shape
 	 * @param sources genuine blobs
 	 */
 	MetadataMutator(long seed, List<Source> sources) {
@@ -131,10 +141,10 @@ final class MetadataMutator {
 	}
 
 	/**
-	 * Makes the next mutant: one to three operations, structural ones first, on a source whose
-	 * agent was renamed first. NIXL 1.5.1 keeps a UCX connection behind when a load fails after
-	 * the connection info and then refuses that agent name for good; a fresh name per mutant
-	 * keeps one mutant's failure from deciding how the next one loads.
+	 * Makes the next mutant: one to three operations, structural ones first, on a source
+	 * whose agent was renamed first. NIXL 1.5.1 keeps a UCX connection behind when a load
+	 * fails after the connection info and then refuses that agent name for good; a fresh
+	 * name per mutant keeps one mutant's failure from deciding how the next one loads.
 	 * @param name the agent name the mutant starts from
 	 * @return the mutant
 	 */
@@ -175,7 +185,8 @@ final class MetadataMutator {
 	// ---- structural mutations, on the field list
 
 	private String structural(List<Field> fields) {
-		// Each case returns null when the blob has nothing it applies to; then another is tried.
+		// Each case returns null when the blob has nothing it applies to; then another is
+		// tried.
 		for (int attempt = 0; attempt < 20; attempt++) {
 			String done = switch (this.random.nextInt(18)) {
 				case 0 -> agentName(fields);
@@ -234,7 +245,8 @@ final class MetadataMutator {
 		if (field == null) {
 			return null;
 		}
-		// Mostly the five valid types, so that such sections reach NIXL; some invalid ones for the Java check.
+		// Mostly the five valid types, so that such sections reach NIXL; some invalid
+		// ones for the Java check.
 		int[] choices = { 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 7, 255, -1, 0x100, Integer.MIN_VALUE,
 				this.random.nextInt() };
 		field.value = u32(choices[this.random.nextInt(choices.length)]);
@@ -249,9 +261,8 @@ final class MetadataMutator {
 		}
 		int choice = this.random.nextInt(BACKEND_NAMES.length + 3);
 		field.value = choice < BACKEND_NAMES.length ? utf8(BACKEND_NAMES[choice])
-				: choice == BACKEND_NAMES.length ? new byte[0]
-						: choice == BACKEND_NAMES.length + 1 ? ascii("X".repeat(300))
-								: randomBytes(1 + this.random.nextInt(16));
+				: choice == BACKEND_NAMES.length ? new byte[0] : choice == BACKEND_NAMES.length + 1
+						? ascii("X".repeat(300)) : randomBytes(1 + this.random.nextInt(16));
 		field.length = null;
 		return "backend-name";
 	}
@@ -293,7 +304,8 @@ final class MetadataMutator {
 				if (keyLength == 0) {
 					return null;
 				}
-				// A byte of a key set to an extreme value: lengths and counts inside the key.
+				// A byte of a key set to an extreme value: lengths and counts inside the
+				// key.
 				byte[] extremes = { 0, (byte) 0xff, (byte) 0x7f, (byte) 0x80, 1 };
 				value[24 + this.random.nextInt(keyLength)] = extremes[this.random.nextInt(extremes.length)];
 				return "key-byte";
@@ -303,7 +315,8 @@ final class MetadataMutator {
 				return "key-random";
 			}
 			case 8 -> {
-				// The ninth byte of a UCX remote key is its UCX memory type; the values around the last one.
+				// The ninth byte of a UCX remote key is its UCX memory type; the values
+				// around the last one.
 				if (keyLength < 9) {
 					return null;
 				}
@@ -321,13 +334,14 @@ final class MetadataMutator {
 	}
 
 	/**
-	 * Edits a connection info. UCX connection info is a packed UCX worker address (UCX 1.23,
-	 * {@code src/ucp/wireup/address.c}): a header (v1: version 0 and flags in one byte; v2:
-	 * version 1 and release, then a flags byte), a UUID, a worker name if flagged, then per device
-	 * an md byte, a length byte with flags, optional path count and system device, the device
-	 * address, and per interface a checksum, attributes (v1: 16 bytes, v2: 8), a length byte with
-	 * flags and the interface address. Most edits hit one of those fields with a value UCX reads
-	 * differently; the rest damage the bytes in general.
+	 * Edits a connection info. UCX connection info is a packed UCX worker address (UCX
+	 * 1.23, {@code src/ucp/wireup/address.c}): a header (v1: version 0 and flags in one
+	 * byte; v2: version 1 and release, then a flags byte), a UUID, a worker name if
+	 * flagged, then per device an md byte, a length byte with flags, optional path count
+	 * and system device, the device address, and per interface a checksum, attributes
+	 * (v1: 16 bytes, v2: 8), a length byte with flags and the interface address. Most
+	 * edits hit one of those fields with a value UCX reads differently; the rest damage
+	 * the bytes in general.
 	 */
 	private String connectionInfo(List<Field> fields) {
 		Field field = any(fields, Role.CONN_INFO);
@@ -360,7 +374,8 @@ final class MetadataMutator {
 										: (byte) this.random.nextInt(256);
 			}
 			case 6 -> {
-				// Inside a device or interface address, or the attributes: what the transport reads.
+				// Inside a device or interface address, or the attributes: what the
+				// transport reads.
 				List<int[]> ranges = new ArrayList<>();
 				for (int[] entry : layout) {
 					if (entry[1] > 0) {
@@ -386,7 +401,8 @@ final class MetadataMutator {
 				value = this.random.nextBoolean() ? ascii("x") : randomBytes(1 + this.random.nextInt(24));
 			}
 			default -> {
-				// Another agent's genuine connection info: maybe the other address format.
+				// Another agent's genuine connection info: maybe the other address
+				// format.
 				Source other = this.sources.get(this.random.nextInt(this.sources.size()));
 				List<byte[]> infos = connectionInfos(other.blob());
 				if (infos.isEmpty()) {
@@ -401,9 +417,10 @@ final class MetadataMutator {
 	}
 
 	/**
-	 * The structural bytes of a UCX worker address, read as UCX 1.23 writes it (v1 or v2, default
-	 * mode): per entry its offset and the length of the data it announces (a device or interface
-	 * address, attributes) or 0. Stops quietly where the address does not follow the layout.
+	 * The structural bytes of a UCX worker address, read as UCX 1.23 writes it (v1 or v2,
+	 * default mode): per entry its offset and the length of the data it announces (a
+	 * device or interface address, attributes) or 0. Stops quietly where the address does
+	 * not follow the layout.
 	 */
 	static List<int[]> ucxLayout(byte[] address) {
 		List<int[]> layout = new ArrayList<>();
@@ -617,8 +634,7 @@ final class MetadataMutator {
 
 	private String syntheticSection(List<Field> fields) {
 		List<Field> section = new ArrayList<>();
-		String backend = this.random.nextInt(4) == 0 ? BACKEND_NAMES[this.random.nextInt(BACKEND_NAMES.length)]
-				: "UCX";
+		String backend = this.random.nextInt(4) == 0 ? BACKEND_NAMES[this.random.nextInt(BACKEND_NAMES.length)] : "UCX";
 		section.add(new Field(Role.SECTION_BACKEND, Role.SECTION_BACKEND.tag, utf8(backend)));
 		section.add(new Field(Role.LIST_TYPE, Role.LIST_TYPE.tag, ascii("nixlSDList")));
 		section.add(new Field(Role.MEMORY_TYPE, Role.MEMORY_TYPE.tag, u32(this.random.nextInt(5))));
@@ -700,8 +716,9 @@ final class MetadataMutator {
 	// ---- the field model
 
 	/**
-	 * Splits a blob that {@link dev.nixl4j.metadata.MetadataFraming} accepts into its fields. The
-	 * grammar is written out again here on purpose: the test must not trust the parser it tests.
+	 * Splits a blob that {@link dev.nixl4j.metadata.MetadataFraming} accepts into its
+	 * fields. The grammar is written out again here on purpose: the test must not trust
+	 * the parser it tests.
 	 * @param blob a well-formed blob
 	 * @return its fields, in order
 	 */
@@ -789,7 +806,10 @@ final class MetadataMutator {
 
 	}
 
-	/** The groups that repeat: connections, sections and descriptors, as [start, end) indices. */
+	/**
+	 * The groups that repeat: connections, sections and descriptors, as [start, end)
+	 * indices.
+	 */
 	private List<int[]> groups(List<Field> fields) {
 		Role[] kinds = { Role.CONN_BACKEND, Role.SECTION_BACKEND, Role.DESC };
 		for (int attempt = 0; attempt < kinds.length; attempt++) {

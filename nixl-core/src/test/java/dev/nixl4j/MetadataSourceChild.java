@@ -12,17 +12,19 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Native agents whose metadata {@link MetadataFuzzTest} mutates, in a child JVM that shares the
- * network namespace of the {@link MetadataLoadChild} processes: the connection info in the
- * metadata must be reachable from where it is loaded, and in an isolated namespace only an agent
- * inside it is.
+ * Native agents whose metadata {@link MetadataFuzzTest} mutates, in a child JVM that
+ * shares the network namespace of the {@link MetadataLoadChild} processes: the connection
+ * info in the metadata must be reachable from where it is loaded, and in an isolated
+ * namespace only an agent inside it is.
  *
- * <p>The shapes: an agent without registrations, one with a single region, one with many (in
- * one registration, in several, and on device id 3), partial metadata of some registrations, and
- * an agent whose UCX writes the v2 address format with its worker name.
- * Output: per blob {@code @source <agent> <base64 blob> <base64 full metadata of the agent>},
- * then {@code @ready}. The agents stay up until stdin closes, as their connection info must stay
- * live while the mutants are loaded.
+ * <p>
+ * The shapes: an agent without registrations, one with a single region, one with many (in
+ * one registration, in several, and on device id 3), partial metadata of some
+ * registrations, and an agent whose UCX writes the v2 address format with its worker
+ * name. Output: per blob
+ * {@code @source <agent> <base64 blob> <base64 full metadata of the agent>}, then
+ * {@code @ready}. The agents stay up until stdin closes, as their connection info must
+ * stay live while the mutants are loaded.
  */
 public final class MetadataSourceChild {
 
@@ -37,7 +39,8 @@ public final class MetadataSourceChild {
 	 * @throws Exception on failure
 	 */
 	public static void main(String[] args) throws Exception {
-		// stdout carries the protocol; UCX prints its log there too, so protocol lines start with '@'.
+		// stdout carries the protocol; UCX prints its log there too, so protocol lines
+		// start with '@'.
 		PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 		List<NixlAgent> agents = new ArrayList<>();
 		try (Arena arena = Arena.ofShared()) {
@@ -72,7 +75,8 @@ public final class MetadataSourceChild {
 				print(out, "fuzz-many", many.localMetadata(batch, device3).toByteArray(), manyFull);
 				print(out, "fuzz-many", many.localMetadata(device3).toByteArray(), manyFull);
 
-				// UCX's other address format (NIXL's choice on EFA hosts), with the worker name in it.
+				// UCX's other address format (NIXL's choice on EFA hosts), with the
+				// worker name in it.
 				NixlAgent v2 = agent("fuzz-v2", agents,
 						Map.of("engine_config", "ADDRESS_VERSION=v2,ADDRESS_DEBUG_INFO=y"));
 				v2.register(arena.allocate(MIB, 64));
@@ -97,7 +101,8 @@ public final class MetadataSourceChild {
 	}
 
 	private static NixlAgent agent(String name, List<NixlAgent> agents, Map<String, String> ucxParameters) {
-		// No progress thread: the agents only publish metadata, and spinning threads would
+		// No progress thread: the agents only publish metadata, and spinning threads
+		// would
 		// starve the loaders on a small machine.
 		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name)
 			.engine(Engine.NATIVE)

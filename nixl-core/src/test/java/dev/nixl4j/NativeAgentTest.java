@@ -54,9 +54,8 @@ class NativeAgentTest {
 	@Test
 	void anUnknownPluginFailsWithAClearError() {
 		try (NixlAgent agent = agent("unknown-plugin")) {
-			assertThatThrownBy(() -> agent.pluginInfo("NO_SUCH_PLUGIN"))
-				.isInstanceOfSatisfying(NixlException.class,
-						ex -> assertThat(ex.getMessage()).contains("NO_SUCH_PLUGIN").contains("available: ["));
+			assertThatThrownBy(() -> agent.pluginInfo("NO_SUCH_PLUGIN")).isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.getMessage()).contains("NO_SUCH_PLUGIN").contains("available: ["));
 			assertThatThrownBy(() -> agent.createBackend("NO_SUCH_PLUGIN", Map.of()))
 				.isInstanceOfSatisfying(NixlException.class, ex -> {
 					assertThat(ex.operation()).isEqualTo("create_backend");
@@ -67,14 +66,15 @@ class NativeAgentTest {
 
 	@Test
 	void anAgentWhoseConfiguredBackendFailsIsNotCreated() {
-		assertThatThrownBy(() -> agent("broken-backend", BackendConfig.of("NO_SUCH_PLUGIN")))
-			.isInstanceOfSatisfying(NixlException.class,
-					ex -> assertThat(ex.getMessage()).contains("create_backend").contains("broken-backend"));
+		assertThatThrownBy(() -> agent("broken-backend", BackendConfig.of("NO_SUCH_PLUGIN"))).isInstanceOfSatisfying(
+				NixlException.class,
+				ex -> assertThat(ex.getMessage()).contains("create_backend").contains("broken-backend"));
 	}
 
 	@Test
 	void aConfiguredNativeBackendThatCannotBeCreatedIsNamedByType() {
-		assertThatThrownBy(() -> agent("named-broken-backend", BackendConfig.of("UCX"), BackendConfig.of("NO_SUCH_PLUGIN")))
+		assertThatThrownBy(
+				() -> agent("named-broken-backend", BackendConfig.of("UCX"), BackendConfig.of("NO_SUCH_PLUGIN")))
 			.isInstanceOfSatisfying(BackendCreationException.class, ex -> {
 				assertThat(ex.backend()).isEqualTo("NO_SUCH_PLUGIN");
 				assertThat(ex.index()).hasValue(1);
@@ -87,11 +87,11 @@ class NativeAgentTest {
 	void registeringMemoryNoBackendSupportsFailsClearly() {
 		try (NixlAgent agent = agent("no-backends", new BackendConfig[0]);
 				java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-			assertThatThrownBy(() -> agent.register(arena.allocate(4096)))
-				.isInstanceOfSatisfying(NixlException.class, ex -> {
-					assertThat(ex.operation()).isEqualTo("register_mem");
-					assertThat(ex.getMessage()).contains("DRAM");
-				});
+			assertThatThrownBy(() -> agent.register(arena.allocate(4096))).isInstanceOfSatisfying(NixlException.class,
+					ex -> {
+						assertThat(ex.operation()).isEqualTo("register_mem");
+						assertThat(ex.getMessage()).contains("DRAM");
+					});
 			assertThat(agent.registrations()).isEmpty();
 		}
 	}

@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 /**
- * The shared duration checks, and the configurations that use them: a refused value names the
- * setting and says what is allowed, in the same words everywhere.
+ * The shared duration checks, and the configurations that use them: a refused value names
+ * the setting and says what is allowed, in the same words everywhere.
  */
 @Timeout(10)
 class SettingChecksTest {

@@ -36,12 +36,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * Native NIXL with the peer in another process ({@link PeerProcess}): metadata crosses the child's
- * pipe, data crosses UCX, and every byte is checked, on the peer by its CRC32C and locally by the
- * pattern. Failure cases use the real thing too: a peer killed with SIGKILL in the middle of a
- * stream of transfers, and a peer stopped with SIGSTOP so that a transfer with it stays in flight.
+ * Native NIXL with the peer in another process ({@link PeerProcess}): metadata crosses
+ * the child's pipe, data crosses UCX, and every byte is checked, on the peer by its
+ * CRC32C and locally by the pattern. Failure cases use the real thing too: a peer killed
+ * with SIGKILL in the middle of a stream of transfers, and a peer stopped with SIGSTOP so
+ * that a transfer with it stays in flight.
  *
- * <p>No assertion depends on timing; deadlines only keep a broken build from hanging.
+ * <p>
+ * No assertion depends on timing; deadlines only keep a broken build from hanging.
  */
 class TwoProcessNativeTest {
 
@@ -66,7 +68,9 @@ class TwoProcessNativeTest {
 		this.resources.push(this.arena);
 	}
 
-	/** Closes in reverse order of creation: peers, then agents, then the memory they used. */
+	/**
+	 * Closes in reverse order of creation: peers, then agents, then the memory they used.
+	 */
 	@AfterEach
 	void closeResources() throws Exception {
 		while (!this.resources.isEmpty()) {
@@ -97,10 +101,11 @@ class TwoProcessNativeTest {
 	}
 
 	/**
-	 * The UCX transports a peer offers. By default UCX on one host reads and writes the peer's
-	 * memory with cross-memory attach (process_vm_readv/writev) where the kernel allows it: the
-	 * peer's CPU takes no part, so even a stopped peer serves a READ. Without CMA, UCX emulates
-	 * one-sided operations with messages (shared memory or TCP) that the peer's agent answers.
+	 * The UCX transports a peer offers. By default UCX on one host reads and writes the
+	 * peer's memory with cross-memory attach (process_vm_readv/writev) where the kernel
+	 * allows it: the peer's CPU takes no part, so even a stopped peer serves a READ.
+	 * Without CMA, UCX emulates one-sided operations with messages (shared memory or TCP)
+	 * that the peer's agent answers.
 	 */
 	enum PeerTransports {
 
@@ -144,8 +149,7 @@ class TwoProcessNativeTest {
 		peer.fill(22);
 		long filled = peer.crc();
 		assertThat(filled).as("the peer holds new data").isNotEqualTo(PeerMain.crc(local));
-		try (Transfer read = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
-				null)) {
+		try (Transfer read = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
 			read.await(WAIT);
 			assertThat(read.state()).isEqualTo(TransferState.COMPLETED);
 		}
@@ -154,14 +158,14 @@ class TwoProcessNativeTest {
 	}
 
 	/**
-	 * The peer never loads the initiator's metadata: NIXL delivers a transfer's notification over
-	 * the connection the initiator opened, so the target needs not know the initiator.
+	 * The peer never loads the initiator's metadata: NIXL delivers a transfer's
+	 * notification over the connection the initiator opened, so the target needs not know
+	 * the initiator.
 	 */
 	@ParameterizedTest
 	@EnumSource(PeerTransports.class)
 	@Timeout(value = 180, unit = TimeUnit.SECONDS)
-	void aNotificationReachesThePeerProcessOnlyAfterTheWrittenDataLanded(PeerTransports transports)
-			throws Exception {
+	void aNotificationReachesThePeerProcessOnlyAfterTheWrittenDataLanded(PeerTransports transports) throws Exception {
 		long size = 32 * MiB;
 		PeerProcess peer = peer(uniqueName("peer"), size, 31, transports);
 		NixlAgent agent = agent(builder -> {
@@ -177,7 +181,8 @@ class TwoProcessNativeTest {
 					tag.getBytes(StandardCharsets.UTF_8))) {
 				write.await(WAIT);
 			}
-			// the peer computes its checksum the moment its agent hands the notification over
+			// the peer computes its checksum the moment its agent hands the notification
+			// over
 			assertThat(answer.get(WAIT.toSeconds() + 10, TimeUnit.SECONDS))
 				.as("round %d: notification and the peer's checksum when it arrived", round)
 				.isEqualTo("NOTIF " + tag + " " + PeerMain.crc(local));
@@ -193,8 +198,9 @@ class TwoProcessNativeTest {
 	}
 
 	/**
-	 * READs of the peer's first block and WRITEs of its second, one after the other, each awaited
-	 * with a deadline; after the peer died it stops by itself once enough transfers have started.
+	 * READs of the peer's first block and WRITEs of its second, one after the other, each
+	 * awaited with a deadline; after the peer died it stops by itself once enough
+	 * transfers have started.
 	 */
 	private static final class TransferStream implements Runnable {
 
@@ -295,8 +301,7 @@ class TwoProcessNativeTest {
 	@ParameterizedTest
 	@EnumSource(PeerTransports.class)
 	@Timeout(value = 300, unit = TimeUnit.SECONDS)
-	void aPeerKilledMidStreamFailsEveryLaterTransferAndTheAgentRecovers(PeerTransports transports)
-			throws Exception {
+	void aPeerKilledMidStreamFailsEveryLaterTransferAndTheAgentRecovers(PeerTransports transports) throws Exception {
 		long block = 4 * MiB;
 		long peerSeed = 41;
 		int warmUp = 20;
@@ -304,7 +309,8 @@ class TwoProcessNativeTest {
 		Duration perTransfer = Duration.ofSeconds(15);
 		String deadName = uniqueName("peer");
 		PeerProcess peer = peer(deadName, 2 * block, peerSeed, transports);
-		// a transfer in flight to a dead peer ends STALLED at the latest, should NIXL never report
+		// a transfer in flight to a dead peer ends STALLED at the latest, should NIXL
+		// never report
 		NixlAgent agent = agent(builder -> builder.stallTimeout(Duration.ofSeconds(5)));
 		MemorySegment local = memory(2 * block, 1);
 		agent.register(local);
@@ -314,11 +320,13 @@ class TwoProcessNativeTest {
 		Thread thread = Thread.ofPlatform().daemon(true).name("transfer-stream").start(stream);
 		long killedAt;
 		try {
-			assertThat(stream.warmedUp.await(120, TimeUnit.SECONDS)).as("%d transfers before the kill", warmUp).isTrue();
+			assertThat(stream.warmedUp.await(120, TimeUnit.SECONDS)).as("%d transfers before the kill", warmUp)
+				.isTrue();
 			killedAt = System.nanoTime();
 			peer.kill();
 			stream.peerGoneAt.set(System.nanoTime());
-			// every transfer ends by its own deadline, so the stream ends after afterDeath more of them
+			// every transfer ends by its own deadline, so the stream ends after
+			// afterDeath more of them
 			assertThat(thread.join(perTransfer.multipliedBy(afterDeath + 1))).as("the transfer stream ended").isTrue();
 		}
 		finally {
@@ -332,7 +340,8 @@ class TwoProcessNativeTest {
 		boolean stillKnown = agent.hasRemoteMetadata(deadName);
 		report(transports, stream.outcomes, killedAt, goneAt, stillKnown);
 		assertThat(before).hasSizeGreaterThanOrEqualTo(warmUp)
-			.allSatisfy(o -> assertThat(o.failure()).as("transfer %d before the kill: %s", o.index(), o.detail()).isNull());
+			.allSatisfy(
+					o -> assertThat(o.failure()).as("transfer %d before the kill: %s", o.index(), o.detail()).isNull());
 		assertThat(stream.outcomes).filteredOn(o -> o.failure() == null)
 			.allSatisfy(o -> assertThat(o.verified()).as("transfer %d moved the right bytes", o.index()).isTrue());
 		assertThat(after).hasSizeGreaterThanOrEqualTo(afterDeath)
@@ -341,7 +350,8 @@ class TwoProcessNativeTest {
 		assertThat(agent.inFlightTransfers()).as("nothing left in flight").isEmpty();
 		assertThat(agent.registrations()).allSatisfy(r -> assertThat(r.inFlightTransfers()).isZero());
 
-		// the agent keeps working: forget the dead peer, then talk to a new one and to a restarted one
+		// the agent keeps working: forget the dead peer, then talk to a new one and to a
+		// restarted one
 		assertThat(agent.remoteAgents().contains(deadName)).as("listed as NIXL knows it").isEqualTo(stillKnown);
 		if (stillKnown) {
 			agent.invalidateRemoteMetadata(deadName);
@@ -368,8 +378,7 @@ class TwoProcessNativeTest {
 		}
 		assertThat(peer.crc()).as("%s after the WRITE", peer.name()).isEqualTo(PeerMain.crc(local));
 		peer.fill(readSeed);
-		try (Transfer read = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
-				null)) {
+		try (Transfer read = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(), null)) {
 			read.await(WAIT);
 		}
 		assertThat(Bytes.hasPattern(local, readSeed)).as("READ from %s", peer.name()).isTrue();
@@ -428,15 +437,17 @@ class TwoProcessNativeTest {
 	}
 
 	// ---------------------------------------------------------------------------------------
-	// a peer stopped with SIGSTOP: without cross-memory attach, a transfer with it stays in flight
+	// a peer stopped with SIGSTOP: without cross-memory attach, a transfer with it stays
+	// in flight
 
 	/**
-	 * A stopped peer without CMA, an agent that knows it, and twice the peer's size of local
-	 * memory: transfers under test use the first half; the spare half checks that the agent works
-	 * afterwards, apart from where a released request's late data might still land.
+	 * A stopped peer without CMA, an agent that knows it, and twice the peer's size of
+	 * local memory: transfers under test use the first half; the spare half checks that
+	 * the agent works afterwards, apart from where a released request's late data might
+	 * still land.
 	 */
-	private record Paused(NixlAgent agent, PeerProcess peer, MemorySegment local, Registration registration,
-			long block, long seed) {
+	private record Paused(NixlAgent agent, PeerProcess peer, MemorySegment local, Registration registration, long block,
+			long seed) {
 
 		MemorySegment subject() {
 			return this.local.asSlice(0, this.block);
@@ -448,7 +459,10 @@ class TwoProcessNativeTest {
 
 	}
 
-	/** Warms the connection up with a verified READ into the spare half, then stops the peer. */
+	/**
+	 * Warms the connection up with a verified READ into the spare half, then stops the
+	 * peer.
+	 */
 	private Paused pausedPeer(Consumer<AgentConfig.Builder> customizer, long seed) throws IOException {
 		long block = 8 * MiB;
 		PeerProcess peer = peer(uniqueName("peer"), block, seed, PeerTransports.NO_CMA);
@@ -464,14 +478,17 @@ class TwoProcessNativeTest {
 
 	private void readIntoSpare(Paused p, long expectedSeed) {
 		p.spare().fill((byte) 0);
-		try (Transfer read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.spare()), p.peer.region(),
-				p.peer.name(), null)) {
+		try (Transfer read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.spare()), p.peer.region(), p.peer.name(),
+				null)) {
 			read.await(WAIT);
 		}
 		assertThat(Bytes.hasPattern(p.spare(), expectedSeed)).as("READ into the spare half").isTrue();
 	}
 
-	/** After resume: the agent and the connection work again, checked with fresh data both ways. */
+	/**
+	 * After resume: the agent and the connection work again, checked with fresh data both
+	 * ways.
+	 */
 	private void worksAgain(Paused p, long seed) {
 		p.peer.fill(seed);
 		readIntoSpare(p, seed);
@@ -496,8 +513,8 @@ class TwoProcessNativeTest {
 		else {
 			Bytes.fill(p.subject(), 52);
 		}
-		Transfer transfer = p.agent.createTransfer(op, DescriptorList.of(p.subject()), p.peer.region(),
-				p.peer.name(), null);
+		Transfer transfer = p.agent.createTransfer(op, DescriptorList.of(p.subject()), p.peer.region(), p.peer.name(),
+				null);
 		CompletableFuture<Transfer> done = transfer.post();
 		try {
 			assertThat(transfer.state()).isEqualTo(TransferState.IN_PROGRESS);
@@ -528,12 +545,12 @@ class TwoProcessNativeTest {
 	@Test
 	@Timeout(value = 180, unit = TimeUnit.SECONDS)
 	void aReadFromAPausedPeerEndsStalledAtTheStallLimitAndTheAgentWorksAfterResume() throws IOException {
-		// far above what the warm-up and the checks after resume take, yet short to wait for
+		// far above what the warm-up and the checks after resume take, yet short to wait
+		// for
 		Paused p = pausedPeer(builder -> builder.stallTimeout(Duration.ofSeconds(2)), 61);
 		Transfer read;
 		try {
-			read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.subject()), p.peer.region(), p.peer.name(),
-					null);
+			read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.subject()), p.peer.region(), p.peer.name(), null);
 			NixlException stalled = catchThrowableOfType(NixlException.class, () -> read.await(WAIT));
 			assertThat(stalled).as("the READ from the stopped peer ends").isNotNull();
 			assertThat(stalled.status()).isEqualTo(NixlStatus.STALLED);
@@ -560,8 +577,7 @@ class TwoProcessNativeTest {
 		}, 71);
 		Transfer read;
 		try {
-			read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.subject()), p.peer.region(), p.peer.name(),
-					null);
+			read = p.agent.transfer(XferOp.READ, DescriptorList.of(p.subject()), p.peer.region(), p.peer.name(), null);
 			assertThat(read.state()).isEqualTo(TransferState.IN_PROGRESS);
 			read.cancel();
 			assertThat(read.state()).isEqualTo(TransferState.CANCELLED);

@@ -25,16 +25,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * Starts what the consumer projects (src/it, built by maven-invoker-plugin from the installed
- * artifacts) packaged, exactly as their users start it: {@code java -jar}, no JVM flags, no
- * NIXL variables, and a fresh {@code HOME} (so a fresh {@code XDG_CACHE_HOME}) per process, so
- * nothing was extracted or fetched beforehand.
+ * Starts what the consumer projects (src/it, built by maven-invoker-plugin from the
+ * installed artifacts) packaged, exactly as their users start it: {@code java -jar}, no
+ * JVM flags, no NIXL variables, and a fresh {@code HOME} (so a fresh
+ * {@code XDG_CACHE_HOME}) per process, so nothing was extracted or fetched beforehand.
  *
- * <p>The Spring Boot application and the plain Java application must run on native NIXL, loaded
- * from the native artifact on their class path (extracted under their own fresh cache), and move
- * data between two processes byte for byte. The Spring Boot application built without the native
- * artifact runs on the embedded engine and warns once, saying how to get native NIXL. Nothing here
- * skips: on a machine where native NIXL cannot run, the native tests fail.
+ * <p>
+ * The Spring Boot application and the plain Java application must run on native NIXL,
+ * loaded from the native artifact on their class path (extracted under their own fresh
+ * cache), and move data between two processes byte for byte. The Spring Boot application
+ * built without the native artifact runs on the embedded engine and warns once, saying
+ * how to get native NIXL. Nothing here skips: on a machine where native NIXL cannot run,
+ * the native tests fail.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class ConsumerApplicationsIT {
@@ -50,13 +52,19 @@ class ConsumerApplicationsIT {
 
 	private static final Duration START_DEADLINE = Duration.ofSeconds(120);
 
-	/** The artifact a user adds to get NIXL's native libraries; the fallback warning must name it. */
+	/**
+	 * The artifact a user adds to get NIXL's native libraries; the fallback warning must
+	 * name it.
+	 */
 	private static final String NATIVE_ARTIFACT = "nixl-native-linux-x86_64";
 
 	/** A line Spring Boot's console format writes at WARN level. */
 	private static final Pattern WARN_RECORD = Pattern.compile("^\\S+\\s+WARN\\s");
 
-	/** The first line of any record of Spring Boot's console format (it starts with a timestamp). */
+	/**
+	 * The first line of any record of Spring Boot's console format (it starts with a
+	 * timestamp).
+	 */
 	private static final Pattern RECORD_START = Pattern.compile("^\\d{4}-\\d{2}-\\d{2}T");
 
 	@TempDir
@@ -107,8 +115,8 @@ class ConsumerApplicationsIT {
 					"consumer spring-boot-app: java -jar to /actuator/health UP on NATIVE: cold cache %.1f s "
 							+ "(first start, fresh HOME; registry process: %.1f s), warm cache %.1f s (second start, same HOME)%n",
 					seconds(cold), seconds(serverUp.sinceStart()), seconds(warm));
-			System.out.println("consumer spring-boot-app: Spring Boot's own count: cold " + coldStarted + ", warm "
-					+ warmStarted);
+			System.out.println(
+					"consumer spring-boot-app: Spring Boot's own count: cold " + coldStarted + ", warm " + warmStarted);
 		}
 	}
 
@@ -118,12 +126,16 @@ class ConsumerApplicationsIT {
 		Path homeReader = home("plain-reader");
 		Duration cold = readBetweenPlainProcesses("cold", homeServer, homeReader);
 		Duration warm = readBetweenPlainProcesses("warm", homeServer, homeReader);
-		System.out.printf(Locale.ROOT, "consumer plain-java-app: java -jar, READ of 1 MiB from another process, "
-				+ "checked, exit: cold cache %.1f s (fresh HOME), warm cache %.1f s (same HOME)%n", seconds(cold),
-				seconds(warm));
+		System.out.printf(Locale.ROOT,
+				"consumer plain-java-app: java -jar, READ of 1 MiB from another process, "
+						+ "checked, exit: cold cache %.1f s (fresh HOME), warm cache %.1f s (same HOME)%n",
+				seconds(cold), seconds(warm));
 	}
 
-	/** Runs a serving and a reading plain process; answers the reader's time from start to exit. */
+	/**
+	 * Runs a serving and a reading plain process; answers the reader's time from start to
+	 * exit.
+	 */
 	private Duration readBetweenPlainProcesses(String round, Path homeServer, Path homeReader) throws Exception {
 		Path exchange = Files.createDirectory(this.temp.resolve("exchange-" + round));
 		try (ConsumerProcess server = ConsumerProcess.start("plain-server-" + round, PLAIN_APP, homeServer, logs(),
@@ -135,19 +147,22 @@ class ConsumerApplicationsIT {
 			int serverStatus = server.awaitExit(Duration.ofSeconds(60));
 			assertThat(readerStatus).as("exit status of the reader\n%s", reader.logTail()).isZero();
 			assertThat(serverStatus).as("exit status of the server\n%s", server.logTail()).isZero();
-			assertThat(reader.logLines()).as(reader.logTail()).contains("VERIFIED " + (1 << 20) + " bytes from "
-					+ valueOf(server.logLines(), "serving " + (1 << 20) + " bytes as "));
+			assertThat(reader.logLines()).as(reader.logTail())
+				.contains("VERIFIED " + (1 << 20) + " bytes from "
+						+ valueOf(server.logLines(), "serving " + (1 << 20) + " bytes as "));
 			for (ConsumerProcess process : List.of(server, reader)) {
 				Path home = (process == server) ? homeServer : homeReader;
-				assertThat(valueOf(process.logLines(), "engine: ")).as("engine that %s printed\n%s", process,
-						process.logTail()).isEqualTo("NATIVE");
+				assertThat(valueOf(process.logLines(), "engine: "))
+					.as("engine that %s printed\n%s", process, process.logTail())
+					.isEqualTo("NATIVE");
 				assertThat(valueOf(process.logLines(), "library: "))
 					.as("library that %s printed: the one extracted from the class path into its fresh cache", process)
 					.contains(extractionRoot(home).toString())
 					.contains("class path");
 				assertNoNativeAccessWarning(process);
 			}
-			System.out.println("consumer plain-java-app, " + round + " reader: " + String.join(" | ", reader.logLines()));
+			System.out
+				.println("consumer plain-java-app, " + round + " reader: " + String.join(" | ", reader.logLines()));
 			return readerTime;
 		}
 	}
@@ -159,7 +174,8 @@ class ConsumerApplicationsIT {
 		int clientPort = ConsumerProcess.freePort();
 		List<ConsumerProcess> processes = new ArrayList<>();
 		try (ConsumerProcess server = ConsumerProcess.start("spring-without-native-server", SPRING_APP_WITHOUT_NATIVE,
-				home("embedded-server"), logs(), "--server.port=" + serverPort, "--nixl.metadata.http.token=" + token)) {
+				home("embedded-server"), logs(), "--server.port=" + serverPort,
+				"--nixl.metadata.http.token=" + token)) {
 			processes.add(server);
 			assertEmbedded(server, server.awaitHealthUp(serverPort, START_DEADLINE));
 			try (ConsumerProcess client = ConsumerProcess.start("spring-without-native-client",
@@ -174,9 +190,11 @@ class ConsumerApplicationsIT {
 		for (ConsumerProcess process : processes) {
 			List<String> lines = process.logLines();
 			List<String> warnings = nativeWarnings(lines);
-			assertThat(warnings).as("warnings about native NIXL in the log of %s:\n%s", process, String.join("\n", lines))
+			assertThat(warnings)
+				.as("warnings about native NIXL in the log of %s:\n%s", process, String.join("\n", lines))
 				.hasSize(1);
-			assertThat(warnings.getFirst()).as("the warning says how to get native NIXL").contains(NATIVE_ARTIFACT)
+			assertThat(warnings.getFirst()).as("the warning says how to get native NIXL")
+				.contains(NATIVE_ARTIFACT)
 				.containsIgnoringCase("embedded");
 		}
 		System.out.println("consumer spring-boot-app without " + NATIVE_ARTIFACT + ", its one warning:\n"
@@ -184,27 +202,34 @@ class ConsumerApplicationsIT {
 	}
 
 	private static void assertEmbedded(ConsumerProcess process, ConsumerProcess.Healthy up) {
-		assertThat(up.nixl().path("engine").asString()).as("engine in /actuator/health: %s\n%s", up.nixl(),
-				process.logTail()).isEqualTo("EMBEDDED");
+		assertThat(up.nixl().path("engine").asString())
+			.as("engine in /actuator/health: %s\n%s", up.nixl(), process.logTail())
+			.isEqualTo("EMBEDDED");
 	}
 
 	/**
-	 * Asserts that the agent runs on native NIXL loaded from what the process extracted from its
-	 * class path: the only NIXL under its fresh cache directory is what it extracted there.
+	 * Asserts that the agent runs on native NIXL loaded from what the process extracted
+	 * from its class path: the only NIXL under its fresh cache directory is what it
+	 * extracted there.
 	 */
 	private static void assertNativeFromClassPath(ConsumerProcess process, ConsumerProcess.Healthy up, Path home) {
 		JsonNode nixl = up.nixl();
 		assertThat(nixl.isMissingNode()).as("nixl health details in %s\n%s", up.health(), process.logTail()).isFalse();
 		assertThat(nixl.path("engine").asString()).as("engine in /actuator/health: %s\n%s", nixl, process.logTail())
 			.isEqualTo("NATIVE");
-		assertThat(nixl.toString()).as("the library, in /actuator/health, is the one extracted from the class path "
-				+ "into this process's fresh cache %s", extractionRoot(home)).contains(extractionRoot(home).toString());
+		assertThat(nixl.toString())
+			.as("the library, in /actuator/health, is the one extracted from the class path "
+					+ "into this process's fresh cache %s", extractionRoot(home))
+			.contains(extractionRoot(home).toString());
 		assertThat(nixl.path("library").path("source").asString()).as("library source in /actuator/health: %s", nixl)
 			.startsWith("class path");
 		assertThat(Files.isDirectory(extractionRoot(home))).as("%s was extracted", extractionRoot(home)).isTrue();
 	}
 
-	/** Makes the client READ the server's shared buffer through the engine and checks every byte. */
+	/**
+	 * Makes the client READ the server's shared buffer through the engine and checks
+	 * every byte.
+	 */
 	private static void assertReadsByteForByte(String engine, ConsumerProcess server, int serverPort,
 			ConsumerProcess client, int clientPort) throws Exception {
 		JsonNode buffer = server.getJson(serverPort, "/buffer");
@@ -222,9 +247,9 @@ class ConsumerApplicationsIT {
 	}
 
 	/**
-	 * Asserts that neither the JDK (a restricted method called without native access) nor nixl4j
-	 * (its advice on enabling native access) warns: the manifest's Enable-Native-Access line is
-	 * all a jar needs.
+	 * Asserts that neither the JDK (a restricted method called without native access) nor
+	 * nixl4j (its advice on enabling native access) warns: the manifest's
+	 * Enable-Native-Access line is all a jar needs.
 	 */
 	private static void assertNoNativeAccessWarning(ConsumerProcess process) {
 		List<String> lines = process.logLines();
@@ -234,14 +259,20 @@ class ConsumerApplicationsIT {
 			.noneMatch((warning) -> warning.toLowerCase(Locale.ROOT).contains("native access"));
 	}
 
-	/** Log records at WARN level (in Spring Boot's console format) that speak of native NIXL. */
+	/**
+	 * Log records at WARN level (in Spring Boot's console format) that speak of native
+	 * NIXL.
+	 */
 	private static List<String> nativeWarnings(List<String> lines) {
 		return warnings(lines).stream()
 			.filter((warning) -> warning.toLowerCase(Locale.ROOT).contains("native"))
 			.toList();
 	}
 
-	/** Log records at WARN level: a WARN line of Spring Boot's console format and its continuation lines. */
+	/**
+	 * Log records at WARN level: a WARN line of Spring Boot's console format and its
+	 * continuation lines.
+	 */
 	private static List<String> warnings(List<String> lines) {
 		List<String> warnings = new ArrayList<>();
 		for (int i = 0; i < lines.size(); i++) {
@@ -261,15 +292,19 @@ class ConsumerApplicationsIT {
 	private static Map<Path, FileTime> files(Path directory) throws IOException {
 		Map<Path, FileTime> files = new TreeMap<>();
 		try (Stream<Path> walk = Files.walk(directory)) {
-			for (Path file : walk.filter((path) -> Files.isRegularFile(path)
-					&& path.getFileName().toString().contains(".so")).toList()) {
+			for (Path file : walk
+				.filter((path) -> Files.isRegularFile(path) && path.getFileName().toString().contains(".so"))
+				.toList()) {
 				files.put(directory.relativize(file), Files.getLastModifiedTime(file));
 			}
 		}
 		return files;
 	}
 
-	/** Where a process with this home extracts the native artifact (NATIVE-LAYOUT: cache root/native). */
+	/**
+	 * Where a process with this home extracts the native artifact (NATIVE-LAYOUT: cache
+	 * root/native).
+	 */
 	private static Path extractionRoot(Path home) {
 		return home.resolve(".cache").resolve("nixl4j").resolve("native");
 	}

@@ -22,14 +22,18 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
- * A packaged consumer application started as a user starts it: {@code java -jar} from this JDK,
- * no JVM flags, and an environment without NIXL's variables or JVM options, whose {@code HOME}
- * and {@code XDG_CACHE_HOME} point into a directory of the test. Its stdout and stderr go to one
- * log file. {@link #close()} stops it (SIGTERM, then SIGKILL), each with a deadline.
+ * A packaged consumer application started as a user starts it: {@code java -jar} from
+ * this JDK, no JVM flags, and an environment without NIXL's variables or JVM options,
+ * whose {@code HOME} and {@code XDG_CACHE_HOME} point into a directory of the test. Its
+ * stdout and stderr go to one log file. {@link #close()} stops it (SIGTERM, then
+ * SIGKILL), each with a deadline.
  */
 final class ConsumerProcess implements AutoCloseable {
 
-	/** Variables a user's shell may carry that would change where NIXL is found or how Java starts. */
+	/**
+	 * Variables a user's shell may carry that would change where NIXL is found or how
+	 * Java starts.
+	 */
 	private static final List<String> CLEARED_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
 			"_JAVA_OPTIONS", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTHONHOME");
 
@@ -37,7 +41,9 @@ final class ConsumerProcess implements AutoCloseable {
 
 	private static final ObjectMapper JSON = new ObjectMapper();
 
-	/** Processes still running; killed if this JVM exits before the tests stopped them. */
+	/**
+	 * Processes still running; killed if this JVM exits before the tests stopped them.
+	 */
 	private static final Set<ProcessHandle> RUNNING = ConcurrentHashMap.newKeySet();
 
 	static {
@@ -112,8 +118,8 @@ final class ConsumerProcess implements AutoCloseable {
 	 * @param port the application's port
 	 * @param deadline how long to wait from now
 	 * @return the health document and the time from the process's start to that answer
-	 * @throws AssertionError when the process ended or the deadline passed, with the last answer
-	 * and the end of the log
+	 * @throws AssertionError when the process ended or the deadline passed, with the last
+	 * answer and the end of the log
 	 */
 	Healthy awaitHealthUp(int port, Duration deadline) throws InterruptedException {
 		URI uri = URI.create("http://127.0.0.1:" + port + "/actuator/health");
@@ -142,8 +148,8 @@ final class ConsumerProcess implements AutoCloseable {
 			}
 			Thread.sleep(50);
 		}
-		throw new AssertionError(this.description + " was not UP within " + deadline + "; last answer: " + last
-				+ "\n" + logTail());
+		throw new AssertionError(
+				this.description + " was not UP within " + deadline + "; last answer: " + last + "\n" + logTail());
 	}
 
 	/**
@@ -199,8 +205,7 @@ final class ConsumerProcess implements AutoCloseable {
 	 * @return the document
 	 */
 	JsonNode getJson(int port, String path) throws IOException, InterruptedException {
-		HttpResponse<String> response = HTTP.send(HttpRequest
-			.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+		HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
 			.timeout(Duration.ofSeconds(10))
 			.GET()
 			.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
@@ -218,15 +223,15 @@ final class ConsumerProcess implements AutoCloseable {
 	 * @return the answer's body
 	 */
 	byte[] postForBytes(int port, String pathAndQuery) throws IOException, InterruptedException {
-		HttpResponse<byte[]> response = HTTP.send(HttpRequest
-			.newBuilder(URI.create("http://127.0.0.1:" + port + pathAndQuery))
-			.timeout(Duration.ofSeconds(60))
-			.POST(HttpRequest.BodyPublishers.noBody())
-			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		HttpResponse<byte[]> response = HTTP
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + pathAndQuery))
+				.timeout(Duration.ofSeconds(60))
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build(), HttpResponse.BodyHandlers.ofByteArray());
 		if (response.statusCode() != 200) {
-			throw new AssertionError("POST " + pathAndQuery + " of " + this.description + " answered "
-					+ response.statusCode() + " " + new String(response.body(), StandardCharsets.UTF_8) + "\n"
-					+ logTail());
+			throw new AssertionError(
+					"POST " + pathAndQuery + " of " + this.description + " answered " + response.statusCode() + " "
+							+ new String(response.body(), StandardCharsets.UTF_8) + "\n" + logTail());
 		}
 		return response.body();
 	}
@@ -261,6 +266,7 @@ final class ConsumerProcess implements AutoCloseable {
 
 	/**
 	 * An answer of {@code UP}.
+	 *
 	 * @param health the health document
 	 * @param sinceStart the time from the process's start to the answer
 	 */

@@ -16,9 +16,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * The options every command that creates agents shares, turned into an {@link AgentConfig}.
- * Backends and their parameters are kept in the order given: a parameter belongs to the backend
- * named before it.
+ * The options every command that creates agents shares, turned into an
+ * {@link AgentConfig}. Backends and their parameters are kept in the order given: a
+ * parameter belongs to the backend named before it.
  */
 final class AgentOptions {
 
@@ -86,7 +86,8 @@ final class AgentOptions {
 		}
 		for (int i = 0; i < this.plugins.size(); i++) {
 			tokens.addAll(List.of("--backend", this.plugins.get(i)));
-			this.parameters.get(i).forEach((key, value) -> tokens.addAll(List.of("--backend-param", key + "=" + value)));
+			this.parameters.get(i)
+				.forEach((key, value) -> tokens.addAll(List.of("--backend-param", key + "=" + value)));
 		}
 		return tokens;
 	}

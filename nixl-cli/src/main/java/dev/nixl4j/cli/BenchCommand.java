@@ -14,16 +14,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j bench}: bandwidth and latency of DRAM-to-DRAM READ and WRITE between two agents,
- * in nixlbench's columns.
+ * {@code nixl4j bench}: bandwidth and latency of DRAM-to-DRAM READ and WRITE between two
+ * agents, in nixlbench's columns.
  */
-@Command(name = "bench",
-		description = { "nixlbench-style bandwidth and latency table, DRAM to DRAM, READ and WRITE.", "",
-				"Measures transfers between two agents, both in this JVM (--processes 1) or the target in a child JVM "
-						+ "started here, metadata exchanged over its pipe (--processes 2). Memory is registered once; per "
-						+ "block size the descriptor lists are prepared once, a transfer is made from them and posted "
-						+ "repeatedly. After each block size the destination is compared with the source (CRC32C); a "
-						+ "failed comparison fails the run." },
+@Command(name = "bench", description = { "nixlbench-style bandwidth and latency table, DRAM to DRAM, READ and WRITE.",
+		"",
+		"Measures transfers between two agents, both in this JVM (--processes 1) or the target in a child JVM "
+				+ "started here, metadata exchanged over its pipe (--processes 2). Memory is registered once; per "
+				+ "block size the descriptor lists are prepared once, a transfer is made from them and posted "
+				+ "repeatedly. After each block size the destination is compared with the source (CRC32C); a "
+				+ "failed comparison fails the run." },
 		footer = { "%nColumns, as nixlbench's: B/W = bytes of the timed posts / their wall time (GB = 10^9 bytes); "
 				+ "Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from the prepared lists (up "
 				+ "to 100 samples); Post = the time inside post(); Tx = from the return of post() to its completion (0 when "

@@ -14,8 +14,8 @@ import dev.nixl4j.XferOp;
  * @param batch blocks per transfer
  * @param iterations timed posts per block size up to {@value #LARGE_BLOCK} bytes
  * @param warmup untimed posts before them
- * @param largeBlockFactor divisor of iterations and warm-up for blocks above {@value #LARGE_BLOCK}
- * bytes, as nixlbench's {@code large_blk_iter_ftr}
+ * @param largeBlockFactor divisor of iterations and warm-up for blocks above
+ * {@value #LARGE_BLOCK} bytes, as nixlbench's {@code large_blk_iter_ftr}
  * @param processes 1: both agents in this JVM; 2: the target agent in a child JVM
  * @param json whether to print JSON instead of tables
  */

@@ -53,8 +53,8 @@ final class BenchReport {
 			this.current = row.op();
 			out.println();
 			out.println(row.op() + ", DRAM -> DRAM, " + this.options.processes() + " process(es), " + this.library);
-			out.println("backends " + backends() + ", progress delay " + progressDelayMicros() + " us, native environment "
-					+ this.config.nativeEnvironment());
+			out.println("backends " + backends() + ", progress delay " + progressDelayMicros()
+					+ " us, native environment " + this.config.nativeEnvironment());
 			out.println(this.options.iterations() + " iterations (" + this.options.iterations(Long.MAX_VALUE)
 					+ " above 1 MiB), " + this.options.warmup() + " warm-up (" + this.options.warmup(Long.MAX_VALUE)
 					+ " above 1 MiB)");

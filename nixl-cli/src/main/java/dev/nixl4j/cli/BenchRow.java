@@ -3,25 +3,26 @@ package dev.nixl4j.cli;
 import dev.nixl4j.XferOp;
 
 /**
- * One line of the benchmark: one direction and block size, in nixlbench's columns plus the
- * median time from post to completion.
+ * One line of the benchmark: one direction and block size, in nixlbench's columns plus
+ * the median time from post to completion.
  *
  * @param op the direction
  * @param blockSize bytes per block
  * @param batchSize blocks per transfer
  * @param iterations timed posts
  * @param warmup untimed posts before them
- * @param bandwidthGBps bytes moved by the timed posts divided by their wall time, in 10^9 bytes
- * per second
- * @param avgLatencyUs wall time of the timed posts divided by iterations x batch size (nixlbench's
- * "Avg Lat.", per block)
+ * @param bandwidthGBps bytes moved by the timed posts divided by their wall time, in 10^9
+ * bytes per second
+ * @param avgLatencyUs wall time of the timed posts divided by iterations x batch size
+ * (nixlbench's "Avg Lat.", per block)
  * @param avgPrepUs mean time to create a transfer from the prepared lists
  * @param p99PrepUs 99th percentile of that time
  * @param avgPostUs mean time spent inside {@code post()}
  * @param p99PostUs 99th percentile of that time
  * @param avgTxUs mean time from the return of {@code post()} to completion
  * @param p99TxUs 99th percentile of that time
- * @param medianPostToCompletionUs median time from the call of {@code post()} to completion
+ * @param medianPostToCompletionUs median time from the call of {@code post()} to
+ * completion
  * @param verified whether the destination held the source's bytes afterwards
  */
 record BenchRow(XferOp op, long blockSize, int batchSize, int iterations, int warmup, double bandwidthGBps,

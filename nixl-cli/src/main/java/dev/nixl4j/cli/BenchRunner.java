@@ -19,11 +19,12 @@ import dev.nixl4j.XferOp;
 import dev.nixl4j.readiness.Patterns;
 
 /**
- * Runs the measurements the way NIXL is used for performance, and the way nixlbench measures:
- * descriptor lists are prepared once per block size; a transfer is made from them (timed as
- * "prep") and then posted again and again (each post timed as "post", the rest until completion
- * as "tx"). Memory is registered once, before anything is timed. After the timed posts the
- * destination is checked against the source, so a number is only reported for data that moved.
+ * Runs the measurements the way NIXL is used for performance, and the way nixlbench
+ * measures: descriptor lists are prepared once per block size; a transfer is made from
+ * them (timed as "prep") and then posted again and again (each post timed as "post", the
+ * rest until completion as "tx"). Memory is registered once, before anything is timed.
+ * After the timed posts the destination is checked against the source, so a number is
+ * only reported for data that moved.
  */
 final class BenchRunner {
 
@@ -31,9 +32,9 @@ final class BenchRunner {
 	private static final int PREP_SAMPLES = 100;
 
 	/**
-	 * How long the benchmark thread spins on a transfer that did not finish inside {@code post()}
-	 * before it blocks: most finish within microseconds, and a parked thread would add its wake-up
-	 * latency to every sample.
+	 * How long the benchmark thread spins on a transfer that did not finish inside
+	 * {@code post()} before it blocks: most finish within microseconds, and a parked
+	 * thread would add its wake-up latency to every sample.
 	 */
 	private static final long SPIN_NANOS = 50_000;
 
@@ -42,7 +43,10 @@ final class BenchRunner {
 	/** Untimed posts of the smallest block before a direction is measured, at most. */
 	private static final int JIT_WARMUP = 5000;
 
-	/** Bytes those posts may move, so that a run of large blocks does not spend minutes warming up. */
+	/**
+	 * Bytes those posts may move, so that a run of large blocks does not spend minutes
+	 * warming up.
+	 */
 	private static final long JIT_WARMUP_BYTES = 256L << 20;
 
 	private final BenchOptions options;
@@ -90,10 +94,10 @@ final class BenchRunner {
 	}
 
 	/**
-	 * Makes and posts the smallest transfer up to {@value #JIT_WARMUP} times before anything is
-	 * timed: until the JIT has compiled the paths that make and post a transfer, the first block
-	 * sizes would measure the interpreter. Large blocks need fewer rounds, as Java's share of their
-	 * time is small.
+	 * Makes and posts the smallest transfer up to {@value #JIT_WARMUP} times before
+	 * anything is timed: until the JIT has compiled the paths that make and post a
+	 * transfer, the first block sizes would measure the interpreter. Large blocks need
+	 * fewer rounds, as Java's share of their time is small.
 	 */
 	private void warmUpJit(XferOp op) {
 		long block = this.options.minBlock();
@@ -122,7 +126,8 @@ final class BenchRunner {
 		int batch = this.options.batch();
 		long bytes = block * batch;
 		long seed = block * 4 + op.code() + 1;
-		// A fresh pattern at the source makes the check below fail unless this run moved the data.
+		// A fresh pattern at the source makes the check below fail unless this run moved
+		// the data.
 		if (op == XferOp.WRITE) {
 			Patterns.fill(this.local.asSlice(0, bytes), seed);
 		}
@@ -164,9 +169,9 @@ final class BenchRunner {
 			long wall = System.nanoTime() - begin;
 			boolean verified = Patterns.crc(this.local.asSlice(0, bytes)) == this.target.crc(bytes);
 			return new BenchRow(op, block, batch, iterations, this.options.warmup(block),
-					(double) bytes * iterations / wall, wall / 1000.0 / ((double) iterations * batch), prep.meanMicros(),
-					prep.percentileMicros(0.99), post.meanMicros(), post.percentileMicros(0.99), tx.meanMicros(),
-					tx.percentileMicros(0.99), postToCompletion.percentileMicros(0.5), verified);
+					(double) bytes * iterations / wall, wall / 1000.0 / ((double) iterations * batch),
+					prep.meanMicros(), prep.percentileMicros(0.99), post.meanMicros(), post.percentileMicros(0.99),
+					tx.meanMicros(), tx.percentileMicros(0.99), postToCompletion.percentileMicros(0.5), verified);
 		}
 	}
 

@@ -4,8 +4,9 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryDescriptor;
 
 /**
- * The passive side of the benchmark: an agent with one registered region, in this JVM or in a
- * child process, that can refill and checksum its memory so that every run is verified.
+ * The passive side of the benchmark: an agent with one registered region, in this JVM or
+ * in a child process, that can refill and checksum its memory so that every run is
+ * verified.
  */
 interface BenchTarget extends AutoCloseable {
 

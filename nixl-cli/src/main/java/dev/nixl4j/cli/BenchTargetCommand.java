@@ -16,14 +16,15 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j bench-target}: the target agent of {@code bench --processes 2}, started by the
- * benchmark in a child JVM and driven over its standard streams. It registers one region,
- * prints {@code READY <base64 metadata> <address> <length>}, then answers {@code FILL <seed>
- * <length>} with {@code FILLED}, {@code CRC <length>} with {@code CRC <value>} and {@code QUIT}
- * with {@code BYE}. End of input also ends it.
+ * {@code nixl4j bench-target}: the target agent of {@code bench --processes 2}, started
+ * by the benchmark in a child JVM and driven over its standard streams. It registers one
+ * region, prints {@code READY <base64 metadata> <address> <length>}, then answers
+ * {@code FILL <seed>
+ * <length>} with {@code FILLED}, {@code CRC <length>} with {@code CRC <value>} and
+ * {@code QUIT} with {@code BYE}. End of input also ends it.
  */
-@Command(name = "bench-target", hidden = true,
-		description = { "The target agent of 'nixl4j bench --processes 2', which starts it; not meant to be run by hand. "
+@Command(name = "bench-target", hidden = true, description = {
+		"The target agent of 'nixl4j bench --processes 2', which starts it; not meant to be run by hand. "
 				+ "Protocol on stdin/stdout: it prints READY <base64 metadata> <address> <length>, then answers FILL "
 				+ "<seed> <length>, CRC <length> and QUIT." },
 		exitCodeList = { "0:ended on QUIT or at the end of its input", "1:a failure", "2:usage error" })

@@ -6,8 +6,8 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * Reads a size option: a positive number of bytes with an optional binary suffix ({@code k},
- * {@code m}, {@code g}, also written {@code KiB}, {@code MiB}, {@code GiB}).
+ * Reads a size option: a positive number of bytes with an optional binary suffix
+ * ({@code k}, {@code m}, {@code g}, also written {@code KiB}, {@code MiB}, {@code GiB}).
  */
 final class ByteSize implements ITypeConverter<Long> {
 

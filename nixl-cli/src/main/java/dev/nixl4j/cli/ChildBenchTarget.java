@@ -10,7 +10,8 @@ import dev.nixl4j.MemoryDescriptor;
 
 /**
  * A benchmark target in a child JVM ({@code --processes 2}), which runs
- * {@link BenchTargetCommand}; the target's metadata comes back over the child's standard output.
+ * {@link BenchTargetCommand}; the target's metadata comes back over the child's standard
+ * output.
  */
 final class ChildBenchTarget implements BenchTarget {
 
@@ -34,8 +35,8 @@ final class ChildBenchTarget implements BenchTarget {
 	 * @throws IOException when the child cannot start
 	 */
 	ChildBenchTarget(String name, long size, List<String> agentOptions) throws IOException {
-		List<String> arguments = new ArrayList<>(List.of("bench-target", "--name", name, "--size",
-				Long.toString(size)));
+		List<String> arguments = new ArrayList<>(
+				List.of("bench-target", "--name", name, "--size", Long.toString(size)));
 		arguments.addAll(agentOptions);
 		this.child = new ChildJvm(name, arguments);
 		this.name = name;

@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.AgentConfig;
 
 /**
- * A child JVM that runs one command of this tool and is driven line by line over its standard
- * streams: the benchmarks' second process.
+ * A child JVM that runs one command of this tool and is driven line by line over its
+ * standard streams: the benchmarks' second process.
  */
 final class ChildJvm implements AutoCloseable {
 
@@ -61,8 +61,9 @@ final class ChildJvm implements AutoCloseable {
 	}
 
 	/**
-	 * Reads the child's answer. Other lines (UCX logs to standard output when its log level is
-	 * raised) are passed on to standard error rather than mistaken for an answer.
+	 * Reads the child's answer. Other lines (UCX logs to standard output when its log
+	 * level is raised) are passed on to standard error rather than mistaken for an
+	 * answer.
 	 * @param keyword the first word of the answer
 	 * @param seconds how long to wait
 	 * @return the answer split at spaces
@@ -87,8 +88,8 @@ final class ChildJvm implements AutoCloseable {
 			return answer.get(seconds, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
-			throw new IllegalStateException("the " + this.label + " process did not answer " + keyword + " within " + seconds
-					+ " s" + " (" + ex.getMessage() + ")", ex);
+			throw new IllegalStateException("the " + this.label + " process did not answer " + keyword + " within "
+					+ seconds + " s" + " (" + ex.getMessage() + ")", ex);
 		}
 	}
 

@@ -4,8 +4,8 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * Readers of whole-number options with a lower bound, so that a bad count is reported with the
- * option's name before anything runs.
+ * Readers of whole-number options with a lower bound, so that a bad count is reported
+ * with the option's name before anything runs.
  */
 final class Counts {
 

@@ -12,8 +12,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j doctor}: the {@link ReadinessReport} of a configuration, with an exit status
- * that scripts and container probes can use.
+ * {@code nixl4j doctor}: the {@link ReadinessReport} of a configuration, with an exit
+ * status that scripts and container probes can use.
  */
 @Command(name = "doctor", description = { "Readiness report with evidence; exit status 0 only when READY.", "",
 		"Checks, in order: native access, every place searched for libnixl_capi.so, the library's load, each backend "

@@ -13,9 +13,9 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * Reads a duration option: a positive whole number with a unit ({@code 500ms}, {@code 30s},
- * {@code 2m}; units {@code us}, {@code ms}, {@code s}, {@code m}, {@code h}) or ISO-8601
- * ({@code PT30S}).
+ * Reads a duration option: a positive whole number with a unit ({@code 500ms},
+ * {@code 30s}, {@code 2m}; units {@code us}, {@code ms}, {@code s}, {@code m}, {@code h})
+ * or ISO-8601 ({@code PT30S}).
  */
 final class DurationOption implements ITypeConverter<Duration> {
 
@@ -51,7 +51,8 @@ final class DurationOption implements ITypeConverter<Duration> {
 			}
 		}
 		if (duration == null || SettingChecks.positiveProblem(duration) != null) {
-			throw new TypeConversionException("'" + text + "' is not a positive duration such as 500ms, 30s, 2m or PT30S");
+			throw new TypeConversionException(
+					"'" + text + "' is not a positive duration such as 500ms, 30s, 2m or PT30S");
 		}
 		return duration;
 	}

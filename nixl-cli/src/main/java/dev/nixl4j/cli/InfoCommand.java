@@ -13,13 +13,14 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /**
- * {@code nixl4j info}: which NIXL is loaded from where, and what each of its plugins offers.
+ * {@code nixl4j info}: which NIXL is loaded from where, and what each of its plugins
+ * offers.
  */
-@Command(name = "info",
-		description = { "NIXL library path and version, plugins with their parameters and memory types.", "",
-				"Loads NIXL's native library and prints its path and version, the plugin directory, and for every "
-						+ "plugin its default parameters and memory types, or why it cannot be loaded here (the dynamic "
-						+ "loader's own message)." },
+@Command(name = "info", description = {
+		"NIXL library path and version, plugins with their parameters and memory types.", "",
+		"Loads NIXL's native library and prints its path and version, the plugin directory, and for every "
+				+ "plugin its default parameters and memory types, or why it cannot be loaded here (the dynamic "
+				+ "loader's own message)." },
 		exitCodeList = { "0:printed", "1:a failure while reading the plugins", "2:usage error",
 				"3:NIXL's native library cannot be loaded" })
 final class InfoCommand extends Subcommand {
@@ -30,7 +31,8 @@ final class InfoCommand extends Subcommand {
 	@Override
 	public Integer call() {
 		PrintStream out = out();
-		AgentConfig config = this.nativeOptions.apply(AgentConfig.builder("nixl4j-info-" + ProcessHandle.current().pid()))
+		AgentConfig config = this.nativeOptions
+			.apply(AgentConfig.builder("nixl4j-info-" + ProcessHandle.current().pid()))
 			.engine(Engine.NATIVE)
 			.backends()
 			.build();

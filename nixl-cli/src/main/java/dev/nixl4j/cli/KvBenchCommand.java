@@ -28,27 +28,31 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j kv-bench}: KV blocks of a realistic model shape pulled from a producer in a child
- * JVM under leases, as a decode worker pulls a prefill worker's blocks; bandwidth and per-request
- * latency.
+ * {@code nixl4j kv-bench}: KV blocks of a realistic model shape pulled from a producer in
+ * a child JVM under leases, as a decode worker pulls a prefill worker's blocks; bandwidth
+ * and per-request latency.
  */
-@Command(name = "kv-bench",
-		description = { "KV-cache blocks pulled under leases between two processes: GB/s and per-request latency.", "",
-				"Moves KV-cache blocks the way a decode worker pulls a prefill worker's: a producer agent in a child JVM "
-						+ "holds a paged cache of 32 layers x (K, V) of 16-token blocks of 8 KV heads x 128 fp16 elements "
-						+ "(32 KiB per layer per K or V block) and twice --blocks blocks; per request it leases --blocks "
-						+ "random blocks, and this process pulls them with one READ from prepared lists (64 regions x "
-						+ "blocks descriptors of 32 KiB) into its own cache and waits for the producer's confirmation that "
-						+ "the lease held. Every block of every request is checked against the producer's CRC32C; a failed "
-						+ "check or lease fails the run." },
-		footer = { "%nB/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a request's latency "
-				+ "runs from the pull's start to the producer's confirmation (READ plus one notification back), without "
-				+ "the control channel that hands out the lease." },
+@Command(name = "kv-bench", description = {
+		"KV-cache blocks pulled under leases between two processes: GB/s and per-request latency.", "",
+		"Moves KV-cache blocks the way a decode worker pulls a prefill worker's: a producer agent in a child JVM "
+				+ "holds a paged cache of 32 layers x (K, V) of 16-token blocks of 8 KV heads x 128 fp16 elements "
+				+ "(32 KiB per layer per K or V block) and twice --blocks blocks; per request it leases --blocks "
+				+ "random blocks, and this process pulls them with one READ from prepared lists (64 regions x "
+				+ "blocks descriptors of 32 KiB) into its own cache and waits for the producer's confirmation that "
+				+ "the lease held. Every block of every request is checked against the producer's CRC32C; a failed "
+				+ "check or lease fails the run." },
+		footer = {
+				"%nB/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a request's latency "
+						+ "runs from the pull's start to the producer's confirmation (READ plus one notification back), without "
+						+ "the control channel that hands out the lease." },
 		exitCodeList = { "0:every request verified and its lease completed", "1:a request or its lease failed",
 				"2:usage error", "3:NIXL's native library cannot be loaded" })
 final class KvBenchCommand extends Subcommand {
 
-	/** 32 layers, K and V, 16-token blocks of 8 KV heads of 128 fp16 elements: 32 KiB per layer per K or V block. */
+	/**
+	 * 32 layers, K and V, 16-token blocks of 8 KV heads of 128 fp16 elements: 32 KiB per
+	 * layer per K or V block.
+	 */
 	static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
 		.layers(32)
 		.blocks(1)
@@ -89,7 +93,8 @@ final class KvBenchCommand extends Subcommand {
 	private AgentOptions agentOptions = new AgentOptions();
 
 	/**
-	 * Returns the pattern seed of one block of one region, the same on the producer's side.
+	 * Returns the pattern seed of one block of one region, the same on the producer's
+	 * side.
 	 * @param region the region (layer and K or V)
 	 * @param block the block
 	 * @return the seed
@@ -181,14 +186,14 @@ final class KvBenchCommand extends Subcommand {
 			}
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
-				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n", engine,
-						this.blocks, this.blocks * local.regionCount(), local.blockLength() >> 10,
+				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n",
+						engine, this.blocks, this.blocks * local.regionCount(), local.blockLength() >> 10,
 						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20);
-				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)", "Mean (us)",
-						"p50 (us)", "p99 (us)", "Verified");
+				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)",
+						"Mean (us)", "p50 (us)", "p99 (us)", "Verified");
 				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", this.requests, gbps,
-						latencies.meanMicros(), latencies.percentileMicros(0.50), latencies.percentileMicros(0.99), verified,
-						this.warmup + this.requests);
+						latencies.meanMicros(), latencies.percentileMicros(0.50), latencies.percentileMicros(0.99),
+						verified, this.warmup + this.requests);
 				out.printf(Locale.ROOT, "leases: %d completed, %d expired (warm-up included)%n", completed, expired);
 				if (!ok) {
 					out.println("kv-bench: some requests were not verified or their leases did not complete");

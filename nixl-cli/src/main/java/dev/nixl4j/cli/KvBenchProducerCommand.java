@@ -29,15 +29,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j kv-bench-producer}: the prefill side of {@code kv-bench}, started by it in a child
- * JVM and driven over its standard streams. It allocates a KV cache of {@code --pool} blocks,
- * fills every block of every region with the pattern of (region, block) and prints
- * {@code READY <base64 metadata> <region bases>} and {@code CRCS <base64 CRC32C per region and
+ * {@code nixl4j kv-bench-producer}: the prefill side of {@code kv-bench}, started by it
+ * in a child JVM and driven over its standard streams. It allocates a KV cache of
+ * {@code --pool} blocks, fills every block of every region with the pattern of (region,
+ * block) and prints {@code READY <base64 metadata> <region bases>} and
+ * {@code CRCS <base64 CRC32C per region and
  * block>}; then it answers {@code PEER <base64 metadata>} with {@code LOADED},
- * {@code LEASE <request> <blocks>} with {@code LEASED <lease id> <block ids>} (random distinct
- * blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with
- * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End of input
- * also ends it.
+ * {@code LEASE <request> <blocks>} with {@code LEASED <lease id> <block ids>} (random
+ * distinct blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with
+ * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End
+ * of input also ends it.
  */
 @Command(name = "kv-bench-producer", hidden = true,
 		description = "The prefill side of 'nixl4j kv-bench', which starts it; not meant to be run by hand.",
@@ -104,10 +105,14 @@ final class KvBenchProducerCommand extends Subcommand {
 							}
 						});
 						out.println("LEASED " + lease.id() + " "
-								+ lease.params().blockIds().stream().map(String::valueOf).collect(Collectors.joining(",")));
+								+ lease.params()
+									.blockIds()
+									.stream()
+									.map(String::valueOf)
+									.collect(Collectors.joining(",")));
 					}
-					case "SUMMARY" -> out.println("SUMMARY " + completed.get() + " " + expired.get() + " "
-							+ producer.activeLeases());
+					case "SUMMARY" ->
+						out.println("SUMMARY " + completed.get() + " " + expired.get() + " " + producer.activeLeases());
 					case "QUIT" -> {
 						out.println("BYE");
 						out.flush();

@@ -17,8 +17,9 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code nixl4j memcpy}: the bandwidth of one thread copying native memory with
- * {@link MemorySegment#copy(MemorySegment, long, MemorySegment, long, long)}, the yardstick for
- * transfers on one host: a transfer through shared memory or a kernel copy cannot beat one copy.
+ * {@link MemorySegment#copy(MemorySegment, long, MemorySegment, long, long)}, the
+ * yardstick for transfers on one host: a transfer through shared memory or a kernel copy
+ * cannot beat one copy.
  */
 @Command(name = "memcpy", description = { "Single-thread MemorySegment.copy bandwidth, the reference for bench.", "",
 		"Copies between two page-aligned native segments on one thread, for sizes doubling from --min to --max, and "

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
 /**
- * Where NIXL's native library comes from and the environment it loads with: the options of every
- * command that loads it.
+ * Where NIXL's native library comes from and the environment it loads with: the options
+ * of every command that loads it.
  */
 final class NativeOptions {
 

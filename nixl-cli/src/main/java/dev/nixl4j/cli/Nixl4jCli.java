@@ -13,13 +13,15 @@ import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code nixl4j} command line tool: {@code info}, {@code doctor}, {@code selftest},
- * {@code bench}, {@code kv-bench} and {@code memcpy}. {@code bin/nixl4j} in the repository starts it; run
- * {@code nixl4j <command> --help} for a command's options.
+ * {@code bench}, {@code kv-bench} and {@code memcpy}. {@code bin/nixl4j} in the
+ * repository starts it; run {@code nixl4j <command> --help} for a command's options.
  *
- * <p>Exit status: {@value #EXIT_OK} success (for {@code doctor}: READY), {@value #EXIT_FAILURE}
- * a failed check or benchmark, {@value #EXIT_USAGE} a command line that cannot be run,
- * {@value #EXIT_ENVIRONMENT_NOT_READY} the environment is not ready (library missing or not
- * loadable, native access off), {@value #EXIT_BACKEND_NOT_READY} a backend is not ready.
+ * <p>
+ * Exit status: {@value #EXIT_OK} success (for {@code doctor}: READY),
+ * {@value #EXIT_FAILURE} a failed check or benchmark, {@value #EXIT_USAGE} a command line
+ * that cannot be run, {@value #EXIT_ENVIRONMENT_NOT_READY} the environment is not ready
+ * (library missing or not loadable, native access off), {@value #EXIT_BACKEND_NOT_READY}
+ * a backend is not ready.
  */
 public final class Nixl4jCli {
 

@@ -14,14 +14,14 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code nixl4j} command itself: its subcommands, and the help, version and exit statuses
- * every one of them shares.
+ * The {@code nixl4j} command itself: its subcommands, and the help, version and exit
+ * statuses every one of them shares.
  */
 @Command(name = "nixl4j", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
 		versionProvider = Nixl4jCommand.Version.class, abbreviateSynopsis = true, synopsisSubcommandLabel = "COMMAND",
-		sortOptions = false,
-		descriptionHeading = "%n", parameterListHeading = "%nParameters:%n", optionListHeading = "%nOptions:%n",
-		commandListHeading = "%nCommands:%n", exitCodeListHeading = "%nExit status:%n",
+		sortOptions = false, descriptionHeading = "%n", parameterListHeading = "%nParameters:%n",
+		optionListHeading = "%nOptions:%n", commandListHeading = "%nCommands:%n",
+		exitCodeListHeading = "%nExit status:%n",
 		description = { "Checks, tests and measures NIXL from Java.", "",
 				"Run 'nixl4j COMMAND --help' for a command's options." },
 		subcommands = { InfoCommand.class, DoctorCommand.class, SelftestCommand.class, BenchCommand.class,
@@ -29,8 +29,7 @@ import picocli.CommandLine.Spec;
 				KvBenchProducerCommand.class },
 		exitCodeList = { "0:success (doctor: READY)", "1:a check, transfer or verification failed",
 				"2:usage error: the command line cannot be run as given",
-				"3:environment not ready (library missing or not loadable, native access off)",
-				"4:backend not ready" })
+				"3:environment not ready (library missing or not loadable, native access off)", "4:backend not ready" })
 final class Nixl4jCommand implements Callable<Integer> {
 
 	private final PrintStream out;
@@ -49,8 +48,8 @@ final class Nixl4jCommand implements Callable<Integer> {
 	}
 
 	/**
-	 * Creates the command line of the tool, which reads enum values in any case and lets the last
-	 * of a repeated option win.
+	 * Creates the command line of the tool, which reads enum values in any case and lets
+	 * the last of a repeated option win.
 	 * @param out where the subcommands print their results
 	 * @return the command line, with picocli's own output and error handling
 	 */

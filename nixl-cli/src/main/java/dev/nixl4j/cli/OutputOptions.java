@@ -7,8 +7,8 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
 /**
- * The output format of the commands that print results: text tables for people, or one JSON
- * document for scripts.
+ * The output format of the commands that print results: text tables for people, or one
+ * JSON document for scripts.
  */
 final class OutputOptions {
 
@@ -24,8 +24,8 @@ final class OutputOptions {
 	}
 
 	/**
-	 * Returns a measured figure as the JSON documents print it: with three decimals, as the
-	 * tables do, or {@code null} when there is none (not a number or infinite).
+	 * Returns a measured figure as the JSON documents print it: with three decimals, as
+	 * the tables do, or {@code null} when there is none (not a number or infinite).
 	 * @param figure the figure
 	 * @return the figure rounded to three decimals, or {@code null}
 	 */

@@ -26,16 +26,17 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code nixl4j selftest}: the operations an inference service relies on, each verified: READ
- * and WRITE of several sizes, a prepared-list transfer with reordered indices reposted twice, a
- * WRITE whose notification arrives after its data, and a notification on its own.
+ * {@code nixl4j selftest}: the operations an inference service relies on, each verified:
+ * READ and WRITE of several sizes, a prepared-list transfer with reordered indices
+ * reposted twice, a WRITE whose notification arrives after its data, and a notification
+ * on its own.
  */
-@Command(name = "selftest",
-		description = { "Verified READ/WRITE, prepared-list and notification transfers between two agents.", "",
-				"Creates two agents in this process and checks, comparing every byte: WRITE and READ of 4 KiB, 1 MiB and "
-						+ "16 MiB; a prepared-list transfer that selects descriptors by index (reordered) and is posted twice, "
-						+ "as WRITE and as READ; a WRITE whose notification reaches the target only after its data; a "
-						+ "notification sent on its own. Prints one line per check and a summary." },
+@Command(name = "selftest", description = {
+		"Verified READ/WRITE, prepared-list and notification transfers between two agents.", "",
+		"Creates two agents in this process and checks, comparing every byte: WRITE and READ of 4 KiB, 1 MiB and "
+				+ "16 MiB; a prepared-list transfer that selects descriptors by index (reordered) and is posted twice, "
+				+ "as WRITE and as READ; a WRITE whose notification reaches the target only after its data; a "
+				+ "notification sent on its own. Prints one line per check and a summary." },
 		exitCodeList = { "0:every check passed", "1:a check failed", "2:usage error",
 				"3:NIXL's native library cannot be loaded" })
 final class SelftestCommand extends Subcommand {
@@ -106,11 +107,12 @@ final class SelftestCommand extends Subcommand {
 		long seed = bytes * 31 + op.code();
 		Patterns.fill((op == XferOp.WRITE) ? local : remote, seed);
 		Patterns.fill((op == XferOp.WRITE) ? remote : local, ~seed);
-		try (Transfer transfer = pair.initiator().transfer(op, DescriptorList.of(local), DescriptorList.of(remote),
-				pair.target().name(), null)) {
+		try (Transfer transfer = pair.initiator()
+			.transfer(op, DescriptorList.of(local), DescriptorList.of(remote), pair.target().name(), null)) {
 			transfer.await(pair.deadline());
 		}
-		expect(Patterns.holds((op == XferOp.WRITE) ? remote : local, seed), "the destination does not hold the bytes sent");
+		expect(Patterns.holds((op == XferOp.WRITE) ? remote : local, seed),
+				"the destination does not hold the bytes sent");
 	}
 
 	private static void prepared(Pair pair) {
@@ -124,10 +126,10 @@ final class SelftestCommand extends Subcommand {
 		int[] remoteIndices = { 3, 2, 1, 0 };
 		try (PreparedList local = pair.initiator().prepareLocal(localBlocks);
 				PreparedList remote = pair.initiator().prepareRemote(pair.target().name(), remoteBlocks);
-				Transfer write = pair.initiator().createTransfer(XferOp.WRITE, local, localIndices, remote,
-						remoteIndices, null);
-				Transfer read = pair.initiator().createTransfer(XferOp.READ, local, localIndices, remote,
-						remoteIndices, null)) {
+				Transfer write = pair.initiator()
+					.createTransfer(XferOp.WRITE, local, localIndices, remote, remoteIndices, null);
+				Transfer read = pair.initiator()
+					.createTransfer(XferOp.READ, local, localIndices, remote, remoteIndices, null)) {
 			write.post();
 			write.await(pair.deadline());
 			for (int i = 0; i < BLOCKS; i++) {
@@ -161,8 +163,9 @@ final class SelftestCommand extends Subcommand {
 		CompletableFuture<Notification> arrival = pair.target()
 			.expectNotification(NotificationMatcher.exact(pair.initiator().name(), tag), pair.deadline());
 		CompletableFuture<Boolean> landedFirst = arrival.thenApply(notification -> Patterns.holds(remote, 500));
-		try (Transfer transfer = pair.initiator().transfer(XferOp.WRITE, DescriptorList.of(local),
-				DescriptorList.of(remote), pair.target().name(), tag.getBytes(StandardCharsets.UTF_8))) {
+		try (Transfer transfer = pair.initiator()
+			.transfer(XferOp.WRITE, DescriptorList.of(local), DescriptorList.of(remote), pair.target().name(),
+					tag.getBytes(StandardCharsets.UTF_8))) {
 			transfer.await(pair.deadline());
 			expect(join(landedFirst, pair.deadline()), "the notification arrived before the data had landed");
 		}

@@ -9,8 +9,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * A command of the {@code nixl4j} tool: it prints its results to the tool's output and returns
- * its exit status.
+ * A command of the {@code nixl4j} tool: it prints its results to the tool's output and
+ * returns its exit status.
  */
 abstract class Subcommand implements Callable<Integer> {
 
@@ -32,8 +32,8 @@ abstract class Subcommand implements Callable<Integer> {
 	}
 
 	/**
-	 * Returns a usage error of this command, for options that are valid one by one but not
-	 * together; the tool prints it and exits with {@link Nixl4jCli#EXIT_USAGE}.
+	 * Returns a usage error of this command, for options that are valid one by one but
+	 * not together; the tool prints it and exits with {@link Nixl4jCli#EXIT_USAGE}.
 	 * @param message what is wrong, naming the options
 	 * @return the exception to throw
 	 */

@@ -18,9 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
- * {@code nixl4j doctor} in child JVMs whose environment is not ready: no library where the
- * locator looks, or a JVM that denies native access; and one that only warns about native access,
- * which the doctor does not count against readiness.
+ * {@code nixl4j doctor} in child JVMs whose environment is not ready: no library where
+ * the locator looks, or a JVM that denies native access; and one that only warns about
+ * native access, which the doctor does not count against readiness.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DoctorEnvironmentTest {
@@ -29,15 +29,17 @@ class DoctorEnvironmentTest {
 
 	@Test
 	void withoutTheLibraryAnywhereTheDoctorListsEveryPlaceSearchedAndFails(@TempDir Path work) throws Exception {
-		assumeFalse(Files.exists(DEFAULT_PREFIX.resolve(NativeLibrary.LIBRARY_FILE))
-				|| Files.exists(DEFAULT_PREFIX.resolve("x86_64-linux-gnu").resolve(NativeLibrary.LIBRARY_FILE)),
+		assumeFalse(
+				Files.exists(DEFAULT_PREFIX.resolve(NativeLibrary.LIBRARY_FILE))
+						|| Files.exists(DEFAULT_PREFIX.resolve("x86_64-linux-gnu").resolve(NativeLibrary.LIBRARY_FILE)),
 				"NIXL is installed under its default prefix here");
 		Path empty = Files.createDirectory(work.resolve("empty"));
 		Path home = Files.createDirectory(work.resolve("home"));
 		Path cache = Files.createDirectory(work.resolve("cache"));
 
-		ProcessRun run = ProcessRun.run(doctor(true, "-D" + NativeLibrary.DIR_PROPERTY + "=" + empty,
-				"-Duser.home=" + home), work, environment -> {
+		ProcessRun run = ProcessRun.run(
+				doctor(true, "-D" + NativeLibrary.DIR_PROPERTY + "=" + empty, "-Duser.home=" + home), work,
+				environment -> {
 					environment.remove("NIXL_LIB_DIR");
 					environment.remove("NIXL_PREFIX");
 					environment.remove("XDG_CACHE_HOME");
@@ -81,7 +83,10 @@ class DoctorEnvironmentTest {
 			.doesNotContain("denies native access");
 	}
 
-	/** This module's class path less the bundled NIXL, so that nothing the locator tries holds a library. */
+	/**
+	 * This module's class path less the bundled NIXL, so that nothing the locator tries
+	 * holds a library.
+	 */
 	private static String classPathWithoutTheNativeArtifact() {
 		return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
 			.filter((entry) -> !entry.contains("nixl-native-linux-x86_64"))

@@ -16,8 +16,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code nixl4j kv-bench} in its smallest form: this JVM pulls from a producer in a real child
- * JVM, on each engine, and every request must have been verified and its lease completed.
+ * {@code nixl4j kv-bench} in its smallest form: this JVM pulls from a producer in a real
+ * child JVM, on each engine, and every request must have been verified and its lease
+ * completed.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class KvBenchCommandTest {

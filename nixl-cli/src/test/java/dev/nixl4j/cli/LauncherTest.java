@@ -17,8 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code bin/nixl4j} run as a user runs it, from a directory outside the repository, against
- * native NIXL: doctor, selftest and bench, whose JSON is read back and checked.
+ * {@code bin/nixl4j} run as a user runs it, from a directory outside the repository,
+ * against native NIXL: doctor, selftest and bench, whose JSON is read back and checked.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class LauncherTest {
@@ -100,8 +100,10 @@ class LauncherTest {
 			assertThat((Double) row.get("bandwidthGBps")).as("bandwidth of " + row).isPositive();
 			assertThat((Double) row.get("medianPostToCompletionUs")).as("median of " + row).isPositive();
 			double block = (Double) row.get("blockSize");
-			// Both columns come from the same wall time: GB/s x (us per block) x 1000 = bytes per block.
-			// B/W is printed with three decimals, so allow its rounding (0.0005 GB/s) on top of 1 %.
+			// Both columns come from the same wall time: GB/s x (us per block) x 1000 =
+			// bytes per block.
+			// B/W is printed with three decimals, so allow its rounding (0.0005 GB/s) on
+			// top of 1 %.
 			double latencyUs = (Double) row.get("avgLatencyUs");
 			double bytesPerBlock = (Double) row.get("bandwidthGBps") * latencyUs * 1000;
 			double rounding = 0.0005 * latencyUs * 1000;

@@ -45,8 +45,10 @@ class Nixl4jCliTest {
 	@Test
 	void theToolListsItsCommands() {
 		assertThat(run("--help")).isZero();
-		assertThat(this.out.toString(StandardCharsets.UTF_8)).contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy")
-			.contains("Exit status:", "0   success", "2   usage error", "3   environment not ready", "4   backend not ready")
+		assertThat(this.out.toString(StandardCharsets.UTF_8))
+			.contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy")
+			.contains("Exit status:", "0   success", "2   usage error", "3   environment not ready",
+					"4   backend not ready")
 			.doesNotContain("bench-target", "kv-bench-producer");
 	}
 
@@ -117,9 +119,9 @@ class Nixl4jCliTest {
 
 	@Test
 	void helpListsEachCommandsOptionsAndExitStatuses() {
-		Map<String, List<String>> options = Map.of("info", List.of("--env", "--native-dir"), "doctor",
-				List.of("--memory-type", "--engine", "--backend", "--backend-param", "--env", "--progress-delay-us",
-						"--native-dir"),
+		Map<String, List<String>> options = Map.of(
+				"info", List.of("--env", "--native-dir"), "doctor", List.of("--memory-type", "--engine", "--backend",
+						"--backend-param", "--env", "--progress-delay-us", "--native-dir"),
 				"selftest", List.of("--timeout", "--engine", "--backend"), "bench",
 				List.of("--op", "--min-block", "--max-block", "--batch", "--iterations", "--warmup",
 						"--large-block-factor", "--processes", "--json", "--engine"),

@@ -19,8 +19,8 @@ import java.util.function.Consumer;
 record ProcessRun(int exitCode, String out, String err) {
 
 	/**
-	 * Runs a command to completion; output goes through files so that neither stream can fill up
-	 * and block the child.
+	 * Runs a command to completion; output goes through files so that neither stream can
+	 * fill up and block the child.
 	 * @param command the command
 	 * @param directory its working directory, which also receives the output files
 	 * @param environment changes to the inherited environment

@@ -14,10 +14,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The side that moves the data: it checks that its descriptors pair with the peer's
- * {@link RdmaMetadata}, registers its memory, loads the peer's agent metadata (shared, reference
- * counted, by the connector) and posts one transfer whose notification is the peer's key. It
- * completes when the transfer does, and ends {@link OperationStatus#ERRORED} with the transfer's
- * failure otherwise.
+ * {@link RdmaMetadata}, registers its memory, loads the peer's agent metadata (shared,
+ * reference counted, by the connector) and posts one transfer whose notification is the
+ * peer's key. It completes when the transfer does, and ends
+ * {@link OperationStatus#ERRORED} with the transfer's failure otherwise.
  */
 public abstract sealed class ActiveOperation extends Operation permits ReadOperation, WriteOperation {
 
@@ -29,13 +29,17 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 
 	private @Nullable Transfer transfer;
 
-	ActiveOperation(Connector connector, String name, XferOp op, RdmaMetadata remote, List<Descriptor> localDescriptors) {
+	ActiveOperation(Connector connector, String name, XferOp op, RdmaMetadata remote,
+			List<Descriptor> localDescriptors) {
 		super(connector, name, localDescriptors);
 		this.op = op;
 		this.remote = remote;
 	}
 
-	/** Checks the pairing, registers, loads the peer and posts; the connector calls it once. */
+	/**
+	 * Checks the pairing, registers, loads the peer and posts; the connector calls it
+	 * once.
+	 */
 	@Override
 	synchronized void start() {
 		requireNotEnded();
@@ -50,8 +54,8 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 		List<Descriptor> local = localDescriptors();
 		List<Descriptor> remoteDescriptors = this.remote.descriptors();
 		if (local.size() != remoteDescriptors.size()) {
-			throw failure(NixlStatus.ERROR_INVALID_PARAM, "descriptor counts differ: " + local.size()
-					+ " local, " + remoteDescriptors.size() + " remote");
+			throw failure(NixlStatus.ERROR_INVALID_PARAM,
+					"descriptor counts differ: " + local.size() + " local, " + remoteDescriptors.size() + " remote");
 		}
 		for (int i = 0; i < local.size(); i++) {
 			if (local.get(i).size() != remoteDescriptors.get(i).size()) {
@@ -76,10 +80,11 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 				finish(OperationStatus.COMPLETE, null);
 			}
 			else {
-				Throwable cause = (error.getCause() != null && !(error instanceof NixlException)) ? error.getCause() : error;
+				Throwable cause = (error.getCause() != null && !(error instanceof NixlException)) ? error.getCause()
+						: error;
 				NixlStatus status = (cause instanceof NixlException nixl) ? nixl.status() : NixlStatus.UNKNOWN;
-				finish(OperationStatus.ERRORED, failure(status, "the " + this.op.name().toLowerCase()
-						+ " transfer failed: " + cause.getMessage(), cause));
+				finish(OperationStatus.ERRORED, failure(status,
+						"the " + this.op.name().toLowerCase() + " transfer failed: " + cause.getMessage(), cause));
 			}
 		});
 	}

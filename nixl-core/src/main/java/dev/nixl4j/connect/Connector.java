@@ -38,25 +38,33 @@ import dev.nixl4j.SettingChecks;
  * }
  * }</pre>
  *
- * <p>Notifications are dispatched by the agent, each to exactly one waiting operation, so any
- * number of operations can share the connector. Peers' metadata is loaded once and reference
- * counted (see {@link #createReadable(List, Duration)} and {@link #beginRead(RdmaMetadata, List)}).
- * A connector created from an {@link AgentConfig} owns its agent and closes it; one that wraps an
- * agent leaves it open. Closing the connector cancels its unfinished operations.
+ * <p>
+ * Notifications are dispatched by the agent, each to exactly one waiting operation, so
+ * any number of operations can share the connector. Peers' metadata is loaded once and
+ * reference counted (see {@link #createReadable(List, Duration)} and
+ * {@link #beginRead(RdmaMetadata, List)}). A connector created from an
+ * {@link AgentConfig} owns its agent and closes it; one that wraps an agent leaves it
+ * open. Closing the connector cancels its unfinished operations.
  */
 public final class Connector implements AutoCloseable {
 
-	/** How long a passive operation waits for its peer unless told otherwise: 5 minutes. */
+	/**
+	 * How long a passive operation waits for its peer unless told otherwise: 5 minutes.
+	 */
 	public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
 
 	/**
-	 * How long a peer stays loaded after the last operation using it ended, unless told otherwise:
-	 * 2 seconds. NIXL sends the notification of a transfer when the transfer completes; invalidating
-	 * the peer at once would close the connection the notification may still be queued on.
+	 * How long a peer stays loaded after the last operation using it ended, unless told
+	 * otherwise: 2 seconds. NIXL sends the notification of a transfer when the transfer
+	 * completes; invalidating the peer at once would close the connection the
+	 * notification may still be queued on.
 	 */
 	public static final Duration DEFAULT_PEER_LINGER = Duration.ofSeconds(2);
 
-	/** The longest a connector waits, after a lease expired, for a late notification to discard. */
+	/**
+	 * The longest a connector waits, after a lease expired, for a late notification to
+	 * discard.
+	 */
 	static final Duration LATE_NOTIFICATION_GRACE = Duration.ofMinutes(5);
 
 	private static final Logger logger = System.getLogger(Connector.class.getName());
@@ -181,21 +189,23 @@ public final class Connector implements AutoCloseable {
 	/**
 	 * Exposes local memory for a peer to read, with the default lease.
 	 * @param descriptors the memory
-	 * @return the operation, in progress; hand {@link ReadableOperation#metadata()} to the peer
+	 * @return the operation, in progress; hand {@link ReadableOperation#metadata()} to
+	 * the peer
 	 */
 	public ReadableOperation createReadable(Descriptor... descriptors) {
 		return createReadable(List.of(descriptors), this.lease);
 	}
 
 	/**
-	 * Exposes local memory for a peer to read. The memory is registered now and deregistered when
-	 * the operation ends: on the peer's notification, on close, or when the lease expires
-	 * ({@link OperationStatus#ERRORED}, {@link NixlStatus#TIMEOUT}, "lease expired").
+	 * Exposes local memory for a peer to read. The memory is registered now and
+	 * deregistered when the operation ends: on the peer's notification, on close, or when
+	 * the lease expires ({@link OperationStatus#ERRORED}, {@link NixlStatus#TIMEOUT},
+	 * "lease expired").
 	 * @param descriptors the memory: at least one descriptor, all of one memory kind
 	 * @param lease how long to wait for the peer
 	 * @return the operation, in progress
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an empty or mixed list, or
-	 * the registration's failure
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an empty or mixed
+	 * list, or the registration's failure
 	 */
 	public ReadableOperation createReadable(List<Descriptor> descriptors, Duration lease) {
 		return start(new ReadableOperation(this, checkLocal("create_readable", descriptors), requirePositive(lease)));
@@ -204,14 +214,16 @@ public final class Connector implements AutoCloseable {
 	/**
 	 * Exposes local memory for a peer to write, with the default lease.
 	 * @param descriptors the memory
-	 * @return the operation, in progress; hand {@link WritableOperation#metadata()} to the peer
+	 * @return the operation, in progress; hand {@link WritableOperation#metadata()} to
+	 * the peer
 	 */
 	public WritableOperation createWritable(Descriptor... descriptors) {
 		return createWritable(List.of(descriptors), this.lease);
 	}
 
 	/**
-	 * Exposes local memory for a peer to write; as {@link #createReadable(List, Duration)}.
+	 * Exposes local memory for a peer to write; as
+	 * {@link #createReadable(List, Duration)}.
 	 * @param descriptors the memory: at least one descriptor, all of one memory kind
 	 * @param lease how long to wait for the peer
 	 * @return the operation, in progress
@@ -233,14 +245,15 @@ public final class Connector implements AutoCloseable {
 	/**
 	 * Reads a peer's readable memory into local memory. The local list must pair with the
 	 * remote one: same count, same size at each index; the metadata must be of a readable
-	 * operation. The local memory is registered for the operation's duration; the peer's metadata
-	 * is loaded unless what was loaded already describes the remote memory, and is invalidated
-	 * when no operation of this connector uses it any more.
+	 * operation. The local memory is registered for the operation's duration; the peer's
+	 * metadata is loaded unless what was loaded already describes the remote memory, and
+	 * is invalidated when no operation of this connector uses it any more.
 	 * @param remote the metadata of the peer's {@link ReadableOperation}
 	 * @param descriptors where the data goes: at least one, all of one memory kind
 	 * @return the operation, in progress; it completes when the data has arrived
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} when the lists do not pair or
-	 * the metadata is of a writable operation, or the failure of registering, loading or posting
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} when the lists do not
+	 * pair or the metadata is of a writable operation, or the failure of registering,
+	 * loading or posting
 	 */
 	public ReadOperation beginRead(RdmaMetadata remote, List<Descriptor> descriptors) {
 		Objects.requireNonNull(remote, "remote");
@@ -295,8 +308,8 @@ public final class Connector implements AutoCloseable {
 	}
 
 	/**
-	 * Cancels every unfinished operation (releasing their memory and peers) and closes the agent
-	 * if the connector owns it. Closing twice is harmless.
+	 * Cancels every unfinished operation (releasing their memory and peers) and closes
+	 * the agent if the connector owns it. Closing twice is harmless.
 	 */
 	@Override
 	public void close() {
@@ -372,10 +385,10 @@ public final class Connector implements AutoCloseable {
 	}
 
 	/**
-	 * After a lease expired, consumes the notification of a peer that comes late (it may have read
-	 * the memory before it was deregistered, or the transport may not revoke access), so that it
-	 * does not wait in the agent's mailbox forever. Waits as long again as the lease, at most
-	 * {@link #LATE_NOTIFICATION_GRACE}.
+	 * After a lease expired, consumes the notification of a peer that comes late (it may
+	 * have read the memory before it was deregistered, or the transport may not revoke
+	 * access), so that it does not wait in the agent's mailbox forever. Waits as long
+	 * again as the lease, at most {@link #LATE_NOTIFICATION_GRACE}.
 	 */
 	void absorbLateNotification(String key, Duration lease) {
 		if (!this.agent.isOpen()) {
@@ -385,8 +398,10 @@ public final class Connector implements AutoCloseable {
 		try {
 			this.agent.expectNotification(NotificationMatcher.exact(null, key), grace).thenAccept(late -> {
 				this.lateNotifications.incrementAndGet();
-				logger.log(Level.WARNING, "agent ''{0}'' notified the end of an operation of connector ''{1}'' "
-						+ "whose lease had expired; the notification was discarded", late.remoteAgent(), name());
+				logger.log(Level.WARNING,
+						"agent ''{0}'' notified the end of an operation of connector ''{1}'' "
+								+ "whose lease had expired; the notification was discarded",
+						late.remoteAgent(), name());
 			});
 		}
 		catch (NixlException ex) {
@@ -434,7 +449,8 @@ public final class Connector implements AutoCloseable {
 			}
 			if (!raw.isEmpty()) {
 				MemoryType type = raw.get(0).device().memoryType();
-				DescriptorList list = new DescriptorList(type, raw.stream().map(Descriptor::toMemoryDescriptor).toList());
+				DescriptorList list = new DescriptorList(type,
+						raw.stream().map(Descriptor::toMemoryDescriptor).toList());
 				try {
 					registrations.add(this.agent.register(list));
 				}

@@ -8,11 +8,13 @@ import dev.nixl4j.MemoryDescriptor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One contiguous piece of memory an operation moves: either a native {@link MemorySegment} (host
- * memory that Java allocated), or an address, a size and a {@link Device} for memory the caller
- * owns and vouches for (CUDA memory, or host memory from another allocator).
+ * One contiguous piece of memory an operation moves: either a native
+ * {@link MemorySegment} (host memory that Java allocated), or an address, a size and a
+ * {@link Device} for memory the caller owns and vouches for (CUDA memory, or host memory
+ * from another allocator).
  *
- * <p>Descriptors in {@link RdmaMetadata} describe the peer's memory: they have no segment.
+ * <p>
+ * Descriptors in {@link RdmaMetadata} describe the peer's memory: they have no segment.
  */
 public final class Descriptor {
 
@@ -39,7 +41,8 @@ public final class Descriptor {
 	 */
 	public static Descriptor of(MemorySegment segment) {
 		if (!segment.isNative()) {
-			throw new IllegalArgumentException("only native (off-heap) segments can be transferred, got a heap segment");
+			throw new IllegalArgumentException(
+					"only native (off-heap) segments can be transferred, got a heap segment");
 		}
 		if (segment.byteSize() == 0) {
 			throw new IllegalArgumentException("an empty segment cannot be transferred");
@@ -53,7 +56,8 @@ public final class Descriptor {
 	 * @param size the size in bytes, at least 1
 	 * @param device where the memory lives
 	 * @return the descriptor
-	 * @throws IllegalArgumentException for address 0, a size below 1, or a range that wraps
+	 * @throws IllegalArgumentException for address 0, a size below 1, or a range that
+	 * wraps
 	 */
 	public static Descriptor of(long address, long size, Device device) {
 		Objects.requireNonNull(device, "device");

@@ -6,9 +6,9 @@ import dev.nixl4j.MemoryType;
 
 /**
  * Where memory lives: the host, or a CUDA device with its id. Host memory is NIXL's
- * {@link MemoryType#DRAM}, CUDA memory is {@link MemoryType#VRAM} with the device id as NIXL's
- * device id. On the wire (Dynamo's {@code device} field) a device is {@code "cpu"} or
- * {@code "cuda:<id>"}.
+ * {@link MemoryType#DRAM}, CUDA memory is {@link MemoryType#VRAM} with the device id as
+ * NIXL's device id. On the wire (Dynamo's {@code device} field) a device is {@code "cpu"}
+ * or {@code "cuda:<id>"}.
  *
  * @param kind host or CUDA
  * @param id the CUDA device id; 0 for the host
@@ -70,7 +70,8 @@ public record Device(Kind kind, int id) {
 		}
 		if (name.startsWith("cuda:") && name.length() > 5 && name.length() <= 15) {
 			String digits = name.substring(5);
-			if (digits.chars().allMatch(c -> c >= '0' && c <= '9') && (digits.length() == 1 || digits.charAt(0) != '0')) {
+			if (digits.chars().allMatch(c -> c >= '0' && c <= '9')
+					&& (digits.length() == 1 || digits.charAt(0) != '0')) {
 				long id = Long.parseLong(digits);
 				if (id <= Integer.MAX_VALUE) {
 					return cuda((int) id);

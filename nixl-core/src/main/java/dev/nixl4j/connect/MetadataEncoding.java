@@ -8,10 +8,10 @@ import java.util.zip.Deflater;
 import java.util.zip.Inflater;
 
 /**
- * The encoding of {@code nixl_metadata} in Dynamo's {@link RdmaMetadata}: {@code "b64:"} followed
- * by base64 of the zlib-compressed agent metadata; older peers send the zlib bytes as hex without
- * a prefix. Decompression stops as soon as the output passes a cap, so a small input that inflates
- * to gigabytes costs at most the cap.
+ * The encoding of {@code nixl_metadata} in Dynamo's {@link RdmaMetadata}: {@code "b64:"}
+ * followed by base64 of the zlib-compressed agent metadata; older peers send the zlib
+ * bytes as hex without a prefix. Decompression stops as soon as the output passes a cap,
+ * so a small input that inflates to gigabytes costs at most the cap.
  */
 final class MetadataEncoding {
 
@@ -59,14 +59,15 @@ final class MetadataEncoding {
 		}
 		else {
 			if (field.length() % 2 != 0) {
-				throw new IllegalArgumentException("is neither \"b64:\"-prefixed base64 nor hex (odd length "
-						+ field.length() + ")");
+				throw new IllegalArgumentException(
+						"is neither \"b64:\"-prefixed base64 nor hex (odd length " + field.length() + ")");
 			}
 			try {
 				compressed = HexFormat.of().parseHex(field);
 			}
 			catch (IllegalArgumentException ex) {
-				throw new IllegalArgumentException("is neither \"b64:\"-prefixed base64 nor hex (" + ex.getMessage() + ")");
+				throw new IllegalArgumentException(
+						"is neither \"b64:\"-prefixed base64 nor hex (" + ex.getMessage() + ")");
 			}
 		}
 		if (compressed.length == 0) {
@@ -79,7 +80,8 @@ final class MetadataEncoding {
 		Inflater inflater = new Inflater();
 		try {
 			inflater.setInput(compressed);
-			ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(maxBytes, Math.max(CHUNK, compressed.length * 4)));
+			ByteArrayOutputStream out = new ByteArrayOutputStream(
+					Math.min(maxBytes, Math.max(CHUNK, compressed.length * 4)));
 			byte[] chunk = new byte[CHUNK];
 			while (!inflater.finished()) {
 				int n = inflater.inflate(chunk);
@@ -98,7 +100,8 @@ final class MetadataEncoding {
 				out.write(chunk, 0, n);
 			}
 			if (inflater.getRemaining() > 0) {
-				throw new IllegalArgumentException("has " + inflater.getRemaining() + " bytes after the end of its zlib stream");
+				throw new IllegalArgumentException(
+						"has " + inflater.getRemaining() + " bytes after the end of its zlib stream");
 			}
 			if (out.size() == 0) {
 				throw new IllegalArgumentException("decompresses to no bytes");

@@ -14,12 +14,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One side of a paired transfer created by a {@link Connector}: a passive
- * {@link ReadableOperation} or {@link WritableOperation}, or an active {@link ReadOperation} or
- * {@link WriteOperation}.
+ * {@link ReadableOperation} or {@link WritableOperation}, or an active
+ * {@link ReadOperation} or {@link WriteOperation}.
  *
- * <p>An operation holds registered memory (and, when active, a reference to the peer's loaded
- * metadata) until it ends: it completes, fails, expires or is closed. It then releases all of it,
- * before its {@link #completion()} completes. Closing an unfinished operation cancels it.
+ * <p>
+ * An operation holds registered memory (and, when active, a reference to the peer's
+ * loaded metadata) until it ends: it completes, fails, expires or is closed. It then
+ * releases all of it, before its {@link #completion()} completes. Closing an unfinished
+ * operation cancels it.
  */
 public abstract sealed class Operation implements AutoCloseable permits PassiveOperation, ActiveOperation {
 
@@ -74,10 +76,11 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 	}
 
 	/**
-	 * Returns a future completed when the operation is {@link OperationStatus#COMPLETE}, or
-	 * completed exceptionally with a {@link NixlException} when it is
-	 * {@link OperationStatus#ERRORED} or {@link OperationStatus#CANCELLED}. Its memory is released
-	 * by then. Cancelling the returned future does not cancel the operation: {@link #close()} does.
+	 * Returns a future completed when the operation is {@link OperationStatus#COMPLETE},
+	 * or completed exceptionally with a {@link NixlException} when it is
+	 * {@link OperationStatus#ERRORED} or {@link OperationStatus#CANCELLED}. Its memory is
+	 * released by then. Cancelling the returned future does not cancel the operation:
+	 * {@link #close()} does.
 	 * @return a new dependent future
 	 */
 	public CompletableFuture<Void> completion() {
@@ -95,8 +98,8 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 	/**
 	 * Waits for the operation to end.
 	 * @param timeout how long to wait
-	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the operation goes
-	 * on), or the failure of an {@link OperationStatus#ERRORED} or
+	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the
+	 * operation goes on), or the failure of an {@link OperationStatus#ERRORED} or
 	 * {@link OperationStatus#CANCELLED} operation
 	 */
 	public void await(Duration timeout) {
@@ -122,20 +125,22 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 	}
 
 	/**
-	 * Cancels the operation if it has not ended, and releases what it holds. Closing twice is
-	 * harmless.
+	 * Cancels the operation if it has not ended, and releases what it holds. Closing
+	 * twice is harmless.
 	 */
 	@Override
 	public void close() {
 		finish(OperationStatus.CANCELLED, failure(NixlStatus.CANCELLED, "closed before it finished"));
 	}
 
-	/** Registers, loads or posts what the operation needs; called once, by its connector. */
+	/**
+	 * Registers, loads or posts what the operation needs; called once, by its connector.
+	 */
 	abstract void start();
 
 	/**
-	 * Returns the peer's agent name: for a read or write the agent whose metadata it loaded, for a
-	 * readable or writable the agent whose notification completed it.
+	 * Returns the peer's agent name: for a read or write the agent whose metadata it
+	 * loaded, for a readable or writable the agent whose notification completed it.
 	 * @return the name, or empty until it is known
 	 */
 	public Optional<String> peer() {
@@ -166,7 +171,10 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 		return new NixlException(status, this.name, this.connector.name(), remoteAgentName(), detail, cause);
 	}
 
-	/** Refuses to start an operation that was closed before it started (a connector closing). */
+	/**
+	 * Refuses to start an operation that was closed before it started (a connector
+	 * closing).
+	 */
 	synchronized void requireNotEnded() {
 		if (this.status.isTerminal()) {
 			throw failure(NixlStatus.CLOSED, "the operation was " + this.status.name().toLowerCase()
@@ -187,8 +195,8 @@ public abstract sealed class Operation implements AutoCloseable permits PassiveO
 	}
 
 	/**
-	 * Ends the operation: the first caller sets the terminal status, releases what the operation
-	 * holds, and then completes the future; later callers do nothing.
+	 * Ends the operation: the first caller sets the terminal status, releases what the
+	 * operation holds, and then completes the future; later callers do nothing.
 	 * @return {@code true} for the caller that ended it
 	 */
 	boolean finish(OperationStatus terminal, @Nullable NixlException cause) {

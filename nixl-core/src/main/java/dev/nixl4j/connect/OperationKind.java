@@ -2,9 +2,9 @@ package dev.nixl4j.connect;
 
 /**
  * What the peer of a passive operation may do, as carried in {@link RdmaMetadata}'s
- * {@code operation_kind}: a {@link ReadableOperation} publishes {@link #READ} and pairs only with
- * a {@link ReadOperation}; a {@link WritableOperation} publishes {@link #WRITE} and pairs only with
- * a {@link WriteOperation}.
+ * {@code operation_kind}: a {@link ReadableOperation} publishes {@link #READ} and pairs
+ * only with a {@link ReadOperation}; a {@link WritableOperation} publishes {@link #WRITE}
+ * and pairs only with a {@link WriteOperation}.
  */
 public enum OperationKind {
 

@@ -15,10 +15,11 @@ import dev.nixl4j.Registration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The side that exposes memory: it registers the memory, publishes {@link #metadata()} for the
- * peer, and completes when the peer's notification carrying {@link #notificationKey()} arrives.
- * If none arrives within the lease, the operation ends {@link OperationStatus#ERRORED} with a
- * {@link NixlStatus#TIMEOUT} failure that says the lease expired, and its memory is deregistered.
+ * The side that exposes memory: it registers the memory, publishes {@link #metadata()}
+ * for the peer, and completes when the peer's notification carrying
+ * {@link #notificationKey()} arrives. If none arrives within the lease, the operation
+ * ends {@link OperationStatus#ERRORED} with a {@link NixlStatus#TIMEOUT} failure that
+ * says the lease expired, and its memory is deregistered.
  */
 public abstract sealed class PassiveOperation extends Operation permits ReadableOperation, WritableOperation {
 
@@ -41,7 +42,10 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 		this.lease = lease;
 	}
 
-	/** Registers the memory, builds the metadata and starts waiting; the connector calls it once. */
+	/**
+	 * Registers the memory, builds the metadata and starts waiting; the connector calls
+	 * it once.
+	 */
 	@Override
 	synchronized void start() {
 		requireNotEnded();
@@ -68,10 +72,11 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 			return; // closed: close() ended the operation
 		}
 		if (cause instanceof NixlException nixl && nixl.status() == NixlStatus.TIMEOUT) {
-			if (finish(OperationStatus.ERRORED, failure(NixlStatus.TIMEOUT, "lease expired: no peer completed the "
-					+ this.kind.name().toLowerCase() + " within the lease of " + this.lease
-					+ "; the memory was deregistered"))) {
-				// the peer may still come: its notification must not pile up in the agent's mailbox
+			if (finish(OperationStatus.ERRORED,
+					failure(NixlStatus.TIMEOUT, "lease expired: no peer completed the " + this.kind.name().toLowerCase()
+							+ " within the lease of " + this.lease + "; the memory was deregistered"))) {
+				// the peer may still come: its notification must not pile up in the
+				// agent's mailbox
 				connector().absorbLateNotification(this.notificationKey, this.lease);
 			}
 			return;
@@ -80,8 +85,8 @@ public abstract sealed class PassiveOperation extends Operation permits Readable
 			finish(OperationStatus.CANCELLED, failure(NixlStatus.CANCELLED, "the agent was closed", nixl));
 			return;
 		}
-		finish(OperationStatus.ERRORED, failure(NixlStatus.UNKNOWN, "waiting for the notification failed: " + cause,
-				cause));
+		finish(OperationStatus.ERRORED,
+				failure(NixlStatus.UNKNOWN, "waiting for the notification failed: " + cause, cause));
 	}
 
 	/**

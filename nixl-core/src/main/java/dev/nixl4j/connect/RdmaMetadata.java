@@ -19,22 +19,24 @@ import dev.nixl4j.json.JsonWriter;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a passive operation hands to its peer so that the peer can move the data: the memory
- * (descriptors), the agent metadata that grants access to it, the notification key that completes
- * the passive operation, and what the peer may do. Wire-compatible with Dynamo's
- * {@code nixl_connect.RdmaMetadata} JSON:
+ * What a passive operation hands to its peer so that the peer can move the data: the
+ * memory (descriptors), the agent metadata that grants access to it, the notification key
+ * that completes the passive operation, and what the peer may do. Wire-compatible with
+ * Dynamo's {@code nixl_connect.RdmaMetadata} JSON:
  *
  * <pre>{"descriptors":[{"device":"cpu","ptr":140200000000000,"size":4096}],
  *  "nixl_metadata":"b64:eJz...","notification_key":"3f2a...","operation_kind":1}</pre>
  *
- * <p>{@code nixl_metadata} is {@code "b64:"} + base64(zlib(agent metadata)); the older form, zlib
- * as hex without prefix, is accepted when reading. Reading is strict: unknown or missing keys,
- * malformed JSON, base64, hex or zlib, a zero {@code ptr}, a size below 1, an empty descriptor
- * list, mixed memory kinds and metadata that decompresses beyond a cap are refused with
- * {@link NixlStatus#ERROR_INVALID_PARAM} naming the field.
+ * <p>
+ * {@code nixl_metadata} is {@code "b64:"} + base64(zlib(agent metadata)); the older form,
+ * zlib as hex without prefix, is accepted when reading. Reading is strict: unknown or
+ * missing keys, malformed JSON, base64, hex or zlib, a zero {@code ptr}, a size below 1,
+ * an empty descriptor list, mixed memory kinds and metadata that decompresses beyond a
+ * cap are refused with {@link NixlStatus#ERROR_INVALID_PARAM} naming the field.
  *
- * <p>The agent metadata is a secret (it grants access to the memory): {@link #toString()} shows
- * only its size.
+ * <p>
+ * The agent metadata is a secret (it grants access to the memory): {@link #toString()}
+ * shows only its size.
  *
  * @param descriptors the passive side's memory, in order (never with segments)
  * @param nixlMetadata the passive side's agent metadata
@@ -47,19 +49,24 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	/** The longest JSON text {@link #fromJson(String)} reads: 32 Mi characters. */
 	public static final int DEFAULT_MAX_JSON_CHARS = 32 << 20;
 
-	/** The largest decompressed agent metadata {@link #fromJson(String)} accepts: 16 MiB. */
+	/**
+	 * The largest decompressed agent metadata {@link #fromJson(String)} accepts: 16 MiB.
+	 */
 	public static final int DEFAULT_MAX_METADATA_BYTES = 16 << 20;
 
 	/** The longest notification key accepted. */
 	public static final int MAX_NOTIFICATION_KEY_LENGTH = 1024;
 
 	/**
-	 * The most descriptors read: more than fit in {@link #DEFAULT_MAX_JSON_CHARS}, so that only a
-	 * larger text limit makes it matter.
+	 * The most descriptors read: more than fit in {@link #DEFAULT_MAX_JSON_CHARS}, so
+	 * that only a larger text limit makes it matter.
 	 */
 	private static final int MAX_DESCRIPTORS = 1 << 20;
 
-	/** The nesting of Dynamo's form is two levels; this leaves room and refuses deep input early. */
+	/**
+	 * The nesting of Dynamo's form is two levels; this leaves room and refuses deep input
+	 * early.
+	 */
 	private static final int MAX_DEPTH = 32;
 
 	private static final String OPERATION = "parse_rdma_metadata";
@@ -75,7 +82,8 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	 * Validates the metadata.
 	 * @param descriptors the descriptors: at least one, all of one memory type
 	 * @param nixlMetadata the agent metadata
-	 * @param notificationKey the key: 1 to {@value #MAX_NOTIFICATION_KEY_LENGTH} characters
+	 * @param notificationKey the key: 1 to {@value #MAX_NOTIFICATION_KEY_LENGTH}
+	 * characters
 	 * @param operationKind the kind
 	 * @throws IllegalArgumentException when a rule is broken
 	 */
@@ -109,8 +117,9 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	}
 
 	/**
-	 * Writes Dynamo's JSON form (compact, keys in Dynamo's order, {@code nixl_metadata} as
-	 * {@code "b64:"} + base64(zlib)). The result carries the agent metadata: treat it as a secret.
+	 * Writes Dynamo's JSON form (compact, keys in Dynamo's order, {@code nixl_metadata}
+	 * as {@code "b64:"} + base64(zlib)). The result carries the agent metadata: treat it
+	 * as a secret.
 	 * @return the JSON text
 	 */
 	public String toJson() {
@@ -138,7 +147,8 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	 * Reads Dynamo's JSON form with the default limits.
 	 * @param json the JSON text
 	 * @return the metadata
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the field that is wrong
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the field that
+	 * is wrong
 	 */
 	public static RdmaMetadata fromJson(String json) {
 		return fromJson(json, DEFAULT_MAX_JSON_CHARS, DEFAULT_MAX_METADATA_BYTES);
@@ -148,10 +158,11 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	 * Reads Dynamo's JSON form.
 	 * @param json the JSON text
 	 * @param maxJsonChars the longest text accepted (checked before parsing)
-	 * @param maxMetadataBytes the largest decompressed agent metadata accepted (checked while
-	 * inflating, chunk by chunk)
+	 * @param maxMetadataBytes the largest decompressed agent metadata accepted (checked
+	 * while inflating, chunk by chunk)
 	 * @return the metadata
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the field that is wrong
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the field that
+	 * is wrong
 	 */
 	public static RdmaMetadata fromJson(String json, int maxJsonChars, int maxMetadataBytes) {
 		Objects.requireNonNull(json, "json");
@@ -189,14 +200,15 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 		OperationKind kind = switch ((code.bitLength() < 32) ? code.intValue() : 0) {
 			case 1 -> OperationKind.READ;
 			case 2 -> OperationKind.WRITE;
-			default -> throw invalid("field 'operation_kind' must be 1 (READ) or 2 (WRITE), was "
-					+ object.get("operation_kind"));
+			default -> throw invalid(
+					"field 'operation_kind' must be 1 (READ) or 2 (WRITE), was " + object.get("operation_kind"));
 		};
 		try {
 			return new RdmaMetadata(descriptors, AgentMetadata.of(metadata), key, kind);
 		}
 		catch (IllegalArgumentException ex) {
-			// the fields were checked one by one above: what is left are rules across descriptors
+			// the fields were checked one by one above: what is left are rules across
+			// descriptors
 			throw invalid("field 'descriptors': " + ex.getMessage());
 		}
 	}
@@ -249,7 +261,8 @@ public record RdmaMetadata(List<Descriptor> descriptors, AgentMetadata nixlMetad
 	private static void checkKeys(Map<?, ?> object, Set<String> expected, String prefix) {
 		for (Object key : object.keySet()) {
 			if (!expected.contains(key)) {
-				throw invalid("unknown key '" + prefix + key + "' (expected " + expected.stream().sorted().toList() + ")");
+				throw invalid(
+						"unknown key '" + prefix + key + "' (expected " + expected.stream().sorted().toList() + ")");
 			}
 		}
 		for (String key : expected.stream().sorted().toList()) {

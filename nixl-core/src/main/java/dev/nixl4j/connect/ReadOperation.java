@@ -5,8 +5,9 @@ import java.util.List;
 import dev.nixl4j.XferOp;
 
 /**
- * Reads a peer's readable memory into local memory: pairs only with a {@link ReadableOperation}
- * ({@code operation_kind} READ). Created by {@link Connector#beginRead(RdmaMetadata, List)}.
+ * Reads a peer's readable memory into local memory: pairs only with a
+ * {@link ReadableOperation} ({@code operation_kind} READ). Created by
+ * {@link Connector#beginRead(RdmaMetadata, List)}.
  */
 public final class ReadOperation extends ActiveOperation {
 

@@ -22,17 +22,19 @@ import dev.nixl4j.metadata.MetadataFraming.ParsedMetadata;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The peers a connector's active operations use, reference counted. A peer's metadata is loaded
- * when an operation needs memory that the metadata loaded so far does not describe (the first
- * operation, or one whose peer registered memory since), not again for an identical blob; NIXL
- * replaces a known peer's metadata when the connection information is the same. When the last
- * operation using a peer ends, the peer is invalidated after a linger, unless it was loaded before
- * the connector first used it (then whoever loaded it owns it). The linger lets the notification of
- * the last transfer leave: NIXL hands it to the transport when the transfer completes, and
- * invalidating the peer at once closes the connection it may still be queued on. An operation that
- * starts during the linger takes the peer back without loading it again.
+ * The peers a connector's active operations use, reference counted. A peer's metadata is
+ * loaded when an operation needs memory that the metadata loaded so far does not describe
+ * (the first operation, or one whose peer registered memory since), not again for an
+ * identical blob; NIXL replaces a known peer's metadata when the connection information
+ * is the same. When the last operation using a peer ends, the peer is invalidated after a
+ * linger, unless it was loaded before the connector first used it (then whoever loaded it
+ * owns it). The linger lets the notification of the last transfer leave: NIXL hands it to
+ * the transport when the transfer completes, and invalidating the peer at once closes the
+ * connection it may still be queued on. An operation that starts during the linger takes
+ * the peer back without loading it again.
  *
- * <p>Loading, checking and posting happen under one lock, so another operation's load cannot
+ * <p>
+ * Loading, checking and posting happen under one lock, so another operation's load cannot
  * replace the peer's metadata between this operation's check and its transfer's creation.
  */
 final class RemoteAgents {
@@ -53,8 +55,8 @@ final class RemoteAgents {
 	}
 
 	/**
-	 * Takes a reference to the peer of {@code remote}, loading its metadata if needed, and posts
-	 * the transfer. On failure the reference is given back.
+	 * Takes a reference to the peer of {@code remote}, loading its metadata if needed,
+	 * and posts the transfer. On failure the reference is given back.
 	 */
 	Started begin(String operation, RdmaMetadata remote, XferOp op, DescriptorList local, byte[] notification) {
 		byte[] bytes = remote.nixlMetadata().toByteArray();
@@ -92,8 +94,8 @@ final class RemoteAgents {
 	}
 
 	/**
-	 * Takes a reference to a peer, loading its metadata unless what is loaded describes the
-	 * remote descriptors already.
+	 * Takes a reference to a peer, loading its metadata unless what is loaded describes
+	 * the remote descriptors already.
 	 */
 	synchronized void acquire(String name, ParsedMetadata parsed, byte[] bytes, DescriptorList remote) {
 		Peer peer = this.peers.get(name);
@@ -102,7 +104,8 @@ final class RemoteAgents {
 			peer = new Peer(!this.agent.hasRemoteMetadata(name));
 		}
 		else if (peer.references == 0 && !this.agent.hasRemoteMetadata(name)) {
-			peer.loaded = null; // lingering, and dropped meanwhile (a disconnect, or its owner)
+			peer.loaded = null; // lingering, and dropped meanwhile (a disconnect, or its
+								// owner)
 		}
 		if (peer.loaded == null || !covers(peer.loaded, remote)) {
 			this.agent.loadRemoteMetadata(AgentMetadata.of(bytes));
@@ -126,8 +129,8 @@ final class RemoteAgents {
 	}
 
 	/**
-	 * Gives a reference back; after the last one, a peer this connector loaded is invalidated
-	 * once the linger passed without a new reference.
+	 * Gives a reference back; after the last one, a peer this connector loaded is
+	 * invalidated once the linger passed without a new reference.
 	 */
 	synchronized void release(String name) {
 		Peer peer = this.peers.get(name);
@@ -155,12 +158,16 @@ final class RemoteAgents {
 			invalidate(name);
 		}
 		catch (RuntimeException ex) {
-			logger.log(Level.WARNING, "could not invalidate peer ''{0}'' of agent ''{1}'' after its last operation: {2}",
-					name, this.agent.name(), ex.getMessage());
+			logger.log(Level.WARNING,
+					"could not invalidate peer ''{0}'' of agent ''{1}'' after its last operation: {2}", name,
+					this.agent.name(), ex.getMessage());
 		}
 	}
 
-	/** Invalidates at once the peers whose linger has not passed yet; the connector is closing. */
+	/**
+	 * Invalidates at once the peers whose linger has not passed yet; the connector is
+	 * closing.
+	 */
 	synchronized void invalidateIdle() {
 		for (Map.Entry<String, Peer> entry : List.copyOf(this.peers.entrySet())) {
 			if (entry.getValue().references == 0) {
@@ -178,7 +185,8 @@ final class RemoteAgents {
 			this.agent.invalidateRemoteMetadata(name);
 		}
 		catch (NixlException ex) {
-			// gone already: the engine dropped it (a disconnect) or the agent closed meanwhile
+			// gone already: the engine dropped it (a disconnect) or the agent closed
+			// meanwhile
 			if (ex.status() != NixlStatus.ERROR_NOT_FOUND && ex.status() != NixlStatus.CLOSED) {
 				throw ex;
 			}
@@ -198,11 +206,16 @@ final class RemoteAgents {
 
 	/** The peers in use by at least one operation. */
 	synchronized List<String> names() {
-		return this.peers.entrySet().stream().filter(entry -> entry.getValue().references > 0).map(Map.Entry::getKey).toList();
+		return this.peers.entrySet()
+			.stream()
+			.filter(entry -> entry.getValue().references > 0)
+			.map(Map.Entry::getKey)
+			.toList();
 	}
 
 	/**
 	 * A reference taken and a transfer posted.
+	 *
 	 * @param peer the peer's agent name
 	 * @param transfer the posted transfer
 	 */
@@ -215,7 +228,10 @@ final class RemoteAgents {
 
 		int references;
 
-		/** Counts the times the references fell to zero, so a linger that was interrupted does nothing. */
+		/**
+		 * Counts the times the references fell to zero, so a linger that was interrupted
+		 * does nothing.
+		 */
 		long idleSpells;
 
 		@Nullable ParsedMetadata loaded;

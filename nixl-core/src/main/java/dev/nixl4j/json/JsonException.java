@@ -1,8 +1,8 @@
 package dev.nixl4j.json;
 
 /**
- * JSON text that {@link JsonReader} refuses: malformed, or beyond one of the reader's limits. The
- * message names what was wrong, what was expected and where.
+ * JSON text that {@link JsonReader} refuses: malformed, or beyond one of the reader's
+ * limits. The message names what was wrong, what was expected and where.
  */
 public final class JsonException extends IllegalArgumentException {
 
@@ -17,8 +17,9 @@ public final class JsonException extends IllegalArgumentException {
 
 	/**
 	 * Returns where in the text the reader stopped.
-	 * @return the offset of the offending character (the text's length when the text ended too
-	 * early), or {@code -1} when the text was refused as a whole before reading it
+	 * @return the offset of the offending character (the text's length when the text
+	 * ended too early), or {@code -1} when the text was refused as a whole before reading
+	 * it
 	 */
 	public int offset() {
 		return this.offset;

@@ -14,18 +14,21 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A strict JSON reader with limits, so that the core module needs no JSON library. It accepts
- * RFC 8259 JSON only: no comments, no trailing commas, no single quotes, no leading zeros, no
- * {@code NaN} or {@code Infinity}, no unpaired surrogates, no duplicate keys and nothing after the
- * value. Everything is bounded: the text's length is checked before reading it, and nesting
- * depth, string length, members per object or array and number length while reading; nesting is
- * followed with an explicit stack, so deep input cannot overflow the thread's stack. Each refusal
- * is a {@link JsonException} naming what was wrong or expected and the offset.
+ * A strict JSON reader with limits, so that the core module needs no JSON library. It
+ * accepts RFC 8259 JSON only: no comments, no trailing commas, no single quotes, no
+ * leading zeros, no {@code NaN} or {@code Infinity}, no unpaired surrogates, no duplicate
+ * keys and nothing after the value. Everything is bounded: the text's length is checked
+ * before reading it, and nesting depth, string length, members per object or array and
+ * number length while reading; nesting is followed with an explicit stack, so deep input
+ * cannot overflow the thread's stack. Each refusal is a {@link JsonException} naming what
+ * was wrong or expected and the offset.
  *
- * <p>Objects are read as unmodifiable {@link Map}s keeping the members' order, arrays as
- * unmodifiable {@link List}s, strings as {@link String}s, {@code true} and {@code false} as
- * {@link Boolean}s and {@code null} as {@code null} (a member set to {@code null} is present in its
- * map); numbers as {@link Numbers} says. A reader is immutable and can be shared.
+ * <p>
+ * Objects are read as unmodifiable {@link Map}s keeping the members' order, arrays as
+ * unmodifiable {@link List}s, strings as {@link String}s, {@code true} and {@code false}
+ * as {@link Boolean}s and {@code null} as {@code null} (a member set to {@code null} is
+ * present in its map); numbers as {@link Numbers} says. A reader is immutable and can be
+ * shared.
  */
 public final class JsonReader {
 
@@ -51,14 +54,14 @@ public final class JsonReader {
 	public enum Numbers {
 
 		/**
-		 * Exactly: an integer as a {@link Long}, or a {@link BigInteger} when it does not fit one; a
-		 * number with a fraction or an exponent as a {@link BigDecimal}.
+		 * Exactly: an integer as a {@link Long}, or a {@link BigInteger} when it does not
+		 * fit one; a number with a fraction or an exponent as a {@link BigDecimal}.
 		 */
 		EXACT,
 
 		/**
-		 * Every number as a {@link Double}, as JavaScript reads JSON; a number beyond a double's range
-		 * is refused.
+		 * Every number as a {@link Double}, as JavaScript reads JSON; a number beyond a
+		 * double's range is refused.
 		 */
 		DOUBLE
 
@@ -85,7 +88,8 @@ public final class JsonReader {
 	}
 
 	/**
-	 * Returns a reader with the default limits that reads numbers {@link Numbers#EXACT exactly}.
+	 * Returns a reader with the default limits that reads numbers {@link Numbers#EXACT
+	 * exactly}.
 	 * @return the reader
 	 */
 	public static JsonReader strict() {
@@ -94,8 +98,8 @@ public final class JsonReader {
 
 	/**
 	 * Starts a reader with the default limits ({@link #DEFAULT_MAX_CHARS},
-	 * {@link #DEFAULT_MAX_DEPTH}, strings as long as the text, {@link #DEFAULT_MAX_MEMBERS}) that
-	 * reads numbers {@link Numbers#EXACT exactly}.
+	 * {@link #DEFAULT_MAX_DEPTH}, strings as long as the text,
+	 * {@link #DEFAULT_MAX_MEMBERS}) that reads numbers {@link Numbers#EXACT exactly}.
 	 * @return a builder
 	 */
 	public static Builder builder() {
@@ -105,13 +109,14 @@ public final class JsonReader {
 	/**
 	 * Reads one JSON value.
 	 * @param text the JSON text
-	 * @return a {@link Map}, {@link List}, {@link String}, number, {@link Boolean} or {@code null}
+	 * @return a {@link Map}, {@link List}, {@link String}, number, {@link Boolean} or
+	 * {@code null}
 	 * @throws JsonException when the text is not JSON or breaks a limit
 	 */
 	public @Nullable Object read(String text) {
 		if (text.length() > this.maxChars) {
-			throw new JsonException("the JSON text has " + text.length() + " characters, more than the limit of "
-					+ this.maxChars, -1);
+			throw new JsonException(
+					"the JSON text has " + text.length() + " characters, more than the limit of " + this.maxChars, -1);
 		}
 		return new Parser(text).document();
 	}
@@ -143,7 +148,8 @@ public final class JsonReader {
 		}
 
 		/**
-		 * Sets how deep objects and arrays may nest; a top-level object or array is one level.
+		 * Sets how deep objects and arrays may nest; a top-level object or array is one
+		 * level.
 		 * @param maxDepth at least 1
 		 * @return this builder
 		 */
@@ -277,7 +283,8 @@ public final class JsonReader {
 
 		/**
 		 * Adds a value to the innermost container and reads what follows it.
-		 * @return {@code true} when another member follows, {@code false} when the container closed
+		 * @return {@code true} when another member follows, {@code false} when the
+		 * container closed
 		 */
 		private boolean afterMember(Open container, @Nullable Object value) {
 			switch (container) {
@@ -333,7 +340,10 @@ public final class JsonReader {
 			};
 		}
 
-		/** Reads a member name and its colon, refusing a duplicate and one member too many. */
+		/**
+		 * Reads a member name and its colon, refusing a duplicate and one member too
+		 * many.
+		 */
 		private void key(OpenObject object) {
 			if (peek("a member name in double quotes") != '"') {
 				throw expected("a member name in double quotes");
@@ -451,13 +461,16 @@ public final class JsonReader {
 					unicodeEscape(value);
 					return;
 				}
-				default -> throw expected(
-						"an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\uXXXX')");
+				default ->
+					throw expected("an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\uXXXX')");
 			}
 			this.position++;
 		}
 
-		/** Reads the backslash-u escape at the position, and the low half after it when it is a high surrogate. */
+		/**
+		 * Reads the backslash-u escape at the position, and the low half after it when it
+		 * is a high surrogate.
+		 */
 		private void unicodeEscape(StringBuilder value) {
 			int at = this.position;
 			char c = hexEscape();
@@ -608,7 +621,10 @@ public final class JsonReader {
 		return String.format("%04X", (int) c);
 	}
 
-	/** Shows text in an error message with control and non-ASCII characters as escapes, at most 64 of them. */
+	/**
+	 * Shows text in an error message with control and non-ASCII characters as escapes, at
+	 * most 64 of them.
+	 */
 	private static String printable(String text) {
 		StringBuilder out = new StringBuilder();
 		for (int i = 0; i < text.length() && i < 64; i++) {

@@ -8,19 +8,22 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes compact JSON (no whitespace) that {@link JsonReader} reads back, so that
- * the core module needs no JSON library. It writes only what has one JSON form and refuses the
- * rest with an {@link IllegalArgumentException}: a {@link Map} with {@link String} keys as an
- * object (members in the map's iteration order), a {@link List} as an array, a {@link String},
- * a {@link Boolean}, {@code null}, and the numbers {@link Long}, {@link Integer}, {@link Short},
- * {@link Byte}, {@link BigInteger}, {@link BigDecimal} and finite {@link Double}s and
- * {@link Float}s. Strings are written with {@code "}, {@code \} and control characters escaped and
- * everything else as it is; a string with an unpaired surrogate, which has no UTF-8 form, is
- * refused.
+ * Writes compact JSON (no whitespace) that {@link JsonReader} reads back, so that the
+ * core module needs no JSON library. It writes only what has one JSON form and refuses
+ * the rest with an {@link IllegalArgumentException}: a {@link Map} with {@link String}
+ * keys as an object (members in the map's iteration order), a {@link List} as an array, a
+ * {@link String}, a {@link Boolean}, {@code null}, and the numbers {@link Long},
+ * {@link Integer}, {@link Short}, {@link Byte}, {@link BigInteger}, {@link BigDecimal}
+ * and finite {@link Double}s and {@link Float}s. Strings are written with {@code "},
+ * {@code \} and control characters escaped and everything else as it is; a string with an
+ * unpaired surrogate, which has no UTF-8 form, is refused.
  */
 public final class JsonWriter {
 
-	/** The deepest nesting written, so that a map that contains itself is refused, not followed. */
+	/**
+	 * The deepest nesting written, so that a map that contains itself is refused, not
+	 * followed.
+	 */
 	public static final int MAX_DEPTH = 256;
 
 	private JsonWriter() {

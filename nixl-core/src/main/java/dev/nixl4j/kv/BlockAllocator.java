@@ -6,13 +6,14 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 
 /**
- * Hands out block ids {@code 0 .. capacity - 1} with reference counts: {@link #allocate} gives
- * blocks with one reference each, {@link #retain} adds one, {@link #release} drops one and frees
- * a block when none is left. Thread-safe.
+ * Hands out block ids {@code 0 .. capacity - 1} with reference counts: {@link #allocate}
+ * gives blocks with one reference each, {@link #retain} adds one, {@link #release} drops
+ * one and frees a block when none is left. Thread-safe.
  *
- * <p>Every call checks all its ids before it changes anything: an unknown id, a free block or a
- * release of more references than a block holds fails with {@link NixlStatus#ERROR_INVALID_PARAM}
- * and leaves every count as it was.
+ * <p>
+ * Every call checks all its ids before it changes anything: an unknown id, a free block
+ * or a release of more references than a block holds fails with
+ * {@link NixlStatus#ERROR_INVALID_PARAM} and leaves every count as it was.
  */
 public final class BlockAllocator {
 
@@ -92,7 +93,8 @@ public final class BlockAllocator {
 	/**
 	 * Adds one reference to each block (an id given twice gets two).
 	 * @param blockIds allocated blocks
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown or free block
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown or free
+	 * block
 	 */
 	public synchronized void retain(int... blockIds) {
 		for (int id : blockIds) {
@@ -110,12 +112,12 @@ public final class BlockAllocator {
 	}
 
 	/**
-	 * Drops one reference from each block (an id given twice loses two); blocks left without
-	 * references become free.
+	 * Drops one reference from each block (an id given twice loses two); blocks left
+	 * without references become free.
 	 * @param blockIds allocated blocks
 	 * @return how many blocks became free
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown block, or one
-	 * released more often than it is referenced (a double free)
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown block,
+	 * or one released more often than it is referenced (a double free)
 	 */
 	public synchronized int release(int... blockIds) {
 		int[] sorted = blockIds.clone();
@@ -129,9 +131,9 @@ public final class BlockAllocator {
 				i++;
 			}
 			if (times > this.references[id]) {
-				throw invalid("release_blocks", (this.references[id] == 0)
-						? "block " + id + " is already free (double release)"
-						: "block " + id + " released " + times + " times but holds " + this.references[id] + " references");
+				throw invalid("release_blocks",
+						(this.references[id] == 0) ? "block " + id + " is already free (double release)" : "block " + id
+								+ " released " + times + " times but holds " + this.references[id] + " references");
 			}
 		}
 		int freed = 0;
@@ -146,7 +148,8 @@ public final class BlockAllocator {
 
 	private void requireKnown(String operation, int blockId) {
 		if (blockId < 0 || blockId >= this.references.length) {
-			throw invalid(operation, "unknown block id " + blockId + ": ids run from 0 to " + (this.references.length - 1));
+			throw invalid(operation,
+					"unknown block id " + blockId + ": ids run from 0 to " + (this.references.length - 1));
 		}
 	}
 

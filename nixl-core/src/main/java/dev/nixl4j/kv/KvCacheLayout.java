@@ -3,24 +3,27 @@ package dev.nixl4j.kv;
 import java.util.Objects;
 
 /**
- * The shape of a paged KV cache: {@code numLayers} layers, each with a K and a V region (or one
- * joint KV region), each region holding {@code numBlocks} blocks of {@code blockSize} tokens of
- * {@code numKvHeads} heads of {@code headDim} elements of {@code dtypeSize} bytes, in
- * {@link KvBlockOrder#HND} or {@link KvBlockOrder#NHD} order.
+ * The shape of a paged KV cache: {@code numLayers} layers, each with a K and a V region
+ * (or one joint KV region), each region holding {@code numBlocks} blocks of
+ * {@code blockSize} tokens of {@code numKvHeads} heads of {@code headDim} elements of
+ * {@code dtypeSize} bytes, in {@link KvBlockOrder#HND} or {@link KvBlockOrder#NHD} order.
  *
- * <p>Regions are numbered layer by layer, K before V ({@code region = layer * 2 + (V ? 1 : 0)}),
- * or one per layer for a joint layout; block {@code b} of a region starts at
- * {@code b * blockLength()}. In a joint layout a block holds the block's K part, then its V part.
- * A descriptor list over all blocks of all regions puts block {@code b} of region {@code r} at
- * index {@code r * numBlocks + b}, as vLLM does.
+ * <p>
+ * Regions are numbered layer by layer, K before V
+ * ({@code region = layer * 2 + (V ? 1 : 0)}), or one per layer for a joint layout; block
+ * {@code b} of a region starts at {@code b * blockLength()}. In a joint layout a block
+ * holds the block's K part, then its V part. A descriptor list over all blocks of all
+ * regions puts block {@code b} of region {@code r} at index {@code r * numBlocks + b}, as
+ * vLLM does.
  *
- * <p>Every size is checked when the layout is made: values must be positive and below the caps
- * below, the descriptor count must fit an {@code int}, and no byte size may overflow a
- * {@code long}.
+ * <p>
+ * Every size is checked when the layout is made: values must be positive and below the
+ * caps below, the descriptor count must fit an {@code int}, and no byte size may overflow
+ * a {@code long}.
  *
  * @param numLayers attention layers
- * @param splitKv {@code true} for separate K and V regions, {@code false} for one joint KV tensor
- * per layer
+ * @param splitKv {@code true} for separate K and V regions, {@code false} for one joint
+ * KV tensor per layer
  * @param numBlocks blocks per region
  * @param blockSize tokens per block
  * @param numKvHeads KV heads held by this cache (after tensor-parallel sharding)
@@ -28,8 +31,8 @@ import java.util.Objects;
  * @param dtypeSize bytes per element: 1, 2, 4 or 8
  * @param order element order inside a block
  */
-public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int blockSize, int numKvHeads,
-		int headDim, int dtypeSize, KvBlockOrder order) {
+public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int blockSize, int numKvHeads, int headDim,
+		int dtypeSize, KvBlockOrder order) {
 
 	/** The most layers a layout may have. */
 	public static final int MAX_LAYERS = 1024;
@@ -75,8 +78,8 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 		}
 		long descriptors = (long) numLayers * (splitKv ? 2 : 1) * numBlocks;
 		if (descriptors > MAX_DESCRIPTORS) {
-			throw new IllegalArgumentException("the layout has " + descriptors + " descriptors (regions x blocks), more than "
-					+ MAX_DESCRIPTORS);
+			throw new IllegalArgumentException(
+					"the layout has " + descriptors + " descriptors (regions x blocks), more than " + MAX_DESCRIPTORS);
 		}
 		long part = multiply("a block's K or V bytes (blockSize x numKvHeads x headDim x dtypeSize)", blockSize,
 				(long) numKvHeads * headDim * dtypeSize);
@@ -170,8 +173,8 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 	/**
 	 * Returns the region that holds one layer's part.
 	 * @param layer the layer
-	 * @param part {@link KvPart#K} or {@link KvPart#V} with separate regions, {@link KvPart#KV} for a
-	 * joint layout
+	 * @param part {@link KvPart#K} or {@link KvPart#V} with separate regions,
+	 * {@link KvPart#KV} for a joint layout
 	 * @return the region index
 	 * @throws IndexOutOfBoundsException when the layer is out of range
 	 * @throws IllegalArgumentException when the part does not exist in this layout
@@ -186,8 +189,8 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 	}
 
 	/**
-	 * Returns the index of a block of a region in a descriptor list over every block of every
-	 * region.
+	 * Returns the index of a block of a region in a descriptor list over every block of
+	 * every region.
 	 * @param region the region
 	 * @param blockId the block
 	 * @return {@code region * numBlocks + blockId}
@@ -209,20 +212,19 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 		Objects.checkIndex(token, this.blockSize);
 		Objects.checkIndex(head, this.numKvHeads);
 		Objects.checkIndex(element, this.headDim);
-		long index = (this.order == KvBlockOrder.HND)
-				? ((long) head * this.blockSize + token) * this.headDim + element
+		long index = (this.order == KvBlockOrder.HND) ? ((long) head * this.blockSize + token) * this.headDim + element
 				: ((long) token * this.numKvHeads + head) * this.headDim + element;
 		return index * this.dtypeSize;
 	}
 
 	/**
 	 * Returns the layout of one of {@code ranks} consumer ranks that each hold
-	 * {@code numKvHeads / ranks} heads of this layout (heterogeneous tensor parallelism). The
-	 * block count is kept; a consumer may have a different one.
+	 * {@code numKvHeads / ranks} heads of this layout (heterogeneous tensor parallelism).
+	 * The block count is kept; a consumer may have a different one.
 	 * @param ranks consumer ranks per rank of this layout; 1 returns this layout
 	 * @return the layout of one rank's slice
-	 * @throws IllegalArgumentException when the heads do not divide, the order is NHD (a slice of
-	 * heads is not contiguous) or K and V are joint
+	 * @throws IllegalArgumentException when the heads do not divide, the order is NHD (a
+	 * slice of heads is not contiguous) or K and V are joint
 	 */
 	public KvCacheLayout headSlice(int ranks) {
 		if (ranks == 1) {
@@ -232,15 +234,18 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 			throw new IllegalArgumentException("ranks must be positive, was " + ranks);
 		}
 		if (this.order != KvBlockOrder.HND) {
-			throw new IllegalArgumentException("a block in NHD order cannot be split by heads: each token holds every head,"
-					+ " so a slice of heads is not contiguous; use HND for heterogeneous tensor parallelism");
+			throw new IllegalArgumentException(
+					"a block in NHD order cannot be split by heads: each token holds every head,"
+							+ " so a slice of heads is not contiguous; use HND for heterogeneous tensor parallelism");
 		}
 		if (!this.splitKv) {
-			throw new IllegalArgumentException("a joint KV block cannot be split by heads into one piece: use separate K and"
-					+ " V regions for heterogeneous tensor parallelism");
+			throw new IllegalArgumentException(
+					"a joint KV block cannot be split by heads into one piece: use separate K and"
+							+ " V regions for heterogeneous tensor parallelism");
 		}
 		if (this.numKvHeads % ranks != 0) {
-			throw new IllegalArgumentException(this.numKvHeads + " KV heads cannot be split evenly over " + ranks + " ranks");
+			throw new IllegalArgumentException(
+					this.numKvHeads + " KV heads cannot be split evenly over " + ranks + " ranks");
 		}
 		return new KvCacheLayout(this.numLayers, true, this.numBlocks, this.blockSize, this.numKvHeads / ranks,
 				this.headDim, this.dtypeSize, this.order);
@@ -257,16 +262,17 @@ public record KvCacheLayout(int numLayers, boolean splitKv, int numBlocks, int b
 	}
 
 	/**
-	 * Returns a stable text that names everything two caches must agree on to exchange blocks:
-	 * layers, K/V split, tokens per block, heads, head size, element size and order. The block
-	 * count is left out (each side sizes its own pool). Equal layouts give equal fingerprints in
-	 * every JVM and version that writes the same prefix ({@code kv-layout/1}).
+	 * Returns a stable text that names everything two caches must agree on to exchange
+	 * blocks: layers, K/V split, tokens per block, heads, head size, element size and
+	 * order. The block count is left out (each side sizes its own pool). Equal layouts
+	 * give equal fingerprints in every JVM and version that writes the same prefix
+	 * ({@code kv-layout/1}).
 	 * @return the fingerprint
 	 */
 	public String fingerprint() {
-		return FINGERPRINT_VERSION + ";layers=" + this.numLayers + ";kv=" + (this.splitKv ? "split" : "joint") + ";block="
-				+ this.blockSize + ";heads=" + this.numKvHeads + ";headDim=" + this.headDim + ";dtype=" + this.dtypeSize
-				+ ";order=" + this.order;
+		return FINGERPRINT_VERSION + ";layers=" + this.numLayers + ";kv=" + (this.splitKv ? "split" : "joint")
+				+ ";block=" + this.blockSize + ";heads=" + this.numKvHeads + ";headDim=" + this.headDim + ";dtype="
+				+ this.dtypeSize + ";order=" + this.order;
 	}
 
 	/**

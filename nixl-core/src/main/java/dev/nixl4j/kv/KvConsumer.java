@@ -20,30 +20,37 @@ import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 
 /**
- * The decode side of a KV block transfer: it pulls a request's blocks from a producer into its
- * own cache (READ) and waits for blocks a producer pushes (WRITE).
+ * The decode side of a KV block transfer: it pulls a request's blocks from a producer
+ * into its own cache (READ) and waits for blocks a producer pushes (WRITE).
  *
- * <p>A consumer learns each producer's {@link RemoteCacheHandle} once ({@link #connect}); the
- * prepared list of the producer's blocks is built on the first pull and reused. A
+ * <p>
+ * A consumer learns each producer's {@link RemoteCacheHandle} once ({@link #connect});
+ * the prepared list of the producer's blocks is built on the first pull and reused. A
  * {@link #pull} returns only once the producer confirmed that it held the blocks when the
  * consumer's notification arrived (see {@link KvProducer}); otherwise it throws
- * {@link KvLeaseLostException} and the data in the local blocks must not be used. A pull that
- * fails for any reason gives the lease back to the producer at once ({@link #release}), so its
- * blocks do not stay out of its pool until the lease expires; a consumer that will not pull a
- * lease it was given (it cannot allocate local blocks, say) calls {@link #release} itself.
+ * {@link KvLeaseLostException} and the data in the local blocks must not be used. A pull
+ * that fails for any reason gives the lease back to the producer at once
+ * ({@link #release}), so its blocks do not stay out of its pool until the lease expires;
+ * a consumer that will not pull a lease it was given (it cannot allocate local blocks,
+ * say) calls {@link #release} itself.
  *
- * <p>With heterogeneous tensor parallelism (the consumer side has {@code k} times the producer's
- * ranks, {@link KvTransferParams#consumerRanks()} {@code = k}), consumer rank {@code r} holds
- * {@code numKvHeads / k} heads and reads slice {@code r % k} of the heads of each producer
- * block; that needs HND order, in which a slice of heads is contiguous.
+ * <p>
+ * With heterogeneous tensor parallelism (the consumer side has {@code k} times the
+ * producer's ranks, {@link KvTransferParams#consumerRanks()} {@code = k}), consumer rank
+ * {@code r} holds {@code numKvHeads / k} heads and reads slice {@code r % k} of the heads
+ * of each producer block; that needs HND order, in which a slice of heads is contiguous.
  *
- * <p>Thread-safe: concurrent pulls of different requests share the prepared lists.
+ * <p>
+ * Thread-safe: concurrent pulls of different requests share the prepared lists.
  */
 public final class KvConsumer {
 
 	private static final System.Logger logger = System.getLogger(KvConsumer.class.getName());
 
-	/** How long a late confirmation is waited for and dropped, so it does not sit in the mailbox. */
+	/**
+	 * How long a late confirmation is waited for and dropped, so it does not sit in the
+	 * mailbox.
+	 */
 	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
 
 	private final PagedKvCache cache;
@@ -75,7 +82,8 @@ public final class KvConsumer {
 	 * @param cache the cache blocks are pulled into
 	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
 	 * @param peers loads the metadata of producers
-	 * @param prefix the prefix of the protocol's notifications (the producers must use the same)
+	 * @param prefix the prefix of the protocol's notifications (the producers must use
+	 * the same)
 	 * @param peerTimeout how long loading a producer's metadata may take
 	 */
 	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
@@ -108,8 +116,8 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Learns a producer's cache (once per producer; a new handle of the same agent, after it
-	 * restarted, replaces the old one) and loads its metadata.
+	 * Learns a producer's cache (once per producer; a new handle of the same agent, after
+	 * it restarted, replaces the old one) and loads its metadata.
 	 * @param producer the producer's handle
 	 */
 	public void connect(RemoteCacheHandle producer) {
@@ -118,18 +126,21 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Pulls a request's blocks into local blocks and waits for the producer's confirmation that
-	 * its lease held them: block {@code params.blockIds()[i]} (or this rank's slice of its heads)
-	 * of every region lands in block {@code localBlockIds[i]} of the same region.
+	 * Pulls a request's blocks into local blocks and waits for the producer's
+	 * confirmation that its lease held them: block {@code params.blockIds()[i]} (or this
+	 * rank's slice of its heads) of every region lands in block {@code localBlockIds[i]}
+	 * of the same region.
 	 * @param params the producer's transfer parameters
 	 * @param localBlockIds allocated local blocks, distinct, one per producer block
 	 * @param timeout how long the READ and the confirmation may take together
 	 * @return the bytes read
-	 * @throws KvLeaseLostException when the producer did not confirm (the data must not be used)
-	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not connected or
-	 * whose metadata was withdrawn from the exchange, {@link NixlStatus#ERROR_INVALID_PARAM} for
-	 * mismatched layouts or bad blocks, or the failure of the READ (operation {@code kv_pull},
-	 * naming the producer, with the READ's status and failure as its cause)
+	 * @throws KvLeaseLostException when the producer did not confirm (the data must not
+	 * be used)
+	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not
+	 * connected or whose metadata was withdrawn from the exchange,
+	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the
+	 * failure of the READ (operation {@code kv_pull}, naming the producer, with the
+	 * READ's status and failure as its cause)
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -140,8 +151,9 @@ public final class KvConsumer {
 					"producer '" + producer + "' is not connected: pass its RemoteCacheHandle to connect() first");
 		}
 		if (!params.layoutFingerprint().equals(remote.layout().fingerprint())) {
-			throw invalid(producer, "the transfer of request '" + params.requestId() + "' names layout "
-					+ params.layoutFingerprint() + " but the producer's handle describes " + remote.layout().fingerprint());
+			throw invalid(producer,
+					"the transfer of request '" + params.requestId() + "' names layout " + params.layoutFingerprint()
+							+ " but the producer's handle describes " + remote.layout().fingerprint());
 		}
 		int ranks = params.consumerRanks();
 		KvCacheLayout expected;
@@ -170,7 +182,8 @@ public final class KvConsumer {
 			}
 		}
 		int slice = this.rank % ranks;
-		// Arguments that do not describe a pull leave the lease alone; a pull that fails from here on gives it back.
+		// Arguments that do not describe a pull leave the lease alone; a pull that fails
+		// from here on gives it back.
 		try {
 			read(params, remote, localBlockIds, remoteIds, slice, deadline);
 		}
@@ -189,8 +202,8 @@ public final class KvConsumer {
 	}
 
 	/** READs the blocks and waits for the producer's confirmation. */
-	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds, int slice,
-			long deadline) {
+	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds,
+			int slice, long deadline) {
 		String producer = params.producerAgent();
 		int ranks = params.consumerRanks();
 		this.peers.load(this.agent, producer, this.peerTimeout);
@@ -210,9 +223,12 @@ public final class KvConsumer {
 			// a READ given up while in flight may still land, and be answered
 			boolean mayLand = posted && (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.CANCELLED);
 			giveUpAnswer(ackMatcher, ack, mayLand);
-			// The READ itself failed (the producer's connection dropped, say): no lease expired.
-			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer, "reading the blocks of request '"
-					+ params.requestId() + "' from producer '" + producer + "' failed: " + ex.getMessage(), ex);
+			// The READ itself failed (the producer's connection dropped, say): no lease
+			// expired.
+			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
+					"reading the blocks of request '" + params.requestId() + "' from producer '" + producer
+							+ "' failed: " + ex.getMessage(),
+					ex);
 		}
 		catch (RuntimeException ex) {
 			giveUpAnswer(ackMatcher, ack, posted);
@@ -223,7 +239,8 @@ public final class KvConsumer {
 			answer = ack.join();
 		}
 		catch (CompletionException ex) {
-			// The READ landed, so the producer may still answer: take that answer when it comes.
+			// The READ landed, so the producer may still answer: take that answer when it
+			// comes.
 			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
 			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), null,
 					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
@@ -241,10 +258,10 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Stops waiting for the confirmation of a READ that failed on this side. When the READ may
-	 * still land, the producer may answer it later: that answer is waited for and dropped, so it
-	 * does not sit in the mailbox, where a retried pull of the same lease would take it for the
-	 * answer to its own READ.
+	 * Stops waiting for the confirmation of a READ that failed on this side. When the
+	 * READ may still land, the producer may answer it later: that answer is waited for
+	 * and dropped, so it does not sit in the mailbox, where a retried pull of the same
+	 * lease would take it for the answer to its own READ.
 	 */
 	private void giveUpAnswer(NotificationMatcher ackMatcher, CompletableFuture<Notification> ack, boolean mayLand) {
 		ack.cancel(false);
@@ -261,12 +278,13 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Gives a lease back to its producer without (or after failing to) pull it: the producer
-	 * releases the lease's blocks at once, and a rank of this lease still reading them is answered
-	 * {@link LeaseConfirmation#RELEASED}. {@link #pull} calls it when it fails; call it when a
-	 * lease will not be pulled at all. Best effort, and never waits for the producer: a producer
-	 * whose metadata is not loaded and not published now, or that is gone, keeps the lease until
-	 * it expires; a lease that already ended is left alone.
+	 * Gives a lease back to its producer without (or after failing to) pull it: the
+	 * producer releases the lease's blocks at once, and a rank of this lease still
+	 * reading them is answered {@link LeaseConfirmation#RELEASED}. {@link #pull} calls it
+	 * when it fails; call it when a lease will not be pulled at all. Best effort, and
+	 * never waits for the producer: a producer whose metadata is not loaded and not
+	 * published now, or that is gone, keeps the lease until it expires; a lease that
+	 * already ended is left alone.
 	 * @param params the lease's transfer parameters
 	 * @return whether the release was sent
 	 */
@@ -282,8 +300,9 @@ public final class KvConsumer {
 			return true;
 		}
 		catch (RuntimeException ex) {
-			logger.log(System.Logger.Level.INFO, "Could not give the lease of request ''{0}'' back to ''{1}'' (it expires"
-					+ " on its own): {2}", params.requestId(), producer, ex.getMessage());
+			logger.log(System.Logger.Level.INFO,
+					"Could not give the lease of request ''{0}'' back to ''{1}'' (it expires" + " on its own): {2}",
+					params.requestId(), producer, ex.getMessage());
 			return false;
 		}
 	}
@@ -309,9 +328,9 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Waits until a producer's push of a request has landed (its WRITE's notification arrived).
-	 * If it times out, the producer may still write later: keep the blocks allocated until the
-	 * producer is known to have given up or gone.
+	 * Waits until a producer's push of a request has landed (its WRITE's notification
+	 * arrived). If it times out, the producer may still write later: keep the blocks
+	 * allocated until the producer is known to have given up or gone.
 	 * @param producerAgent the producer
 	 * @param requestId the request
 	 * @param timeout how long to wait
@@ -320,8 +339,10 @@ public final class KvConsumer {
 	public void awaitPush(String producerAgent, String requestId, Duration timeout) {
 		KvMessages.requireRequestId(requestId);
 		try {
-			this.agent.expectNotification(NotificationMatcher.exact(producerAgent, KvMessages.push(this.prefix, requestId)
-				.getBytes(StandardCharsets.UTF_8)), timeout).join();
+			this.agent
+				.expectNotification(NotificationMatcher.exact(producerAgent,
+						KvMessages.push(this.prefix, requestId).getBytes(StandardCharsets.UTF_8)), timeout)
+				.join();
 		}
 		catch (CompletionException ex) {
 			if (ex.getCause() instanceof NixlException failure) {

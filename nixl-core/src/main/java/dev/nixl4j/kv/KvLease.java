@@ -7,11 +7,11 @@ import java.util.concurrent.ScheduledFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A producer's hold on one request's blocks: made by {@link KvProducer#lease}, it keeps one
- * reference on each block until every consumer rank has reported its read (the lease
+ * A producer's hold on one request's blocks: made by {@link KvProducer#lease}, it keeps
+ * one reference on each block until every consumer rank has reported its read (the lease
  * {@link LeaseOutcome#COMPLETED completes}), a consumer gives it back
- * ({@link LeaseOutcome#RELEASED}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or the
- * producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
+ * ({@link LeaseOutcome#RELEASED}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or
+ * the producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
  */
 public final class KvLease {
 
@@ -87,7 +87,10 @@ public final class KvLease {
 		return this.blockIds;
 	}
 
-	/** Marks a rank done; returns whether every rank is done now. Under the producer's lock. */
+	/**
+	 * Marks a rank done; returns whether every rank is done now. Under the producer's
+	 * lock.
+	 */
 	boolean markDone(int rank) {
 		if (!this.ranksDone[rank]) {
 			this.ranksDone[rank] = true;
@@ -97,8 +100,8 @@ public final class KvLease {
 	}
 
 	/**
-	 * Records the agent that reports for a rank; returns whether it is that rank's agent (the
-	 * first one that reported for it). Under the producer's lock.
+	 * Records the agent that reports for a rank; returns whether it is that rank's agent
+	 * (the first one that reported for it). Under the producer's lock.
 	 */
 	boolean claim(int rank, String agent) {
 		String claimant = this.claimants[rank];

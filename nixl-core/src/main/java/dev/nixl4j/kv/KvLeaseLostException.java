@@ -5,12 +5,14 @@ import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A pull whose data must not be used: the producer did not confirm that it held the request's
- * blocks while they were read, either because it answered {@link LeaseConfirmation#EXPIRED} or
- * {@link LeaseConfirmation#UNKNOWN}, or because no answer came before the deadline. The caller
- * recomputes the request (or pulls it again under a new lease).
+ * A pull whose data must not be used: the producer did not confirm that it held the
+ * request's blocks while they were read, either because it answered
+ * {@link LeaseConfirmation#EXPIRED} or {@link LeaseConfirmation#UNKNOWN}, or because no
+ * answer came before the deadline. The caller recomputes the request (or pulls it again
+ * under a new lease).
  *
- * <p>The status is {@link NixlStatus#ERROR_INVALID_STATE} for a refusal and
+ * <p>
+ * The status is {@link NixlStatus#ERROR_INVALID_STATE} for a refusal and
  * {@link NixlStatus#TIMEOUT} when no answer came.
  */
 public class KvLeaseLostException extends NixlException {

@@ -5,15 +5,15 @@ import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The notification messages of the KV protocol, all UTF-8 and starting with a configurable
- * prefix:
+ * The notification messages of the KV protocol, all UTF-8 and starting with a
+ * configurable prefix:
  * <ul>
- * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>}: carried by a consumer's READ, so the
- * producer gets it only after the data landed;</li>
+ * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>}: carried by a consumer's READ, so
+ * the producer gets it only after the data landed;</li>
  * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN}: the
  * producer's answer, sent on its own;</li>
- * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not finish its
- * pull gives the lease back, sent on its own;</li>
+ * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not
+ * finish its pull gives the lease back, sent on its own;</li>
  * <li>{@code <prefix>push:<requestId>}: carried by a producer's WRITE.</li>
  * </ul>
  * Request ids therefore may not contain {@code ':'}.
@@ -33,8 +33,8 @@ final class KvMessages {
 			throw new IllegalArgumentException("requestId must not be empty");
 		}
 		if (requestId.length() > MAX_REQUEST_ID) {
-			throw new IllegalArgumentException("requestId must be at most " + MAX_REQUEST_ID + " characters, was "
-					+ requestId.length());
+			throw new IllegalArgumentException(
+					"requestId must be at most " + MAX_REQUEST_ID + " characters, was " + requestId.length());
 		}
 		for (int i = 0; i < requestId.length(); i++) {
 			char c = requestId.charAt(i);
@@ -47,8 +47,8 @@ final class KvMessages {
 
 	static void requirePrefix(String prefix) {
 		if (prefix.isEmpty() || prefix.length() > 64 || prefix.chars().anyMatch(c -> c < 0x20 || c == ':')) {
-			throw new IllegalArgumentException("the notification prefix must be 1 to 64 characters without ':' or control"
-					+ " characters");
+			throw new IllegalArgumentException(
+					"the notification prefix must be 1 to 64 characters without ':' or control" + " characters");
 		}
 	}
 
@@ -90,7 +90,8 @@ final class KvMessages {
 
 	/**
 	 * Reads a release message.
-	 * @return the message (same fields as a done message), or {@code null} when it is not one
+	 * @return the message (same fields as a done message), or {@code null} when it is not
+	 * one
 	 */
 	static @Nullable Done parseRelease(String prefix, String message) {
 		return parseLeaseMessage(releasePrefix(prefix), message);

@@ -29,48 +29,59 @@ import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The prefill side of a KV block transfer: it leases a request's blocks to consumers that pull
- * them, and pushes blocks into consumers' caches.
+ * The prefill side of a KV block transfer: it leases a request's blocks to consumers that
+ * pull them, and pushes blocks into consumers' caches.
  *
- * <p><b>Leases.</b> {@link #lease} retains the request's blocks and returns the
+ * <p>
+ * <b>Leases.</b> {@link #lease} retains the request's blocks and returns the
  * {@link KvTransferParams} a consumer needs. Each consumer rank READs the blocks with the
- * notification {@code <prefix>done:<request>:<lease>:<rank>}, which NIXL delivers only after the
- * data landed at the consumer; the producer answers it with a notification of its own,
- * {@code <prefix>ack:<request>:<lease>:<rank>:HELD} when the lease was held at that moment, else
- * {@code EXPIRED}, {@code RELEASED} or {@code UNKNOWN}. The blocks are released when every rank
- * has reported, when a consumer gives the lease back (its notification
- * {@code <prefix>release:<request>:<lease>:<rank>}, sent when its pull failed or will not be
- * made: {@link KvConsumer#release}), or when the lease expires; an expiry is logged with the
- * request id. Lease ids are random, so only a consumer that was given a lease's
- * {@link KvTransferParams} can name it; a release that names a lease not held, or comes from
- * another agent than the one that reported for that rank, changes nothing. Since the lease is decided on
- * the producer, in one place, when the consumer's notification arrives, a consumer that gets
- * {@code HELD} read blocks that no other request could have had; one that gets anything else (or
- * nothing) fails its pull.
+ * notification {@code <prefix>done:<request>:<lease>:<rank>}, which NIXL delivers only
+ * after the data landed at the consumer; the producer answers it with a notification of
+ * its own, {@code <prefix>ack:<request>:<lease>:<rank>:HELD} when the lease was held at
+ * that moment, else {@code EXPIRED}, {@code RELEASED} or {@code UNKNOWN}. The blocks are
+ * released when every rank has reported, when a consumer gives the lease back (its
+ * notification {@code <prefix>release:<request>:<lease>:<rank>}, sent when its pull
+ * failed or will not be made: {@link KvConsumer#release}), or when the lease expires; an
+ * expiry is logged with the request id. Lease ids are random, so only a consumer that was
+ * given a lease's {@link KvTransferParams} can name it; a release that names a lease not
+ * held, or comes from another agent than the one that reported for that rank, changes
+ * nothing. Since the lease is decided on the producer, in one place, when the consumer's
+ * notification arrives, a consumer that gets {@code HELD} read blocks that no other
+ * request could have had; one that gets anything else (or nothing) fails its pull.
  *
- * <p>To answer a consumer the producer needs its metadata: consumers it has not loaded yet are
- * loaded through the {@link PeerLoader}; when that fails, the answer is tried again for up to the
- * peer timeout (a consumer whose entry vanished publishes it again). Notifications are taken with
- * prefix matchers for {@code <prefix>done:} and {@code <prefix>release:} only, so other
- * notifications of the agent stay where they are.
+ * <p>
+ * To answer a consumer the producer needs its metadata: consumers it has not loaded yet
+ * are loaded through the {@link PeerLoader}; when that fails, the answer is tried again
+ * for up to the peer timeout (a consumer whose entry vanished publishes it again).
+ * Notifications are taken with prefix matchers for {@code <prefix>done:} and
+ * {@code <prefix>release:} only, so other notifications of the agent stay where they are.
  *
- * <p>One daemon thread per producer runs expiries and answers consumers; {@link #close()} stops
- * it, and releases the blocks of every lease still held. What one expiry or one answer throws,
- * even an {@link Error}, is logged with its context and counted ({@link #internalErrors()}), and
- * the thread goes on: an expiry releases the lease's blocks and ends its outcome whatever throws
- * on the way.
+ * <p>
+ * One daemon thread per producer runs expiries and answers consumers; {@link #close()}
+ * stops it, and releases the blocks of every lease still held. What one expiry or one
+ * answer throws, even an {@link Error}, is logged with its context and counted
+ * ({@link #internalErrors()}), and the thread goes on: an expiry releases the lease's
+ * blocks and ends its outcome whatever throws on the way.
  */
 public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
-	/** How long one registration of the notification waiter lasts before it is renewed. */
+	/**
+	 * How long one registration of the notification waiter lasts before it is renewed.
+	 */
 	private static final Duration REARM = Duration.ofSeconds(5);
 
-	/** How many ended leases are remembered, to answer EXPIRED or RELEASED rather than UNKNOWN. */
+	/**
+	 * How many ended leases are remembered, to answer EXPIRED or RELEASED rather than
+	 * UNKNOWN.
+	 */
 	private static final int REMEMBERED_ENDINGS = 4096;
 
-	/** The pause between two attempts to answer a consumer whose metadata could not be loaded. */
+	/**
+	 * The pause between two attempts to answer a consumer whose metadata could not be
+	 * loaded.
+	 */
 	private static final Duration ANSWER_RETRY = Duration.ofMillis(200);
 
 	/** The prefix of the protocol's notifications that the short constructors use. */
@@ -118,8 +129,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private boolean closed;
 
 	/**
-	 * How many consumers' notifications are being answered, or have an answer waiting to be tried
-	 * again; guarded by the lock.
+	 * How many consumers' notifications are being answered, or have an answer waiting to
+	 * be tried again; guarded by the lock.
 	 */
 	private int answering;
 
@@ -140,7 +151,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * Creates a producer.
 	 * @param cache the cache whose blocks it leases and pushes
 	 * @param peers loads the metadata of consumers it has not seen
-	 * @param prefix the prefix of the protocol's notifications (the consumers must use the same)
+	 * @param prefix the prefix of the protocol's notifications (the consumers must use
+	 * the same)
 	 * @param peerTimeout how long loading a consumer's metadata may take
 	 */
 	public KvProducer(PagedKvCache cache, PeerLoader peers, String prefix, Duration peerTimeout) {
@@ -174,7 +186,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Returns what consumers need to address this producer's cache (send it once per consumer).
+	 * Returns what consumers need to address this producer's cache (send it once per
+	 * consumer).
 	 * @return the handle
 	 */
 	public RemoteCacheHandle handle() {
@@ -182,17 +195,19 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Holds a request's blocks for consumers to pull: retains each block once (the caller keeps
-	 * its own references and may release them at once) until every consumer rank has reported
-	 * its read, or until the lease expires.
-	 * @param requestId the request (no {@code ':'}), at most one lease at a time per request
+	 * Holds a request's blocks for consumers to pull: retains each block once (the caller
+	 * keeps its own references and may release them at once) until every consumer rank
+	 * has reported its read, or until the lease expires.
+	 * @param requestId the request (no {@code ':'}), at most one lease at a time per
+	 * request
 	 * @param blockIds the request's blocks, distinct, allocated, in token order
-	 * @param consumerRanks how many consumer ranks each read a slice of heads (1 when both sides
-	 * use the same tensor parallelism)
+	 * @param consumerRanks how many consumer ranks each read a slice of heads (1 when
+	 * both sides use the same tensor parallelism)
 	 * @param ttl how long the blocks are held at most
 	 * @return the lease, whose {@link KvLease#params()} go to the consumer
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad blocks, a request that
-	 * already has a lease, or ranks the layout cannot be split over; {@link NixlStatus#CLOSED}
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad blocks, a
+	 * request that already has a lease, or ranks the layout cannot be split over;
+	 * {@link NixlStatus#CLOSED}
 	 */
 	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl) {
 		SettingChecks.requirePositive(ttl, "ttl");
@@ -235,8 +250,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Waits for the leases to end, as {@link #awaitLeasesEnded}: a {@link dev.nixl4j.Drain} waits
-	 * with it for the consumers still reading leased blocks.
+	 * Waits for the leases to end, as {@link #awaitLeasesEnded}: a
+	 * {@link dev.nixl4j.Drain} waits with it for the consumers still reading leased
+	 * blocks.
 	 * @param timeout how long to wait at most
 	 * @return {@code true} when no lease is left
 	 */
@@ -255,11 +271,13 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Waits until no lease is held and the last consumer's confirmation has been sent: for a
-	 * graceful stop that lets the reads of leased blocks finish before the producer closes. Leases
-	 * end when their consumers confirm, when they expire or when the producer closes.
+	 * Waits until no lease is held and the last consumer's confirmation has been sent:
+	 * for a graceful stop that lets the reads of leased blocks finish before the producer
+	 * closes. Leases end when their consumers confirm, when they expire or when the
+	 * producer closes.
 	 * @param timeout how long to wait at most
-	 * @return {@code true} when no lease is left, {@code false} when the time ran out first
+	 * @return {@code true} when no lease is left, {@code false} when the time ran out
+	 * first
 	 */
 	public boolean awaitLeasesEnded(Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -284,30 +302,33 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	/**
 	 * Pushes blocks into a consumer's cache with a WRITE whose notification,
-	 * {@code <prefix>push:<request>}, tells the consumer they landed. The local blocks are
-	 * retained while the WRITE runs.
-	 * @param params the consumer's request: its agent, request id, blocks and layout fingerprint
+	 * {@code <prefix>push:<request>}, tells the consumer they landed. The local blocks
+	 * are retained while the WRITE runs.
+	 * @param params the consumer's request: its agent, request id, blocks and layout
+	 * fingerprint
 	 * @param consumer the consumer's cache handle
 	 * @param localBlockIds this cache's blocks, in the order of {@code params.blockIds()}
 	 * @param timeout how long the WRITE may take
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad
-	 * blocks, {@link NixlStatus#TIMEOUT}, or the failure of the transfer
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts
+	 * or bad blocks, {@link NixlStatus#TIMEOUT}, or the failure of the transfer
 	 */
 	public void push(KvPushParams params, RemoteCacheHandle consumer, int[] localBlockIds, Duration timeout) {
 		SettingChecks.requirePositive(timeout, "timeout");
 		String peer = consumer.agentName();
 		if (!params.consumerAgent().equals(peer)) {
-			throw invalid("kv_push", peer, "the push names consumer '" + params.consumerAgent() + "' but the handle is of '"
-					+ peer + "'");
+			throw invalid("kv_push", peer,
+					"the push names consumer '" + params.consumerAgent() + "' but the handle is of '" + peer + "'");
 		}
 		String own = this.cache.layout().fingerprint();
-		if (!params.layoutFingerprint().equals(consumer.layout().fingerprint()) || !own.equals(params.layoutFingerprint())) {
+		if (!params.layoutFingerprint().equals(consumer.layout().fingerprint())
+				|| !own.equals(params.layoutFingerprint())) {
 			throw invalid("kv_push", peer, "layout mismatch: this cache is " + own + ", the consumer's push names "
 					+ params.layoutFingerprint() + " and its handle " + consumer.layout().fingerprint());
 		}
 		int[] remoteIds = params.blockIdArray();
 		if (localBlockIds.length != remoteIds.length) {
-			throw invalid("kv_push", peer, localBlockIds.length + " local blocks for " + remoteIds.length + " consumer blocks");
+			throw invalid("kv_push", peer,
+					localBlockIds.length + " local blocks for " + remoteIds.length + " consumer blocks");
 		}
 		PagedKvCache.requireBlocks("kv_push", localBlockIds, this.cache.layout().numBlocks(), "this cache");
 		PagedKvCache.requireBlocks("kv_push", remoteIds, consumer.layout().numBlocks(), "consumer '" + peer + "'");
@@ -345,12 +366,13 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				next = this.agent.expectNotification(matcher, REARM);
 			}
 			catch (NixlException ex) {
-				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}", this.agent.name(),
-						ex.getMessage());
+				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}",
+						this.agent.name(), ex.getMessage());
 				return;
 			}
 			this.armed.put(matcher, next);
-			// A rejected hand-over (the producer closed meanwhile) must not reach the thread that
+			// A rejected hand-over (the producer closed meanwhile) must not reach the
+			// thread that
 			// completed the wait: that is the agent's progress loop.
 			next.whenCompleteAsync((notification, failure) -> received(matcher, notification, failure), task -> {
 				try {
@@ -378,8 +400,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				}
 			}
 			catch (RuntimeException ex) {
-				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
-						notification.remoteAgent(), ex.toString());
+				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
+						this.agent.name(), notification.remoteAgent(), ex.toString());
 			}
 			catch (Error ex) {
 				survived("answering '" + notification.remoteAgent() + "'", ex);
@@ -413,7 +435,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 	}
 
-	/** Logs and counts what one unit of work of the producer's thread threw; the thread goes on. */
+	/**
+	 * Logs and counts what one unit of work of the producer's thread threw; the thread
+	 * goes on.
+	 */
 	private void survived(String unit, Throwable error) {
 		long count = this.internalErrors.incrementAndGet();
 		logger.log(Level.ERROR, "KV producer of agent '" + this.agent.name() + "': " + unit
@@ -421,9 +446,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Returns how many times one unit of work of the producer's thread (a lease's expiry, the
-	 * answer to a consumer) threw an {@link Error} and the thread went on. Each was logged once,
-	 * with its context.
+	 * Returns how many times one unit of work of the producer's thread (a lease's expiry,
+	 * the answer to a consumer) threw an {@link Error} and the thread went on. Each was
+	 * logged once, with its context.
 	 * @return the count
 	 */
 	public long internalErrors() {
@@ -439,7 +464,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		String consumer = notification.remoteAgent();
 		KvMessages.Done done = KvMessages.parseDone(this.prefix, notification.text());
 		if (done == null) {
-			logger.log(Level.WARNING, "KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
+			logger.log(Level.WARNING,
+					"KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
 					this.agent.name(), notification.message().length, consumer);
 			return;
 		}
@@ -465,14 +491,18 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			completed.end(LeaseOutcome.COMPLETED);
 		}
 		if (confirmation != LeaseConfirmation.HELD) {
-			logger.log(Level.INFO, "KV producer of agent ''{0}'' answers {1} to ''{2}'' for request ''{3}'' (lease {4})",
+			logger.log(Level.INFO,
+					"KV producer of agent ''{0}'' answers {1} to ''{2}'' for request ''{3}'' (lease {4})",
 					this.agent.name(), confirmation, consumer, done.requestId(), Long.toString(done.leaseId()));
 		}
 		sendAck(consumer, KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation),
 				System.nanoTime() + this.peerTimeout.toNanos());
 	}
 
-	/** Sends an answer; while the consumer's metadata cannot be loaded, tries again until the deadline. */
+	/**
+	 * Sends an answer; while the consumer's metadata cannot be loaded, tries again until
+	 * the deadline.
+	 */
 	private void sendAck(String consumer, byte[] ack, long deadline) {
 		try {
 			this.peers.load(this.agent, consumer, this.peerTimeout);
@@ -497,7 +527,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 								this.agent.name(), consumer, failure.toString());
 					}
 					catch (Error failure) {
-						// the scheduler would keep it in the task's future, where nobody looks
+						// the scheduler would keep it in the task's future, where nobody
+						// looks
 						survived("answering '" + consumer + "' again", failure);
 					}
 					finally {
@@ -521,7 +552,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 	}
 
-	/** The lease a done or release message names, if it is held and the rank is one of its. */
+	/**
+	 * The lease a done or release message names, if it is held and the rank is one of
+	 * its.
+	 */
 	private @Nullable KvLease held(KvMessages.Done message) {
 		KvLease lease = this.leases.get(message.requestId());
 		if (lease != null && lease.id() == message.leaseId() && message.rank() >= 0
@@ -532,14 +566,16 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Ends a lease a consumer gave back. A release of a lease not held (ended, never made, a
-	 * wrong id) or from another agent than the one that reported for that rank changes nothing.
+	 * Ends a lease a consumer gave back. A release of a lease not held (ended, never
+	 * made, a wrong id) or from another agent than the one that reported for that rank
+	 * changes nothing.
 	 */
 	private void release(Notification notification) {
 		String consumer = notification.remoteAgent();
 		KvMessages.Done release = KvMessages.parseRelease(this.prefix, notification.text());
 		if (release == null) {
-			logger.log(Level.WARNING, "KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
+			logger.log(Level.WARNING,
+					"KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
 					this.agent.name(), notification.message().length, consumer);
 			return;
 		}
@@ -559,9 +595,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			}
 		}
 		if (released == null) {
-			logger.log(Level.INFO, "KV producer of agent ''{0}'' ignored a release of request ''{1}'' (lease {2}) from ''{3}'':"
-					+ " no such lease is held for that agent", this.agent.name(), release.requestId(),
-					Long.toString(release.leaseId()), consumer);
+			logger.log(Level.INFO,
+					"KV producer of agent ''{0}'' ignored a release of request ''{1}'' (lease {2}) from ''{3}'':"
+							+ " no such lease is held for that agent",
+					this.agent.name(), release.requestId(), Long.toString(release.leaseId()), consumer);
 			return;
 		}
 		logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''", release.requestId(),
@@ -570,8 +607,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Runs on the scheduler, which would swallow what a task throws: so everything is caught here,
-	 * the blocks are released first and the outcome is ended whatever throws on the way.
+	 * Runs on the scheduler, which would swallow what a task throws: so everything is
+	 * caught here, the blocks are released first and the outcome is ended whatever throws
+	 * on the way.
 	 */
 	private void expire(KvLease lease) {
 		boolean removed = false;
@@ -625,9 +663,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Stops answering consumers, stops the producer's thread and releases the blocks of every
-	 * lease still held (their outcome is {@link LeaseOutcome#CLOSED}; consumers still reading get
-	 * no confirmation and fail). Closing twice is harmless; the cache stays open.
+	 * Stops answering consumers, stops the producer's thread and releases the blocks of
+	 * every lease still held (their outcome is {@link LeaseOutcome#CLOSED}; consumers
+	 * still reading get no confirmation and fail). Closing twice is harmless; the cache
+	 * stays open.
 	 */
 	@Override
 	public void close() {
@@ -653,7 +692,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 		try {
 			if (Thread.currentThread() != this.thread && !this.scheduler.awaitTermination(10, TimeUnit.SECONDS)) {
-				logger.log(Level.WARNING, "KV producer thread of agent ''{0}'' did not stop within 10 s", this.agent.name());
+				logger.log(Level.WARNING, "KV producer thread of agent ''{0}'' did not stop within 10 s",
+						this.agent.name());
 			}
 		}
 		catch (InterruptedException ex) {

@@ -4,10 +4,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What a producer needs to push one request's blocks into a consumer's cache: the consumer's
- * agent, the request, the consumer's block ids (allocated by the consumer, in token order) and
- * the fingerprint of the consumer's layout. The producer also needs the consumer's
- * {@link RemoteCacheHandle}.
+ * What a producer needs to push one request's blocks into a consumer's cache: the
+ * consumer's agent, the request, the consumer's block ids (allocated by the consumer, in
+ * token order) and the fingerprint of the consumer's layout. The producer also needs the
+ * consumer's {@link RemoteCacheHandle}.
  *
  * @param consumerAgent the consumer's agent
  * @param requestId the request

@@ -7,12 +7,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a consumer needs to pull one request's blocks from a producer, as
- * {@link KvProducer#lease} returns it (vLLM's {@code kv_transfer_params}): the producer agent,
- * the request, the producer's block ids in token order, the fingerprint of the producer's layout,
- * the lease that holds the blocks and the number of consumer ranks that will each read a slice
- * of heads (1 when the tensor parallelism is the same on both sides).
+ * {@link KvProducer#lease} returns it (vLLM's {@code kv_transfer_params}): the producer
+ * agent, the request, the producer's block ids in token order, the fingerprint of the
+ * producer's layout, the lease that holds the blocks and the number of consumer ranks
+ * that will each read a slice of heads (1 when the tensor parallelism is the same on both
+ * sides).
  *
- * <p>Plain data: the consumer also needs the producer's {@link RemoteCacheHandle}, once per
+ * <p>
+ * Plain data: the consumer also needs the producer's {@link RemoteCacheHandle}, once per
  * producer.
  *
  * @param producerAgent the producer's agent
@@ -22,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * @param leaseId the lease that holds the blocks
  * @param consumerRanks how many consumer ranks read the blocks
  */
-public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds,
-		String layoutFingerprint, long leaseId, int consumerRanks) {
+public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
+		long leaseId, int consumerRanks) {
 
 	/**
 	 * Checks the parameters.
@@ -48,8 +50,8 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	}
 
 	/**
-	 * Checks a request id as the KV helpers take it: 1 to 256 characters, no {@code ':'} (their
-	 * notifications use it as a separator) and no control characters.
+	 * Checks a request id as the KV helpers take it: 1 to 256 characters, no {@code ':'}
+	 * (their notifications use it as a separator) and no control characters.
 	 * @param requestId the id
 	 * @return the id
 	 * @throws IllegalArgumentException naming what is wrong

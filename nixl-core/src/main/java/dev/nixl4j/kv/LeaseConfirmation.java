@@ -5,15 +5,21 @@ package dev.nixl4j.kv;
  */
 public enum LeaseConfirmation {
 
-	/** The lease was held when the consumer's notification arrived: the blocks read were the request's. */
+	/**
+	 * The lease was held when the consumer's notification arrived: the blocks read were
+	 * the request's.
+	 */
 	HELD,
 
-	/** The lease had expired and its blocks were released: what was read may belong to another request. */
+	/**
+	 * The lease had expired and its blocks were released: what was read may belong to
+	 * another request.
+	 */
 	EXPIRED,
 
 	/**
-	 * A consumer rank gave the lease back before this one finished reading: the blocks were
-	 * released, what was read may belong to another request.
+	 * A consumer rank gave the lease back before this one finished reading: the blocks
+	 * were released, what was read may belong to another request.
 	 */
 	RELEASED,
 

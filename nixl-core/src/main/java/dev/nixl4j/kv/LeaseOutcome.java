@@ -11,7 +11,10 @@ public enum LeaseOutcome {
 	/** The lease ran out first; its blocks were released. */
 	EXPIRED,
 
-	/** A consumer gave the lease back (its pull failed or it will not pull); its blocks were released. */
+	/**
+	 * A consumer gave the lease back (its pull failed or it will not pull); its blocks
+	 * were released.
+	 */
 	RELEASED,
 
 	/** The producer closed first; its blocks were released. */

@@ -21,13 +21,15 @@ import dev.nixl4j.Registration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A paged KV cache in host memory: one off-heap region per layer and K/V, allocated from an
- * arena the cache owns and registered with the agent once; a {@link BlockAllocator} over its
- * blocks; descriptor lists for any blocks ({@code index = region * numBlocks + blockId}); and
- * prepared lists, built once per cache and per peer, from which transfers select blocks by index.
+ * A paged KV cache in host memory: one off-heap region per layer and K/V, allocated from
+ * an arena the cache owns and registered with the agent once; a {@link BlockAllocator}
+ * over its blocks; descriptor lists for any blocks
+ * ({@code index = region * numBlocks + blockId}); and prepared lists, built once per
+ * cache and per peer, from which transfers select blocks by index.
  *
- * <p>Thread-safe. Closing releases the prepared lists, deregisters the memory and frees it; a
- * transfer still in flight over the memory makes the deregistration fail with
+ * <p>
+ * Thread-safe. Closing releases the prepared lists, deregisters the memory and frees it;
+ * a transfer still in flight over the memory makes the deregistration fail with
  * {@link NixlStatus#BUSY} (the memory then stays allocated until the agent closes).
  */
 public final class PagedKvCache implements AutoCloseable {
@@ -72,7 +74,8 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Allocates the regions of a layout (zeroed, page-aligned) and registers them with an agent.
+	 * Allocates the regions of a layout (zeroed, page-aligned) and registers them with an
+	 * agent.
 	 * @param agent the agent that owns the cache
 	 * @param layout the layout
 	 * @return the cache
@@ -161,8 +164,8 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Describes blocks in every region, region by region: entry {@code r * n + i} is block
-	 * {@code blockIds[i]} of region {@code r}, for {@code n} block ids.
+	 * Describes blocks in every region, region by region: entry {@code r * n + i} is
+	 * block {@code blockIds[i]} of region {@code r}, for {@code n} block ids.
 	 * @param blockIds the blocks
 	 * @return the descriptors
 	 */
@@ -191,8 +194,8 @@ public final class PagedKvCache implements AutoCloseable {
 
 	/**
 	 * Returns the prepared list of every block of every region (index
-	 * {@code region * numBlocks + blockId}), prepared on first use and kept until the cache
-	 * closes.
+	 * {@code region * numBlocks + blockId}), prepared on first use and kept until the
+	 * cache closes.
 	 * @return the prepared list
 	 */
 	public PreparedList preparedLocal() {
@@ -206,10 +209,10 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the prepared list of every block of every region of a peer's cache, or of one rank's
-	 * slice of heads of every block when {@code ranks > 1}; prepared on first use and kept until
-	 * this cache closes or a different handle of the same peer arrives. The peer's metadata must be
-	 * loaded.
+	 * Returns the prepared list of every block of every region of a peer's cache, or of
+	 * one rank's slice of heads of every block when {@code ranks > 1}; prepared on first
+	 * use and kept until this cache closes or a different handle of the same peer
+	 * arrives. The peer's metadata must be loaded.
 	 */
 	PreparedList preparedRemote(RemoteCacheHandle remote, int ranks, int rank) {
 		RemoteKey key = new RemoteKey(remote, ranks, rank);
@@ -219,10 +222,13 @@ public final class PagedKvCache implements AutoCloseable {
 			if (prepared != null) {
 				return prepared;
 			}
-			// A different handle of the same agent: the peer restarted, its old regions are gone.
-			for (Iterator<Map.Entry<RemoteKey, PreparedList>> it = this.preparedRemote.entrySet().iterator(); it.hasNext();) {
+			// A different handle of the same agent: the peer restarted, its old regions
+			// are gone.
+			for (Iterator<Map.Entry<RemoteKey, PreparedList>> it = this.preparedRemote.entrySet().iterator(); it
+				.hasNext();) {
 				Map.Entry<RemoteKey, PreparedList> entry = it.next();
-				if (entry.getKey().handle.agentName().equals(remote.agentName()) && !entry.getKey().handle.equals(remote)) {
+				if (entry.getKey().handle.agentName().equals(remote.agentName())
+						&& !entry.getKey().handle.equals(remote)) {
 					entry.getValue().close();
 					it.remove();
 				}
@@ -233,7 +239,10 @@ public final class PagedKvCache implements AutoCloseable {
 		}
 	}
 
-	/** Descriptors of every block of every region, or of one rank's slice of heads of each. */
+	/**
+	 * Descriptors of every block of every region, or of one rank's slice of heads of
+	 * each.
+	 */
 	private static DescriptorList allBlocks(RemoteCacheHandle cache, int ranks, int rank) {
 		KvCacheLayout layout = cache.layout();
 		long sliceLength = layout.blockLength() / ranks;
@@ -241,7 +250,8 @@ public final class PagedKvCache implements AutoCloseable {
 		List<MemoryDescriptor> descriptors = new ArrayList<>(layout.descriptorCount());
 		for (long base : cache.regionBases()) {
 			for (int b = 0; b < layout.numBlocks(); b++) {
-				descriptors.add(new MemoryDescriptor(base + b * layout.blockLength() + offset, sliceLength, cache.deviceId()));
+				descriptors
+					.add(new MemoryDescriptor(base + b * layout.blockLength() + offset, sliceLength, cache.deviceId()));
 			}
 		}
 		return new DescriptorList(cache.memoryType(), descriptors);
@@ -260,7 +270,8 @@ public final class PagedKvCache implements AutoCloseable {
 
 	/**
 	 * Checks block ids against a cache's block count.
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the first bad id
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} naming the first bad
+	 * id
 	 */
 	static void requireBlocks(String operation, int[] blockIds, int numBlocks, String whose) {
 		if (blockIds.length == 0) {
@@ -275,8 +286,8 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Checks that block ids name distinct blocks (a destination block written twice in one
-	 * transfer would hold whichever copy landed last).
+	 * Checks that block ids name distinct blocks (a destination block written twice in
+	 * one transfer would hold whichever copy landed last).
 	 */
 	static void requireDistinct(String operation, int[] blockIds, String whose) {
 		int[] sorted = blockIds.clone();
@@ -306,10 +317,10 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Releases the prepared lists, deregisters the regions and frees them. Closing twice is
-	 * harmless.
-	 * @throws NixlException {@link NixlStatus#BUSY} when a transfer over the regions is in flight;
-	 * the cache stays open then
+	 * Releases the prepared lists, deregisters the regions and frees them. Closing twice
+	 * is harmless.
+	 * @throws NixlException {@link NixlStatus#BUSY} when a transfer over the regions is
+	 * in flight; the cache stays open then
 	 */
 	@Override
 	public void close() {

@@ -12,14 +12,17 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.MetadataExchange;
 
 /**
- * Makes sure an agent holds a peer's NIXL metadata before a transfer to it or a notification to
- * it. {@link KvProducer} needs it to answer consumers it has never seen; {@link KvConsumer} to
- * reach a producer named by a {@link RemoteCacheHandle}.
+ * Makes sure an agent holds a peer's NIXL metadata before a transfer to it or a
+ * notification to it. {@link KvProducer} needs it to answer consumers it has never seen;
+ * {@link KvConsumer} to reach a producer named by a {@link RemoteCacheHandle}.
  */
 @FunctionalInterface
 public interface PeerLoader {
 
-	/** How many peers {@link #of} remembers having loaded, to tell a peer that is gone from one never seen. */
+	/**
+	 * How many peers {@link #of} remembers having loaded, to tell a peer that is gone
+	 * from one never seen.
+	 */
 	int REMEMBERED_PEERS = 4096;
 
 	/**
@@ -32,13 +35,15 @@ public interface PeerLoader {
 	void load(NixlAgent agent, String peer, Duration timeout);
 
 	/**
-	 * Loads peers through a metadata exchange ({@link MetadataExchange#load}), which also makes
-	 * the agent forget a peer that disappears from the exchange.
+	 * Loads peers through a metadata exchange ({@link MetadataExchange#load}), which also
+	 * makes the agent forget a peer that disappears from the exchange.
 	 *
-	 * <p>A peer this loader loaded before and the agent forgot since (its entry was removed from
-	 * the exchange, or it expired) is known to be gone: it is asked for once, without waiting, so
-	 * that a peer that published again is picked up at once and one that did not fails at once
-	 * with {@link NixlStatus#ERROR_NOT_FOUND}, naming it, instead of after the whole timeout.
+	 * <p>
+	 * A peer this loader loaded before and the agent forgot since (its entry was removed
+	 * from the exchange, or it expired) is known to be gone: it is asked for once,
+	 * without waiting, so that a peer that published again is picked up at once and one
+	 * that did not fails at once with {@link NixlStatus#ERROR_NOT_FOUND}, naming it,
+	 * instead of after the whole timeout.
 	 * @param exchange the exchange
 	 * @return the loader
 	 */
@@ -76,18 +81,20 @@ public interface PeerLoader {
 					}
 					throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
 							"the metadata of '" + peer + "' was removed from the exchange and is not published again"
-									+ " (the peer stopped, or its entry was deleted)", ex);
+									+ " (the peer stopped, or its entry was deleted)",
+							ex);
 				}
 			}
 		};
 	}
 
 	/**
-	 * Loads peers through NIXL's own etcd exchange of the agent ({@link NixlAgent#etcdMetadata()}),
-	 * which also makes the agent forget a peer whose keys are deleted. A peer that is gone fails
-	 * with {@link NixlStatus#TIMEOUT} at the deadline: NIXL cannot tell it from one not published yet.
-	 * @return the loader, which fails with {@link NixlStatus#NOT_SUPPORTED} for an agent without
-	 * that exchange
+	 * Loads peers through NIXL's own etcd exchange of the agent
+	 * ({@link NixlAgent#etcdMetadata()}), which also makes the agent forget a peer whose
+	 * keys are deleted. A peer that is gone fails with {@link NixlStatus#TIMEOUT} at the
+	 * deadline: NIXL cannot tell it from one not published yet.
+	 * @return the loader, which fails with {@link NixlStatus#NOT_SUPPORTED} for an agent
+	 * without that exchange
 	 */
 	static PeerLoader nixlEtcd() {
 		return (agent, peer, timeout) -> {
@@ -103,7 +110,8 @@ public interface PeerLoader {
 	}
 
 	/**
-	 * A loader for agents that received every peer's metadata some other way: it only checks.
+	 * A loader for agents that received every peer's metadata some other way: it only
+	 * checks.
 	 * @return the loader
 	 */
 	static PeerLoader preloaded() {

@@ -7,12 +7,13 @@ import dev.nixl4j.MemoryType;
 
 /**
  * What a peer needs to address another worker's KV cache, learned once per worker (the
- * handshake of vLLM's connector): the agent that owns the cache, its layout and the base address
- * of each region. Block {@code b} of region {@code r} lies at
+ * handshake of vLLM's connector): the agent that owns the cache, its layout and the base
+ * address of each region. Block {@code b} of region {@code r} lies at
  * {@code regionBases.get(r) + b * layout.blockLength()}.
  *
- * <p>Plain data, safe to log and to send in any encoding: the handle grants nothing by itself;
- * access needs the owner's NIXL metadata, which travels separately (a
+ * <p>
+ * Plain data, safe to log and to send in any encoding: the handle grants nothing by
+ * itself; access needs the owner's NIXL metadata, which travels separately (a
  * {@link dev.nixl4j.metadata.MetadataExchange}).
  *
  * @param agentName the agent that registered the cache

@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The HTTP layout of the metadata exchange, shared by {@link HttpMetadataExchange} and
- * {@link MetadataHttpServer}: {@code {base}/agents/{name}/metadata}, the name one percent-encoded
- * path segment.
+ * {@link MetadataHttpServer}: {@code {base}/agents/{name}/metadata}, the name one
+ * percent-encoded path segment.
  */
 final class AgentPaths {
 
@@ -25,9 +25,9 @@ final class AgentPaths {
 	}
 
 	/**
-	 * Encodes an agent name as one path segment: every byte of its UTF-8 form other than RFC
-	 * 3986's unreserved characters is percent-encoded, and so are the dots of the names
-	 * {@code .} and {@code ..}, which would otherwise be dot-segments.
+	 * Encodes an agent name as one path segment: every byte of its UTF-8 form other than
+	 * RFC 3986's unreserved characters is percent-encoded, and so are the dots of the
+	 * names {@code .} and {@code ..}, which would otherwise be dot-segments.
 	 * @param agentName the name
 	 * @return the segment
 	 */
@@ -51,8 +51,8 @@ final class AgentPaths {
 	/**
 	 * Decodes a path segment made by {@link #encode}.
 	 * @param segment the raw segment
-	 * @return the agent name, or {@code null} when the segment is not a valid encoding of a
-	 * non-empty UTF-8 name
+	 * @return the agent name, or {@code null} when the segment is not a valid encoding of
+	 * a non-empty UTF-8 name
 	 */
 	static @Nullable String decode(String segment) {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(segment.length());

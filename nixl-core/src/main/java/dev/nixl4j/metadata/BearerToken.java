@@ -7,11 +7,11 @@ import java.security.NoSuchAlgorithmException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A shared bearer token that the {@code Authorization} header of a request must carry, as the
- * metadata registry and the endpoints beside it require: {@code Bearer <token>}, the scheme in any
- * case (RFC 7235), the token compared in constant time through its SHA-256 digest, so neither its
- * bytes nor its length show in the time a check takes. Only the digest is kept; instances never
- * print the token.
+ * A shared bearer token that the {@code Authorization} header of a request must carry, as
+ * the metadata registry and the endpoints beside it require: {@code Bearer <token>}, the
+ * scheme in any case (RFC 7235), the token compared in constant time through its SHA-256
+ * digest, so neither its bytes nor its length show in the time a check takes. Only the
+ * digest is kept; instances never print the token.
  */
 public final class BearerToken {
 

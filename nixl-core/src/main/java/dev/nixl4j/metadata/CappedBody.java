@@ -11,9 +11,9 @@ import java.util.concurrent.Flow;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A response body read up to a cap: past the cap the subscription is cancelled and the body is
- * {@linkplain #oversize() oversize}, so a hostile server cannot make the client buffer more than
- * the cap plus one network buffer.
+ * A response body read up to a cap: past the cap the subscription is cancelled and the
+ * body is {@linkplain #oversize() oversize}, so a hostile server cannot make the client
+ * buffer more than the cap plus one network buffer.
  */
 final class CappedBody {
 
@@ -44,9 +44,9 @@ final class CappedBody {
 	}
 
 	/**
-	 * A body handler that reads 200 responses up to {@code maxBytes} and other responses up to
-	 * {@code otherMaxBytes}. A declared {@code Content-Length} over the cap is refused without
-	 * reading.
+	 * A body handler that reads 200 responses up to {@code maxBytes} and other responses
+	 * up to {@code otherMaxBytes}. A declared {@code Content-Length} over the cap is
+	 * refused without reading.
 	 * @param maxBytes the cap of a 200 body
 	 * @param otherMaxBytes the cap of any other body
 	 * @return the handler

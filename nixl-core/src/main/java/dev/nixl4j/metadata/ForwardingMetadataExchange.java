@@ -9,8 +9,8 @@ import dev.nixl4j.NixlAgent;
 
 /**
  * A {@link MetadataExchange} that passes every call to another one, for wrappers that add
- * behaviour (retries, tracing) to some calls: override those. Closing it closes the exchange it
- * wraps.
+ * behaviour (retries, tracing) to some calls: override those. Closing it closes the
+ * exchange it wraps.
  */
 public abstract class ForwardingMetadataExchange implements MetadataExchange {
 

@@ -39,53 +39,61 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link MetadataExchange} that talks to a metadata server over HTTP with the JDK's
  * {@link HttpClient}: {@code GET}, {@code PUT} and {@code DELETE} of
- * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment), and
- * {@code POST} there to renew an entry, the body
- * the raw metadata as {@code application/octet-stream}, every request with
+ * {@code {base}/agents/{name}/metadata} (the name percent-encoded as one path segment),
+ * and {@code POST} there to renew an entry, the body the raw metadata as
+ * {@code application/octet-stream}, every request with
  * {@code Authorization: Bearer <token>}. {@link MetadataHttpServer} serves this layout.
  *
- * <p>{@link #fetch} retries while the metadata is not published (404) or the server cannot be
- * reached, with a back-off that starts at 50 ms and doubles up to
- * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes one
- * attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no further. A refused
- * token (401, or 403 to a fetch) fails at once with {@link NixlStatus#ERROR_INVALID_PARAM}.
+ * <p>
+ * {@link #fetch} retries while the metadata is not published (404) or the server cannot
+ * be reached, with a back-off that starts at 50 ms and doubles up to
+ * {@link Builder#maxRetryInterval(Duration)}, until the deadline; a zero timeout makes
+ * one attempt. Response bodies are read up to {@link Builder#maxBytes(int)} and no
+ * further. A refused token (401, or 403 to a fetch) fails at once with
+ * {@link NixlStatus#ERROR_INVALID_PARAM}.
  *
- * <p>A failure says by {@link NixlException#retryable()} whether it may pass by itself: an
- * exchange that refuses the connection, does not answer in time, is full (507) or answers with
- * another server error (5xx) is {@code retryable}; a failed TLS handshake (a certificate the
- * client does not trust, or one that does not name the host), a refused token, a name held by
- * another owner and a refused value are not.
+ * <p>
+ * A failure says by {@link NixlException#retryable()} whether it may pass by itself: an
+ * exchange that refuses the connection, does not answer in time, is full (507) or answers
+ * with another server error (5xx) is {@code retryable}; a failed TLS handshake (a
+ * certificate the client does not trust, or one that does not name the host), a refused
+ * token, a name held by another owner and a refused value are not.
  *
- * <p>Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one daemon
- * thread shared by the exchange (one request per watched peer and pass); a watch fires once, at
- * the first 404 after it saw the metadata (a new watch asks once right away). Watches of the same
- * peer fire in the order they were created.
+ * <p>
+ * Watches poll their peers' URLs every {@link Builder#pollInterval(Duration)} on one
+ * daemon thread shared by the exchange (one request per watched peer and pass); a watch
+ * fires once, at the first 404 after it saw the metadata (a new watch asks once right
+ * away). Watches of the same peer fire in the order they were created.
  *
- * <p>The registry gives each entry an owner: the answer to the first {@link #publish} of a name
- * carries an owner secret ({@value MetadataRegistryHandler#OWNER_SECRET_HEADER}), which this
- * exchange keeps in memory for that name and sends with every later {@code PUT}, {@code POST}
- * and {@code DELETE} of it, so only this exchange can replace, renew or withdraw the entry. A name
- * taken by another owner makes {@link #publish} fail with {@link NixlStatus#BUSY}; a full
- * registry (507) with {@link NixlStatus#UNAVAILABLE}. When the registry announces an entry TTL
- * ({@value MetadataRegistryHandler#ENTRY_TTL_HEADER}), the exchange renews its published entries
- * every third of it with a bodiless {@code POST}, on the thread it shares with the watches; a
- * failed renewal is logged once and tried again at the next period. An entry the registry no
- * longer has (404 to a renewal: it expired or the registry restarted) is renewed no more until it
- * is published again, which claims the name anew. The secret is lost with the process: a
- * restarted agent gets its name back when its old entry expires, or at once if the old process
- * withdrew it on shutdown.
+ * <p>
+ * The registry gives each entry an owner: the answer to the first {@link #publish} of a
+ * name carries an owner secret ({@value MetadataRegistryHandler#OWNER_SECRET_HEADER}),
+ * which this exchange keeps in memory for that name and sends with every later
+ * {@code PUT}, {@code POST} and {@code DELETE} of it, so only this exchange can replace,
+ * renew or withdraw the entry. A name taken by another owner makes {@link #publish} fail
+ * with {@link NixlStatus#BUSY}; a full registry (507) with
+ * {@link NixlStatus#UNAVAILABLE}. When the registry announces an entry TTL
+ * ({@value MetadataRegistryHandler#ENTRY_TTL_HEADER}), the exchange renews its published
+ * entries every third of it with a bodiless {@code POST}, on the thread it shares with
+ * the watches; a failed renewal is logged once and tried again at the next period. An
+ * entry the registry no longer has (404 to a renewal: it expired or the registry
+ * restarted) is renewed no more until it is published again, which claims the name anew.
+ * The secret is lost with the process: a restarted agent gets its name back when its old
+ * entry expires, or at once if the old process withdrew it on shutdown.
  *
- * <p>An {@code https} base URI uses the JDK's default TLS context unless
- * {@link Builder#sslContext(SSLContext)} names another; the server's certificate and host name are
- * always verified.
+ * <p>
+ * An {@code https} base URI uses the JDK's default TLS context unless
+ * {@link Builder#sslContext(SSLContext)} names another; the server's certificate and host
+ * name are always verified.
  *
- * <p>The token and owner secrets are never logged or shown, and neither is metadata.
+ * <p>
+ * The token and owner secrets are never logged or shown, and neither is metadata.
  */
 public final class HttpMetadataExchange implements MetadataExchange {
 
 	/**
-	 * Says what is wrong with a bearer token, without repeating it: a token travels in an HTTP
-	 * header, so it holds visible ASCII characters only.
+	 * Says what is wrong with a bearer token, without repeating it: a token travels in an
+	 * HTTP header, so it holds visible ASCII characters only.
 	 * @param token the token
 	 * @return the problem, or {@code null} when it is well formed
 	 */
@@ -139,10 +147,16 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	private @Nullable ScheduledFuture<?> polling;
 
-	/** Serializes the owner's requests, so a renewal never races a republish with another secret. */
+	/**
+	 * Serializes the owner's requests, so a renewal never races a republish with another
+	 * secret.
+	 */
 	private final Object ownerLock = new Object();
 
-	/** This exchange's entries at the registry, by agent name; guarded by {@link #ownerLock}. */
+	/**
+	 * This exchange's entries at the registry, by agent name; guarded by
+	 * {@link #ownerLock}.
+	 */
 	private final Map<String, Ownership> owned = new LinkedHashMap<>();
 
 	private @Nullable ScheduledFuture<?> renewal;
@@ -173,7 +187,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	/**
 	 * Starts building an exchange.
-	 * @param baseUri the server's base URI, for example {@code http://127.0.0.1:8080/nixl}
+	 * @param baseUri the server's base URI, for example
+	 * {@code http://127.0.0.1:8080/nixl}
 	 * @return the builder
 	 */
 	public static Builder builder(URI baseUri) {
@@ -189,8 +204,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Publishes an agent's metadata: creates its entry at the registry, or replaces it when this
-	 * exchange created it. Publishing again after the entry expired claims the name anew.
+	 * Publishes an agent's metadata: creates its entry at the registry, or replaces it
+	 * when this exchange created it. Publishing again after the entry expired claims the
+	 * name anew.
 	 * @param agentName the agent
 	 * @param metadata its metadata
 	 * @throws NixlException {@link NixlStatus#BUSY} when another owner holds the name,
@@ -214,7 +230,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				case 200, 201, 204 -> owns(agentName, response, ownership);
 				case 403 -> throw notOwner(operation, agentName, response);
 				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
-						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null, true);
+						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null,
+						true);
 				case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
 						"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
 				case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
@@ -225,7 +242,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	/** Records the secret and TTL of a published entry. Called with the owner lock held. */
+	/**
+	 * Records the secret and TTL of a published entry. Called with the owner lock held.
+	 */
 	private void owns(String agentName, HttpResponse<CappedBody> response, @Nullable Ownership previous) {
 		String secret = response.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElse(null);
 		if (secret == null && previous != null) {
@@ -243,7 +262,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	/** The TTL the registry gave the entry, or 0 when it gave none or a value that is not a number. */
+	/**
+	 * The TTL the registry gave the entry, or 0 when it gave none or a value that is not
+	 * a number.
+	 */
 	private static long entryTtlMillis(HttpResponse<CappedBody> response) {
 		try {
 			return response.headers().firstValueAsLong(MetadataRegistryHandler.ENTRY_TTL_HEADER).orElse(0);
@@ -333,9 +355,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			if (!ownership.failing) {
 				ownership.failing = true;
 				String cause = failure;
-				logger.log(System.Logger.Level.WARNING, () -> "Could not renew the registry entry of agent '" + agentName
-						+ "' at " + this.baseUri + " (" + cause + "); trying again every "
-						+ Duration.ofNanos(this.renewalPeriodNanos));
+				logger.log(System.Logger.Level.WARNING,
+						() -> "Could not renew the registry entry of agent '" + agentName + "' at " + this.baseUri
+								+ " (" + cause + "); trying again every " + Duration.ofNanos(this.renewalPeriodNanos));
 			}
 		}
 	}
@@ -353,8 +375,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		while (true) {
 			long remaining = deadline - System.nanoTime();
 			if (!first && remaining <= 0) {
-				throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName, "no metadata of agent '"
-						+ agentName + "' from " + this.baseUri + " within " + timeout + " (last attempt: " + lastCause + ")",
+				throw new NixlException(
+						NixlStatus.TIMEOUT, operation, null, agentName, "no metadata of agent '" + agentName + "' from "
+								+ this.baseUri + " within " + timeout + " (last attempt: " + lastCause + ")",
 						lastFailure);
 			}
 			long attemptNanos = first ? this.requestTimeout.toNanos()
@@ -387,7 +410,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			catch (InterruptedException ex) {
 				throw interrupted(operation, agentName);
 			}
-			logger.log(System.Logger.Level.DEBUG, () -> "Metadata of agent '" + agentName + "' not fetched yet, retrying");
+			logger.log(System.Logger.Level.DEBUG,
+					() -> "Metadata of agent '" + agentName + "' not fetched yet, retrying");
 			long pause = Math.min(backoff, deadline - System.nanoTime());
 			backoff = Math.min(backoff * 2, this.maxRetryInterval.toNanos());
 			if (pause > 0) {
@@ -404,12 +428,12 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Withdraws an agent's metadata: deletes its entry with the owner secret this exchange holds,
-	 * and stops renewing it. It stops also when the deletion fails, so the entry then expires at
-	 * the registry; the secret is kept for another try.
+	 * Withdraws an agent's metadata: deletes its entry with the owner secret this
+	 * exchange holds, and stops renewing it. It stops also when the deletion fails, so
+	 * the entry then expires at the registry; the secret is kept for another try.
 	 * @param agentName the agent
-	 * @throws NixlException {@link NixlStatus#BUSY} when the entry belongs to another owner,
-	 * {@link NixlStatus#UNAVAILABLE} when the registry cannot be reached
+	 * @throws NixlException {@link NixlStatus#BUSY} when the entry belongs to another
+	 * owner, {@link NixlStatus#UNAVAILABLE} when the registry cannot be reached
 	 */
 	@Override
 	public void invalidate(String agentName) {
@@ -435,8 +459,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Watches a peer. The watch asks the server once right away, so metadata published now counts
-	 * as seen and its withdrawal is reported even if it comes before the first poll.
+	 * Watches a peer. The watch asks the server once right away, so metadata published
+	 * now counts as seen and its withdrawal is reported even if it comes before the first
+	 * poll.
 	 * @param agentName the peer
 	 * @param onRemoved called with the peer's name, on the exchange's watch thread
 	 * @return the watch
@@ -448,8 +473,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Fetches a peer's metadata, loads it into an agent and watches the peer; the watch counts the
-	 * fetched metadata as seen, so a withdrawal right after the fetch is not missed.
+	 * Fetches a peer's metadata, loads it into an agent and watches the peer; the watch
+	 * counts the fetched metadata as seen, so a withdrawal right after the fetch is not
+	 * missed.
 	 * @param agent the local agent
 	 * @param remoteAgent the peer
 	 * @param timeout how long to wait for the peer's metadata
@@ -480,7 +506,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		return watch;
 	}
 
-	/** The thread of the watches and renewals, started on first use. Called with the watch lock held. */
+	/**
+	 * The thread of the watches and renewals, started on first use. Called with the watch
+	 * lock held.
+	 */
 	private ScheduledExecutorService scheduler() {
 		ScheduledExecutorService current = this.scheduler;
 		if (current == null) {
@@ -516,7 +545,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				}
 			}
 			catch (Throwable ex) {
-				// the poller is a periodic task, which would stop for good on the first throw
+				// the poller is a periodic task, which would stop for good on the first
+				// throw
 				this.internalErrors.incrementAndGet();
 				logger.log(System.Logger.Level.ERROR,
 						"Watch of agent '" + agentName + "' failed in this pass; the watch thread goes on", ex);
@@ -526,7 +556,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 
 	/**
 	 * Returns how many times the watch thread's work for one watched peer, or a watcher's
-	 * {@code onRemoved}, threw and the thread went on. Each was logged once, with the peer's name.
+	 * {@code onRemoved}, threw and the thread went on. Each was logged once, with the
+	 * peer's name.
 	 * @return the count
 	 */
 	public long internalErrors() {
@@ -562,9 +593,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Closes the exchange: stops the watches (without telling them), the renewals and the HTTP
-	 * client. Fetches waiting for a retry fail with {@link NixlStatus#CLOSED}. Published metadata
-	 * stays on the server until it expires there, no longer renewed.
+	 * Closes the exchange: stops the watches (without telling them), the renewals and the
+	 * HTTP client. Fetches waiting for a retry fail with {@link NixlStatus#CLOSED}.
+	 * Published metadata stays on the server until it expires there, no longer renewed.
 	 */
 	@Override
 	public void close() {
@@ -655,9 +686,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	private NixlException notOwner(String operation, String agentName, HttpResponse<CappedBody> response) {
-		return new NixlException(NixlStatus.BUSY, operation, null, agentName, "the exchange at " + this.baseUri
-				+ " refused the change: the entry of agent '" + agentName + "' belongs to another owner (HTTP 403: "
-				+ reason(response) + "); a restarted agent gets its name back once its old entry expires");
+		return new NixlException(NixlStatus.BUSY, operation, null, agentName,
+				"the exchange at " + this.baseUri + " refused the change: the entry of agent '" + agentName
+						+ "' belongs to another owner (HTTP 403: " + reason(response)
+						+ "); a restarted agent gets its name back once its old entry expires");
 	}
 
 	/** The plain-text reason of a refusal, for messages; never a metadata body. */
@@ -714,8 +746,9 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Whether a failure to reach the exchange may pass by itself: a server not listening yet, a
-	 * timeout, a connection cut. A TLS failure does not: the trust or the certificate must change.
+	 * Whether a failure to reach the exchange may pass by itself: a server not listening
+	 * yet, a timeout, a connection cut. A TLS failure does not: the trust or the
+	 * certificate must change.
 	 */
 	private static boolean passes(IOException ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -739,8 +772,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * This exchange's hold on one entry: its owner secret, whether renewing it fails now, and
-	 * whether a withdrawal of it was asked for (then it is renewed no more).
+	 * This exchange's hold on one entry: its owner secret, whether renewing it fails now,
+	 * and whether a withdrawal of it was asked for (then it is renewed no more).
 	 */
 	private static final class Ownership {
 
@@ -876,9 +909,10 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Sets the TLS context of an {@code https} base URI: its trust material decides which
-		 * server certificates are accepted, its key material (if any) is the client's certificate.
-		 * Without it the JDK's default context applies. The server's host name is always verified.
+		 * Sets the TLS context of an {@code https} base URI: its trust material decides
+		 * which server certificates are accepted, its key material (if any) is the
+		 * client's certificate. Without it the JDK's default context applies. The
+		 * server's host name is always verified.
 		 * @param sslContext the context
 		 * @return this builder
 		 */
@@ -888,8 +922,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Sets the TLS parameters of an {@code https} base URI, for example the enabled protocols
-		 * and cipher suites. Without it the client's defaults apply.
+		 * Sets the TLS parameters of an {@code https} base URI, for example the enabled
+		 * protocols and cipher suites. Without it the client's defaults apply.
 		 * @param sslParameters the parameters
 		 * @return this builder
 		 */

@@ -14,12 +14,14 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 
 /**
- * A {@link MetadataExchange} inside one JVM, for tests and for agents that share a process.
- * {@link #fetch} waits on a condition until the metadata is published or the deadline passes;
- * {@link #invalidate} tells the watches of the agent on the calling thread, after releasing the
- * exchange's lock, in the order they were created.
+ * A {@link MetadataExchange} inside one JVM, for tests and for agents that share a
+ * process. {@link #fetch} waits on a condition until the metadata is published or the
+ * deadline passes; {@link #invalidate} tells the watches of the agent on the calling
+ * thread, after releasing the exchange's lock, in the order they were created.
  *
- * <p>Values are stored as published and checked with {@link MetadataValues#check} when fetched.
+ * <p>
+ * Values are stored as published and checked with {@link MetadataValues#check} when
+ * fetched.
  */
 public final class InMemoryMetadataExchange implements MetadataExchange {
 
@@ -36,7 +38,8 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 	private boolean closed;
 
 	/**
-	 * Creates an exchange that accepts values up to {@link MetadataValues#DEFAULT_MAX_BYTES}.
+	 * Creates an exchange that accepts values up to
+	 * {@link MetadataValues#DEFAULT_MAX_BYTES}.
 	 */
 	public InMemoryMetadataExchange() {
 		this(MetadataValues.DEFAULT_MAX_BYTES);
@@ -154,8 +157,8 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Closes the exchange: waiting fetches fail with {@link NixlStatus#CLOSED}, watches stop
-	 * without being told, and the stored values are dropped.
+	 * Closes the exchange: waiting fetches fail with {@link NixlStatus#CLOSED}, watches
+	 * stop without being told, and the stored values are dropped.
 	 */
 	@Override
 	public void close() {

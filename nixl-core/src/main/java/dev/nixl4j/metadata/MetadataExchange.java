@@ -8,15 +8,16 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 
 /**
- * Where agents publish their metadata and fetch their peers'. Names follow NIXL's own exchange:
- * {@code send_local_md} is {@link #publish}, {@code fetch_remote_md} is {@link #fetch},
- * {@code invalidate_local_md} is {@link #invalidate}.
+ * Where agents publish their metadata and fetch their peers'. Names follow NIXL's own
+ * exchange: {@code send_local_md} is {@link #publish}, {@code fetch_remote_md} is
+ * {@link #fetch}, {@code invalidate_local_md} is {@link #invalidate}.
  *
- * <p>Failures are {@link NixlException}s: {@link dev.nixl4j.NixlStatus#TIMEOUT} when a peer's
- * metadata did not appear before the deadline (the message names the agent),
- * {@link dev.nixl4j.NixlStatus#INVALID_METADATA} when a fetched value is oversize, malformed or
- * names another agent, {@link dev.nixl4j.NixlStatus#UNAVAILABLE} when the exchange itself cannot
- * be reached. Implementations are thread-safe.
+ * <p>
+ * Failures are {@link NixlException}s: {@link dev.nixl4j.NixlStatus#TIMEOUT} when a
+ * peer's metadata did not appear before the deadline (the message names the agent),
+ * {@link dev.nixl4j.NixlStatus#INVALID_METADATA} when a fetched value is oversize,
+ * malformed or names another agent, {@link dev.nixl4j.NixlStatus#UNAVAILABLE} when the
+ * exchange itself cannot be reached. Implementations are thread-safe.
  */
 public interface MetadataExchange extends AutoCloseable {
 
@@ -44,15 +45,15 @@ public interface MetadataExchange extends AutoCloseable {
 	AgentMetadata fetch(String agentName, Duration timeout);
 
 	/**
-	 * Withdraws an agent's published metadata; peers watching it are told it is gone. Withdrawing
-	 * metadata that is not published does nothing.
+	 * Withdraws an agent's published metadata; peers watching it are told it is gone.
+	 * Withdrawing metadata that is not published does nothing.
 	 * @param agentName the agent
 	 */
 	void invalidate(String agentName);
 
 	/**
-	 * Watches a peer: {@code onRemoved} runs (once) when its metadata is withdrawn or expires,
-	 * for example when its process died and its lease ran out.
+	 * Watches a peer: {@code onRemoved} runs (once) when its metadata is withdrawn or
+	 * expires, for example when its process died and its lease ran out.
 	 * @param agentName the peer
 	 * @param onRemoved called with the peer's name
 	 * @return the watch; closing it stops watching
@@ -60,8 +61,8 @@ public interface MetadataExchange extends AutoCloseable {
 	Watch watch(String agentName, Consumer<String> onRemoved);
 
 	/**
-	 * Fetches a peer's metadata, loads it into an agent, and watches the peer so that the agent
-	 * forgets it when it disappears from the exchange.
+	 * Fetches a peer's metadata, loads it into an agent, and watches the peer so that the
+	 * agent forgets it when it disappears from the exchange.
 	 * @param agent the local agent
 	 * @param remoteAgent the peer
 	 * @param timeout how long to wait for the peer's metadata
@@ -77,8 +78,8 @@ public interface MetadataExchange extends AutoCloseable {
 	}
 
 	/**
-	 * Closes the exchange's connections and watches. Metadata this process published stays where
-	 * the implementation keeps it unless it is lease-backed.
+	 * Closes the exchange's connections and watches. Metadata this process published
+	 * stays where the implementation keeps it unless it is lease-backed.
 	 */
 	@Override
 	void close();

@@ -15,15 +15,16 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 
 /**
- * Structural check of NIXL's agent metadata blob, the bytes that {@code nixl_capi_get_local_md}
- * and {@code nixl_capi_get_local_partial_md} produce and {@code nixl_capi_load_remote_md}
- * consumes, done in Java before the bytes reach native code.
+ * Structural check of NIXL's agent metadata blob, the bytes that
+ * {@code nixl_capi_get_local_md} and {@code nixl_capi_get_local_partial_md} produce and
+ * {@code nixl_capi_load_remote_md} consumes, done in Java before the bytes reach native
+ * code.
  *
- * <p>NIXL 1.5.1 frames the blob with its {@code nixlSerDes} serializer: the header
- * {@code "nixlSerDes|"}, then fields of the form <em>tag</em>, a 64-bit little-endian length,
- * that many value bytes, and a {@code '|'}. The fields come in this order (counts are 8-byte
- * values, the memory type a 4-byte value):
- * <pre>
+ * <p>
+ * NIXL 1.5.1 frames the blob with its {@code nixlSerDes} serializer: the header
+ * {@code "nixlSerDes|"}, then fields of the form <em>tag</em>, a 64-bit little-endian
+ * length, that many value bytes, and a {@code '|'}. The fields come in this order (counts
+ * are 8-byte values, the memory type a 4-byte value): <pre>
  * "Agent"       agent name (non-empty)
  * "Conns"       connection count C
  * C times:      "t" backend name (non-empty), "c" connection info (non-empty; see below)
@@ -33,20 +34,22 @@ import dev.nixl4j.NixlStatus;
  *               "nixlDList" the literal "nixlSDList"
  *               "t" memory type (0 DRAM .. 4 FILE), "n" descriptor count N (at least 1)
  *               N times: "" address, length and device id (8 bytes each) + backend key (opaque)
- * </pre>
- * Nothing may follow the last section. The connection info of backend {@code UCX} is a packed UCP
- * worker address, which UCX reads without bounds and aborts the process on when it does not know
- * its format version; it must have one of the shapes UCX writes ({@code UcxWorkerAddress}). The
- * connection info of other backends is opaque here. The key of a descriptor in a {@code UCX} section is a packed
- * UCX remote key, which UCX reads without bounds: a 64-bit map of memory domains, a UCX memory type
- * (one byte, 0 HOST .. 9 GAUDI), then per domain in the map a size byte and that many bytes; what
- * follows is not read. NIXL's own reader is laxer (it accepts any separator byte,
- * ignores trailing bytes and does not guard its length arithmetic against wrap-around); every blob
- * NIXL writes passes this check.
+ * </pre> Nothing may follow the last section. The connection info of backend {@code UCX}
+ * is a packed UCP worker address, which UCX reads without bounds and aborts the process
+ * on when it does not know its format version; it must have one of the shapes UCX writes
+ * ({@code UcxWorkerAddress}). The connection info of other backends is opaque here. The
+ * key of a descriptor in a {@code UCX} section is a packed UCX remote key, which UCX
+ * reads without bounds: a 64-bit map of memory domains, a UCX memory type (one byte, 0
+ * HOST .. 9 GAUDI), then per domain in the map a size byte and that many bytes; what
+ * follows is not read. NIXL's own reader is laxer (it accepts any separator byte, ignores
+ * trailing bytes and does not guard its length arithmetic against wrap-around); every
+ * blob NIXL writes passes this check.
  *
- * <p>The backend keys in the blob (UCX rkeys, for example) grant remote access to the registered
- * memory, so neither the failure messages nor the {@code toString} of the parsed types show
- * addresses or opaque bytes; they show tags, counts, lengths and offsets.
+ * <p>
+ * The backend keys in the blob (UCX rkeys, for example) grant remote access to the
+ * registered memory, so neither the failure messages nor the {@code toString} of the
+ * parsed types show addresses or opaque bytes; they show tags, counts, lengths and
+ * offsets.
  */
 public final class MetadataFraming {
 
@@ -69,20 +72,25 @@ public final class MetadataFraming {
 	/** Address, length and device id of a {@code nixlBasicDesc}. */
 	private static final int BASIC_DESC_BYTES = 3 * Long.BYTES;
 
-	/** The backend whose descriptor keys are packed UCX remote keys ({@code ucp_rkey_pack}). */
+	/**
+	 * The backend whose descriptor keys are packed UCX remote keys
+	 * ({@code ucp_rkey_pack}).
+	 */
 	private static final String UCX_BACKEND = "UCX";
 
 	/** The memory-domain map and the memory type that start a packed UCX remote key. */
 	private static final int UCX_KEY_HEADER_BYTES = Long.BYTES + 1;
 
-	/** The UCX memory types ({@code ucs_memory_type_t}, HOST to GAUDI) of the UCX that NIXL 1.5.1 ships. */
+	/**
+	 * The UCX memory types ({@code ucs_memory_type_t}, HOST to GAUDI) of the UCX that
+	 * NIXL 1.5.1 ships.
+	 */
 	private static final int UCX_MEMORY_TYPES = 10;
 
 	private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class,
 			ByteOrder.LITTLE_ENDIAN);
 
-	private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class,
-			ByteOrder.LITTLE_ENDIAN);
+	private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
 	private static final Tag AGENT = new Tag("Agent", "agent name");
 
@@ -106,8 +114,10 @@ public final class MetadataFraming {
 
 	private static final Tag DESC = new Tag("", "descriptor");
 
-	// Smallest encodings of the repeated elements; a count that the remaining bytes cannot hold
-	// is rejected before the loop, which also bounds every list capacity by the input size.
+	// Smallest encodings of the repeated elements; a count that the remaining bytes
+	// cannot hold
+	// is rejected before the loop, which also bounds every list capacity by the input
+	// size.
 	private static final int MIN_CONNECTION_BYTES = CONN_BACKEND.fieldBytes(1) + CONN_INFO.fieldBytes(1);
 
 	private static final int MIN_DESC_BYTES = DESC.fieldBytes(BASIC_DESC_BYTES);
@@ -121,9 +131,11 @@ public final class MetadataFraming {
 
 	/**
 	 * Checks and parses a metadata blob of at most {@link #DEFAULT_MAX_BYTES}.
-	 * @param data the blob as produced by NIXL's {@code getLocalMD} or {@code getLocalPartialMD}
+	 * @param data the blob as produced by NIXL's {@code getLocalMD} or
+	 * {@code getLocalPartialMD}
 	 * @return what the blob describes
-	 * @throws NixlException with {@link NixlStatus#INVALID_METADATA} if the blob is malformed
+	 * @throws NixlException with {@link NixlStatus#INVALID_METADATA} if the blob is
+	 * malformed
 	 */
 	public static ParsedMetadata parse(byte[] data) {
 		return parse(data, DEFAULT_MAX_BYTES);
@@ -131,11 +143,12 @@ public final class MetadataFraming {
 
 	/**
 	 * Checks and parses a metadata blob.
-	 * @param data the blob as produced by NIXL's {@code getLocalMD} or {@code getLocalPartialMD}
+	 * @param data the blob as produced by NIXL's {@code getLocalMD} or
+	 * {@code getLocalPartialMD}
 	 * @param maxBytes the largest blob to accept
 	 * @return what the blob describes
-	 * @throws NixlException with {@link NixlStatus#INVALID_METADATA} if the blob is malformed or
-	 * larger than {@code maxBytes}
+	 * @throws NixlException with {@link NixlStatus#INVALID_METADATA} if the blob is
+	 * malformed or larger than {@code maxBytes}
 	 * @throws IllegalArgumentException if {@code maxBytes} is negative
 	 */
 	public static ParsedMetadata parse(byte[] data, int maxBytes) {
@@ -153,7 +166,10 @@ public final class MetadataFraming {
 		return new NixlException(NixlStatus.INVALID_METADATA, OPERATION, null, null, detail);
 	}
 
-	/** A failure at a byte offset of the blob; the message names what is wrong, never the bytes. */
+	/**
+	 * A failure at a byte offset of the blob; the message names what is wrong, never the
+	 * bytes.
+	 */
 	static NixlException failure(int offset, String what) {
 		return invalid(what + " at byte offset " + offset);
 	}
@@ -164,9 +180,10 @@ public final class MetadataFraming {
 
 	/**
 	 * What a metadata blob describes.
+	 *
 	 * @param agentName the name of the agent the metadata belongs to
-	 * @param connections the connection info entries, one per backend; empty in partial metadata
-	 * that carries descriptors only
+	 * @param connections the connection info entries, one per backend; empty in partial
+	 * metadata that carries descriptors only
 	 * @param sections the registered memory, one section per memory type and backend
 	 */
 	public record ParsedMetadata(String agentName, List<BackendConnection> connections, List<MemorySection> sections) {
@@ -184,11 +201,13 @@ public final class MetadataFraming {
 		}
 
 		/**
-		 * Says whether one registered region contains the range {@code [address, address + length)}
-		 * on the given device, the condition NIXL checks for each remote descriptor of a transfer.
-		 * @param backend the backend whose section to search, or {@code null} for any backend
-		 * @param memoryType the NIXL memory type ({@code 0} DRAM, {@code 1} VRAM, {@code 2} block,
-		 * {@code 3} object, {@code 4} file)
+		 * Says whether one registered region contains the range
+		 * {@code [address, address + length)} on the given device, the condition NIXL
+		 * checks for each remote descriptor of a transfer.
+		 * @param backend the backend whose section to search, or {@code null} for any
+		 * backend
+		 * @param memoryType the NIXL memory type ({@code 0} DRAM, {@code 1} VRAM,
+		 * {@code 2} block, {@code 3} object, {@code 4} file)
 		 * @param address the start of the range, as an unsigned 64-bit value
 		 * @param length the length of the range, as an unsigned 64-bit value
 		 * @param deviceId the device id
@@ -218,6 +237,7 @@ public final class MetadataFraming {
 
 	/**
 	 * A backend's connection info entry.
+	 *
 	 * @param backend the backend name, for example {@code UCX}
 	 * @param connectionInfoLength the size of the opaque connection info in bytes
 	 */
@@ -226,6 +246,7 @@ public final class MetadataFraming {
 
 	/**
 	 * The registered memory of one memory type on one backend.
+	 *
 	 * @param backend the backend name, for example {@code UCX}
 	 * @param memoryType the NIXL memory type, {@code 0} (DRAM) to {@code 4} (file)
 	 * @param regions the registered regions, never empty
@@ -244,7 +265,8 @@ public final class MetadataFraming {
 		}
 
 		/**
-		 * Says whether one region of this section contains the given range on the given device.
+		 * Says whether one region of this section contains the given range on the given
+		 * device.
 		 * @param address the start of the range, unsigned
 		 * @param length the length of the range, unsigned
 		 * @param deviceId the device id
@@ -268,8 +290,10 @@ public final class MetadataFraming {
 	}
 
 	/**
-	 * A registered region. Address and length are unsigned 64-bit values; a file registered with
-	 * length 0 appears with length {@code 0xFFFF_FFFF_FFFF_FFFF} (no limit).
+	 * A registered region. Address and length are unsigned 64-bit values; a file
+	 * registered with length 0 appears with length {@code 0xFFFF_FFFF_FFFF_FFFF} (no
+	 * limit).
+	 *
 	 * @param address the start address
 	 * @param length the length in bytes
 	 * @param deviceId the device id (GPU ordinal, file descriptor, ...)
@@ -277,7 +301,8 @@ public final class MetadataFraming {
 	public record Region(long address, long length, long deviceId) {
 
 		/**
-		 * Says whether this region contains {@code [address, address + length)} on the given device.
+		 * Says whether this region contains {@code [address, address + length)} on the
+		 * given device.
 		 * @param address the start of the range, unsigned
 		 * @param length the length of the range, unsigned
 		 * @param deviceId the device id
@@ -287,7 +312,8 @@ public final class MetadataFraming {
 			if (deviceId != this.deviceId || Long.compareUnsigned(address, this.address) < 0) {
 				return false;
 			}
-			// Unsigned and without forming address + length, which may wrap for huge ranges.
+			// Unsigned and without forming address + length, which may wrap for huge
+			// ranges.
 			long offset = address - this.address;
 			return Long.compareUnsigned(offset, this.length) <= 0
 					&& Long.compareUnsigned(length, this.length - offset) <= 0;
@@ -326,7 +352,9 @@ public final class MetadataFraming {
 
 	}
 
-	/** A cursor over the blob; every read checks its bounds against the bytes that remain. */
+	/**
+	 * A cursor over the blob; every read checks its bounds against the bytes that remain.
+	 */
 	private static final class Reader {
 
 		private final byte[] data;
@@ -364,7 +392,8 @@ public final class MetadataFraming {
 				sections.add(section());
 			}
 			if (this.position != this.data.length) {
-				throw failure(this.position, (this.data.length - this.position) + " bytes after the last memory section");
+				throw failure(this.position,
+						(this.data.length - this.position) + " bytes after the last memory section");
 			}
 			return new ParsedMetadata(agentName, connections, sections);
 		}
@@ -374,7 +403,8 @@ public final class MetadataFraming {
 			literal(LIST_TYPE, BLOB_DESC_LIST);
 			int memoryTypeAt = this.position;
 			int memoryType = u32(MEMORY_TYPE);
-			// NIXL 1.5.1 does not check this value: loading a section of type 7 kills the process (SIGSEGV).
+			// NIXL 1.5.1 does not check this value: loading a section of type 7 kills the
+			// process (SIGSEGV).
 			if (Integer.compareUnsigned(memoryType, MEMORY_TYPES) >= 0) {
 				throw failure(memoryTypeAt, "unknown memory type " + Integer.toUnsignedString(memoryType));
 			}
@@ -388,8 +418,8 @@ public final class MetadataFraming {
 			for (int i = 0; i < descCount; i++) {
 				field(DESC);
 				if (this.valueLength < BASIC_DESC_BYTES) {
-					throw failure(this.valueOffset, "descriptor of " + this.valueLength + " bytes, shorter than "
-							+ BASIC_DESC_BYTES);
+					throw failure(this.valueOffset,
+							"descriptor of " + this.valueLength + " bytes, shorter than " + BASIC_DESC_BYTES);
 				}
 				int at = this.valueOffset;
 				if (UCX_BACKEND.equals(backend)) {
@@ -402,12 +432,12 @@ public final class MetadataFraming {
 
 		/**
 		 * Checks the packed UCX remote key of a descriptor. NIXL 1.5.1 passes it to
-		 * {@code ucp_ep_rkey_unpack} without its length and UCX trusts what it reads. Loading such
-		 * keys killed the process with SIGSEGV (found by MetadataFuzzTest): a memory type of 10 or
-		 * more indexes UCX's per-type tables out of bounds (in
-		 * {@code ucp_proto_init_add_buffer_copy_time} or {@code ucp_worker_iface_estimate_perf}),
-		 * and a key shorter than 9 bytes (an empty one crashed in libc) or than its domain map says
-		 * is read past its end.
+		 * {@code ucp_ep_rkey_unpack} without its length and UCX trusts what it reads.
+		 * Loading such keys killed the process with SIGSEGV (found by MetadataFuzzTest):
+		 * a memory type of 10 or more indexes UCX's per-type tables out of bounds (in
+		 * {@code ucp_proto_init_add_buffer_copy_time} or
+		 * {@code ucp_worker_iface_estimate_perf}), and a key shorter than 9 bytes (an
+		 * empty one crashed in libc) or than its domain map says is read past its end.
 		 */
 		private void ucxRemoteKey(int offset, int length) {
 			if (length < UCX_KEY_HEADER_BYTES) {
@@ -457,7 +487,8 @@ public final class MetadataFraming {
 			int lengthAt = start + tagBytes.length;
 			long length = longAt(lengthAt);
 			this.position = lengthAt + Long.BYTES;
-			// The value is followed by its separator, so it can use at most remaining() - 1 bytes.
+			// The value is followed by its separator, so it can use at most remaining() -
+			// 1 bytes.
 			int room = remaining() - 1;
 			if (room < 0 || Long.compareUnsigned(length, room) > 0) {
 				throw failure(lengthAt, tag.describe() + " claims " + Long.toUnsignedString(length)
@@ -477,8 +508,10 @@ public final class MetadataFraming {
 			if (this.valueLength == 0) {
 				throw failure(this.valueOffset, "empty " + tag.describe());
 			}
-			// NIXL keeps names as raw bytes: a name Java would decode differently (invalid UTF-8,
-			// or a NUL that ends it early for C) could never be addressed or invalidated again.
+			// NIXL keeps names as raw bytes: a name Java would decode differently
+			// (invalid UTF-8,
+			// or a NUL that ends it early for C) could never be addressed or invalidated
+			// again.
 			for (int i = this.valueOffset; i < this.valueOffset + this.valueLength; i++) {
 				if (this.data[i] == 0) {
 					throw failure(i, tag.describe() + " contains a NUL byte");
@@ -499,8 +532,8 @@ public final class MetadataFraming {
 		private void literal(Tag tag, byte[] expected) {
 			field(tag);
 			if (this.valueLength != expected.length || !startsWith(this.valueOffset, expected)) {
-				throw failure(this.valueOffset, tag.describe() + " is not '"
-						+ new String(expected, StandardCharsets.US_ASCII) + "'");
+				throw failure(this.valueOffset,
+						tag.describe() + " is not '" + new String(expected, StandardCharsets.US_ASCII) + "'");
 			}
 		}
 
@@ -517,7 +550,8 @@ public final class MetadataFraming {
 		private void fixed(Tag tag, int size) {
 			field(tag);
 			if (this.valueLength != size) {
-				throw failure(this.valueOffset, tag.describe() + " has " + this.valueLength + " bytes instead of " + size);
+				throw failure(this.valueOffset,
+						tag.describe() + " has " + this.valueLength + " bytes instead of " + size);
 			}
 		}
 
@@ -525,8 +559,8 @@ public final class MetadataFraming {
 		private int count(long count, int minBytesEach, String element) {
 			int fit = remaining() / minBytesEach;
 			if (Long.compareUnsigned(count, fit) > 0) {
-				throw failure(this.valueOffset, Long.toUnsignedString(count) + " " + element + " entries cannot fit in the "
-						+ remaining() + " remaining bytes");
+				throw failure(this.valueOffset, Long.toUnsignedString(count) + " " + element
+						+ " entries cannot fit in the " + remaining() + " remaining bytes");
 			}
 			return (int) count;
 		}

@@ -19,20 +19,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A small metadata server on the JDK's {@link HttpServer}, for applications without a web
- * framework: it serves the layout {@link HttpMetadataExchange} talks to, {@code GET}, {@code PUT}
- * and {@code DELETE} of {@code {base}/agents/{name}/metadata}, from a backing
+ * framework: it serves the layout {@link HttpMetadataExchange} talks to, {@code GET},
+ * {@code PUT} and {@code DELETE} of {@code {base}/agents/{name}/metadata}, from a backing
  * {@link MetadataExchange} or from its own {@link InMemoryMetadataExchange}.
  *
- * <p>Requests are answered by a {@link MetadataRegistryHandler}: every request needs
- * {@code Authorization: Bearer <token>}; without it, or with another token, the answer is 401 with
- * {@code WWW-Authenticate: Bearer} and no metadata. Each entry can be replaced, renewed or deleted
- * only by the agent that created it (403 otherwise), entries expire when their owner stops
- * renewing them, and the number and bytes of entries are capped (507 when full); see the handler
- * for the rules. A {@code PUT} body over the cap is refused with 413 and one that is not NIXL
- * metadata of the agent in the path with 400; other methods get 405. Bodies, tokens and owner
- * secrets are never logged.
+ * <p>
+ * Requests are answered by a {@link MetadataRegistryHandler}: every request needs
+ * {@code Authorization: Bearer <token>}; without it, or with another token, the answer is
+ * 401 with {@code WWW-Authenticate: Bearer} and no metadata. Each entry can be replaced,
+ * renewed or deleted only by the agent that created it (403 otherwise), entries expire
+ * when their owner stops renewing them, and the number and bytes of entries are capped
+ * (507 when full); see the handler for the rules. A {@code PUT} body over the cap is
+ * refused with 413 and one that is not NIXL metadata of the agent in the path with 400;
+ * other methods get 405. Bodies, tokens and owner secrets are never logged.
  *
- * <p>It binds the loopback address by default. Closing it stops the listener and its threads.
+ * <p>
+ * It binds the loopback address by default. Closing it stops the listener and its
+ * threads.
  */
 public final class MetadataHttpServer implements AutoCloseable {
 
@@ -86,7 +89,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the bound address, with the port the system chose when port 0 was asked for.
+	 * Returns the bound address, with the port the system chose when port 0 was asked
+	 * for.
 	 * @return the address
 	 */
 	public InetSocketAddress address() {
@@ -115,8 +119,9 @@ public final class MetadataHttpServer implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the server: open exchanges are closed, the listener and its threads end, and the
-	 * in-memory store (when the server made its own) is dropped. A backing exchange stays open.
+	 * Stops the server: open exchanges are closed, the listener and its threads end, and
+	 * the in-memory store (when the server made its own) is dropped. A backing exchange
+	 * stays open.
 	 */
 	@Override
 	public void close() {
@@ -236,7 +241,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets the base path (default {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
+		 * Sets the base path (default
+		 * {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
 		 * @param basePath the path; {@code ""} or {@code "/"} serves from the root
 		 * @return this builder
 		 */
@@ -246,8 +252,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Serves the metadata of a backing exchange instead of an in-memory store of the server's
-		 * own; the server does not close it.
+		 * Serves the metadata of a backing exchange instead of an in-memory store of the
+		 * server's own; the server does not close it.
 		 * @param store the backing exchange
 		 * @return this builder
 		 */
@@ -281,7 +287,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets the cap on the bytes of metadata of the entries created over HTTP (default 256 MiB).
+		 * Sets the cap on the bytes of metadata of the entries created over HTTP (default
+		 * 256 MiB).
 		 * @param maxTotalBytes the cap
 		 * @return this builder
 		 * @throws IllegalArgumentException when not positive
@@ -321,7 +328,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * Binds and starts the server.
 		 * @return the running server
 		 * @throws IllegalArgumentException when no token, or a blank one, was set
-		 * @throws NixlException {@link NixlStatus#UNAVAILABLE} when the address cannot be bound
+		 * @throws NixlException {@link NixlStatus#UNAVAILABLE} when the address cannot be
+		 * bound
 		 */
 		public MetadataHttpServer start() {
 			String token = this.token;

@@ -18,22 +18,26 @@ import dev.nixl4j.SettingChecks;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Keeps an agent's metadata published in a {@link MetadataExchange}: once {@link #publish()}ed,
- * the entry is watched ({@link MetadataExchange#watch}) and checked every
- * {@link Builder#checkInterval check interval} (a fetch, waiting at most the
- * {@link Builder#checkTimeout check timeout}, compared byte for byte with what was published), and
- * an entry that vanished or holds other bytes is published again at once. A
- * failed republish is retried with a back-off that starts at 50 ms and doubles up to
+ * Keeps an agent's metadata published in a {@link MetadataExchange}: once
+ * {@link #publish()}ed, the entry is watched ({@link MetadataExchange#watch}) and checked
+ * every {@link Builder#checkInterval check interval} (a fetch, waiting at most the
+ * {@link Builder#checkTimeout check timeout}, compared byte for byte with what was
+ * published), and an entry that vanished or holds other bytes is published again at once.
+ * A failed republish is retried with a back-off that starts at 50 ms and doubles up to
  * {@link Builder#maxRetryInterval}. {@link #withdraw()} ends it and removes the entry.
  *
- * <p>The {@link #state() state} says whether the entry is published now and, when it is not,
+ * <p>
+ * The {@link #state() state} says whether the entry is published now and, when it is not,
  * why: a health check reports it. An exchange that cannot fetch or watch (answers
- * {@link NixlStatus#NOT_SUPPORTED}) is published to once per {@link #publish()}, without checks.
+ * {@link NixlStatus#NOT_SUPPORTED}) is published to once per {@link #publish()}, without
+ * checks.
  *
- * <p>Two daemon threads per publication (created when first needed) do the checks and
- * republishes, so a removal the exchange reports is acted on while a check waits; a check that fails
- * because the exchange cannot be reached changes nothing (the entry may well be there), and is
- * tried again at the next interval. Metadata never appears in logs or states.
+ * <p>
+ * Two daemon threads per publication (created when first needed) do the checks and
+ * republishes, so a removal the exchange reports is acted on while a check waits; a check
+ * that fails because the exchange cannot be reached changes nothing (the entry may well
+ * be there), and is tried again at the next interval. Metadata never appears in logs or
+ * states.
  */
 public final class MetadataPublication implements AutoCloseable {
 
@@ -41,7 +45,10 @@ public final class MetadataPublication implements AutoCloseable {
 
 	private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-	/** Why a publication asked for is attempted again: not a republication of a vanished entry. */
+	/**
+	 * Why a publication asked for is attempted again: not a republication of a vanished
+	 * entry.
+	 */
 	private static final String EARLIER_ATTEMPT_FAILED = "an earlier attempt failed";
 
 	/** How long a withdrawal waits for a republish in flight. */
@@ -51,9 +58,9 @@ public final class MetadataPublication implements AutoCloseable {
 	public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
 
 	/**
-	 * The default deadline of one check's fetch: 250 ms. Not zero: some exchanges (etcd) cannot
-	 * answer a fetch without waiting at all, and an entry that only seems absent would be
-	 * republished at every check.
+	 * The default deadline of one check's fetch: 250 ms. Not zero: some exchanges (etcd)
+	 * cannot answer a fetch without waiting at all, and an entry that only seems absent
+	 * would be republished at every check.
 	 */
 	public static final Duration DEFAULT_CHECK_TIMEOUT = Duration.ofMillis(250);
 
@@ -86,7 +93,10 @@ public final class MetadataPublication implements AutoCloseable {
 	/** What was published last; guarded by {@link #lock}. */
 	private @Nullable AgentMetadata published;
 
-	/** Counts publications, so that work scheduled for an older one is dropped; guarded by {@link #lock}. */
+	/**
+	 * Counts publications, so that work scheduled for an older one is dropped; guarded by
+	 * {@link #lock}.
+	 */
 	private long generation;
 
 	/** Publications calling the exchange now; guarded by {@link #lock}. */
@@ -113,7 +123,8 @@ public final class MetadataPublication implements AutoCloseable {
 		this.checkTimeout = builder.checkTimeout;
 		this.maxRetryNanos = builder.maxRetryInterval.toNanos();
 		String threadName = "nixl4j-metadata-publication-" + this.agent.name();
-		// two threads: a removal the exchange reports is acted on while a check waits for its fetch
+		// two threads: a removal the exchange reports is acted on while a check waits for
+		// its fetch
 		this.scheduler = new ScheduledThreadPoolExecutor(2, runnable -> {
 			Thread thread = new Thread(runnable, threadName);
 			thread.setDaemon(true);
@@ -126,7 +137,8 @@ public final class MetadataPublication implements AutoCloseable {
 	/**
 	 * Starts building a publication of an agent's metadata.
 	 * @param exchange where the metadata is published
-	 * @param agent the agent whose current metadata ({@link NixlAgent#localMetadata()}) is published
+	 * @param agent the agent whose current metadata ({@link NixlAgent#localMetadata()})
+	 * is published
 	 * @return the builder
 	 */
 	public static Builder builder(MetadataExchange exchange, NixlAgent agent) {
@@ -142,10 +154,10 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Publishes the agent's current metadata now (again, when it was published before: for memory
-	 * registered since) and keeps it published from then on.
-	 * @throws NixlException when the exchange refused it or cannot be reached; the publication
-	 * then retries on its own and its state is {@link Status#NOT_PUBLISHED}
+	 * Publishes the agent's current metadata now (again, when it was published before:
+	 * for memory registered since) and keeps it published from then on.
+	 * @throws NixlException when the exchange refused it or cannot be reached; the
+	 * publication then retries on its own and its state is {@link Status#NOT_PUBLISHED}
 	 * @throws IllegalStateException when the publication was closed
 	 */
 	public void publish() {
@@ -164,8 +176,9 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Stops keeping the entry published and withdraws it ({@link MetadataExchange#invalidate}).
-	 * Withdrawing twice, or what was never published, only sets the state.
+	 * Stops keeping the entry published and withdraws it
+	 * ({@link MetadataExchange#invalidate}). Withdrawing twice, or what was never
+	 * published, only sets the state.
 	 * @throws NixlException when the exchange failed to withdraw it (the state is
 	 * {@link Status#WITHDRAWN} anyway: it is no longer kept)
 	 */
@@ -186,8 +199,9 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Waits until a publication running on another thread has ended, so that it cannot put the
-	 * entry back after a withdrawal; bounded, since the exchange bounds its own calls.
+	 * Waits until a publication running on another thread has ended, so that it cannot
+	 * put the entry back after a withdrawal; bounded, since the exchange bounds its own
+	 * calls.
 	 */
 	private void awaitAttemptInFlight() {
 		long deadline = System.nanoTime() + IN_FLIGHT_WAIT.toNanos();
@@ -195,8 +209,8 @@ public final class MetadataPublication implements AutoCloseable {
 			while (this.attemptsInFlight > 0) {
 				long remaining = deadline - System.nanoTime();
 				if (remaining <= 0) {
-					logger.log(Level.WARNING, "Publication of agent ''{0}'' withdraws while a publication is still running",
-							agentName());
+					logger.log(Level.WARNING,
+							"Publication of agent ''{0}'' withdraws while a publication is still running", agentName());
 					return;
 				}
 				try {
@@ -221,8 +235,8 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Returns how many times the metadata was published successfully, first publications and
-	 * republications together.
+	 * Returns how many times the metadata was published successfully, first publications
+	 * and republications together.
 	 * @return the count
 	 */
 	public long publications() {
@@ -246,7 +260,8 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the checks and the thread without withdrawing the entry. Closing twice is harmless.
+	 * Stops the checks and the thread without withdrawing the entry. Closing twice is
+	 * harmless.
 	 */
 	@Override
 	public void close() {
@@ -267,10 +282,10 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Publishes for a generation, unless a newer one began, and begins the next: what the older
-	 * one scheduled (checks, a watch's report, a retry) is dropped from then on. {@code repair}
-	 * names why an entry that was published is published again; {@code null} for a publication
-	 * asked for.
+	 * Publishes for a generation, unless a newer one began, and begins the next: what the
+	 * older one scheduled (checks, a watch's report, a retry) is dropped from then on.
+	 * {@code repair} names why an entry that was published is published again;
+	 * {@code null} for a publication asked for.
 	 * @return the failure, {@code null} when it was published or the attempt was dropped
 	 */
 	private @Nullable RuntimeException attempt(long forGeneration, @Nullable String repair) {
@@ -337,8 +352,8 @@ public final class MetadataPublication implements AutoCloseable {
 	}
 
 	/**
-	 * Watches the entry and schedules its checks. Outside the lock: making a watch may ask the
-	 * exchange (an HTTP request), and the state must stay readable meanwhile.
+	 * Watches the entry and schedules its checks. Outside the lock: making a watch may
+	 * ask the exchange (an HTTP request), and the state must stay readable meanwhile.
 	 */
 	private void startWatching(long forGeneration) {
 		MetadataExchange.@Nullable Watch started = null;
@@ -412,7 +427,8 @@ public final class MetadataPublication implements AutoCloseable {
 		}
 		catch (NixlException ex) {
 			switch (ex.status()) {
-				case TIMEOUT, ERROR_NOT_FOUND -> repair = "the entry of agent '" + agentName() + "' vanished from the exchange";
+				case TIMEOUT, ERROR_NOT_FOUND ->
+					repair = "the entry of agent '" + agentName() + "' vanished from the exchange";
 				case INVALID_METADATA -> repair = "the entry of agent '" + agentName()
 						+ "' was replaced by a value that is not its metadata";
 				case NOT_SUPPORTED -> {
@@ -486,7 +502,10 @@ public final class MetadataPublication implements AutoCloseable {
 		/** Published, and unchanged at the last check. */
 		PUBLISHED,
 
-		/** Meant to be published but not now (it vanished, changed, or publishing failed); being repaired. */
+		/**
+		 * Meant to be published but not now (it vanished, changed, or publishing failed);
+		 * being repaired.
+		 */
 		NOT_PUBLISHED,
 
 		/** Withdrawn on purpose. */
@@ -496,6 +515,7 @@ public final class MetadataPublication implements AutoCloseable {
 
 	/**
 	 * A publication's state.
+	 *
 	 * @param status whether the entry is published
 	 * @param reason why it is not, {@code null} when it is
 	 * @param since when the state began
@@ -536,9 +556,10 @@ public final class MetadataPublication implements AutoCloseable {
 		}
 
 		/**
-		 * Sets how often the published entry is fetched and compared with what was published
-		 * (default {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}). A removal the exchange
-		 * reports to watches is acted on at once, whatever the interval.
+		 * Sets how often the published entry is fetched and compared with what was
+		 * published (default {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}). A
+		 * removal the exchange reports to watches is acted on at once, whatever the
+		 * interval.
 		 * @param checkInterval the interval
 		 * @return this builder
 		 */
@@ -548,9 +569,9 @@ public final class MetadataPublication implements AutoCloseable {
 		}
 
 		/**
-		 * Sets how long one check waits for the entry before it counts as vanished (default
-		 * {@link MetadataPublication#DEFAULT_CHECK_TIMEOUT}); zero asks once, for exchanges that
-		 * answer at once (in-memory, HTTP).
+		 * Sets how long one check waits for the entry before it counts as vanished
+		 * (default {@link MetadataPublication#DEFAULT_CHECK_TIMEOUT}); zero asks once,
+		 * for exchanges that answer at once (in-memory, HTTP).
 		 * @param checkTimeout the deadline
 		 * @return this builder
 		 */
@@ -571,7 +592,8 @@ public final class MetadataPublication implements AutoCloseable {
 		}
 
 		/**
-		 * Builds the publication; nothing is published before {@link MetadataPublication#publish()}.
+		 * Builds the publication; nothing is published before
+		 * {@link MetadataPublication#publish()}.
 		 * @return the publication
 		 */
 		public MetadataPublication build() {

@@ -22,58 +22,66 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The request handling of a metadata registry, apart from any HTTP server: {@code GET},
- * {@code PUT}, {@code POST} and {@code DELETE} of {@code {base}/agents/{name}/metadata} (the
- * layout {@link HttpMetadataExchange} talks to), answered from a backing {@link MetadataExchange}.
- * {@link MetadataHttpServer} and the Spring Boot starter's servlet both delegate to it, so the
- * rules below hold for every transport:
+ * {@code PUT}, {@code POST} and {@code DELETE} of {@code {base}/agents/{name}/metadata}
+ * (the layout {@link HttpMetadataExchange} talks to), answered from a backing
+ * {@link MetadataExchange}. {@link MetadataHttpServer} and the Spring Boot starter's
+ * servlet both delegate to it, so the rules below hold for every transport:
  * <ul>
  * <li>every request needs {@code Authorization: Bearer <token>}; the token is compared in
- * constant time through its SHA-256 digest; without it, or with another token, the answer is 401
- * with {@code WWW-Authenticate: Bearer} and no body;</li>
- * <li>a path that is not an agent's metadata gets 404, and so does a {@code GET} of an agent with
- * no metadata published;</li>
- * <li><b>each entry has an owner.</b> A {@code PUT} of a free name creates the entry (201) and
- * hands out a new random owner secret in the {@value #OWNER_SECRET_HEADER} response header; only
- * a request carrying that secret in the same request header may replace the entry ({@code PUT},
- * 204), renew it ({@code POST}, 204) or delete it ({@code DELETE}, 204). Any other request for a
- * taken name gets 403 and leaves the entry unchanged. The registry keeps only the secret's
- * SHA-256 digest and compares in constant time. Entries the backing exchange holds without
- * having come through this handler (the serving application's own agent) are never changed
- * over HTTP: 403, also when one was published there over an entry created over HTTP, whose
- * claim then ends;</li>
+ * constant time through its SHA-256 digest; without it, or with another token, the answer
+ * is 401 with {@code WWW-Authenticate: Bearer} and no body;</li>
+ * <li>a path that is not an agent's metadata gets 404, and so does a {@code GET} of an
+ * agent with no metadata published;</li>
+ * <li><b>each entry has an owner.</b> A {@code PUT} of a free name creates the entry
+ * (201) and hands out a new random owner secret in the {@value #OWNER_SECRET_HEADER}
+ * response header; only a request carrying that secret in the same request header may
+ * replace the entry ({@code PUT}, 204), renew it ({@code POST}, 204) or delete it
+ * ({@code DELETE}, 204). Any other request for a taken name gets 403 and leaves the entry
+ * unchanged. The registry keeps only the secret's SHA-256 digest and compares in constant
+ * time. Entries the backing exchange holds without having come through this handler (the
+ * serving application's own agent) are never changed over HTTP: 403, also when one was
+ * published there over an entry created over HTTP, whose claim then ends;</li>
  * <li><b>entries expire.</b> An entry created over HTTP lives for the entry TTL
- * ({@link Builder#entryTtl(Duration)}, default 30 s, sent back in {@value #ENTRY_TTL_HEADER} as
- * milliseconds) after its last {@code PUT} or {@code POST} by its owner, as an etcd lease does;
- * then it is withdrawn from the backing exchange (its watches are told) and the name is free
- * again. A restarted agent that lost its secret therefore gets its name back at most one TTL
- * after its old process stopped renewing; one that shut down cleanly deleted its entry at once.
- * Expiry is checked on every request: for the entry asked about, and for all entries at most ten
- * times per TTL; no thread of its own;</li>
- * <li><b>the registry is bounded</b>: at most {@link Builder#maxEntries(int)} entries (default
- * {@value #DEFAULT_MAX_ENTRIES}) and {@link Builder#maxTotalBytes(long)} bytes of metadata
- * (default 256 MiB) created over HTTP. A {@code PUT} that does not fit gets 507 with a plain-text
- * reason; the room for its body is reserved before the body is read, so concurrent uploads never
- * hold more than the budget;</li>
- * <li>a {@code PUT} body over the cap gets 413 (it is read no further than the cap), and one that
- * is not NIXL metadata of the agent in the path gets 400 ({@link MetadataValues#check}); nothing
- * is stored then;</li>
+ * ({@link Builder#entryTtl(Duration)}, default 30 s, sent back in
+ * {@value #ENTRY_TTL_HEADER} as milliseconds) after its last {@code PUT} or {@code POST}
+ * by its owner, as an etcd lease does; then it is withdrawn from the backing exchange
+ * (its watches are told) and the name is free again. A restarted agent that lost its
+ * secret therefore gets its name back at most one TTL after its old process stopped
+ * renewing; one that shut down cleanly deleted its entry at once. Expiry is checked on
+ * every request: for the entry asked about, and for all entries at most ten times per
+ * TTL; no thread of its own;</li>
+ * <li><b>the registry is bounded</b>: at most {@link Builder#maxEntries(int)} entries
+ * (default {@value #DEFAULT_MAX_ENTRIES}) and {@link Builder#maxTotalBytes(long)} bytes
+ * of metadata (default 256 MiB) created over HTTP. A {@code PUT} that does not fit gets
+ * 507 with a plain-text reason; the room for its body is reserved before the body is
+ * read, so concurrent uploads never hold more than the budget;</li>
+ * <li>a {@code PUT} body over the cap gets 413 (it is read no further than the cap), and
+ * one that is not NIXL metadata of the agent in the path gets 400
+ * ({@link MetadataValues#check}); nothing is stored then;</li>
  * <li>a {@code DELETE} of a free name is a 204, a {@code POST} of one a 404;</li>
  * <li>other methods get 405 with {@code Allow: GET, PUT, POST, DELETE};</li>
  * <li>a failing backing exchange gives 503.</li>
  * </ul>
  *
- * <p>A {@code GET} asks the backing exchange with a zero timeout, so a request never waits for
- * metadata to appear. Bodies, tokens and owner secrets are never logged. Instances are
- * thread-safe.
+ * <p>
+ * A {@code GET} asks the backing exchange with a zero timeout, so a request never waits
+ * for metadata to appear. Bodies, tokens and owner secrets are never logged. Instances
+ * are thread-safe.
  */
 public final class MetadataRegistryHandler {
 
 	private static final System.Logger logger = System.getLogger(MetadataRegistryHandler.class.getName());
 
-	/** The header that carries an entry's owner secret, in the answer to its creation and in the owner's requests. */
+	/**
+	 * The header that carries an entry's owner secret, in the answer to its creation and
+	 * in the owner's requests.
+	 */
 	public static final String OWNER_SECRET_HEADER = "Nixl-Owner-Secret";
 
-	/** The header of a {@code PUT} or {@code POST} answer that gives the entry TTL in milliseconds. */
+	/**
+	 * The header of a {@code PUT} or {@code POST} answer that gives the entry TTL in
+	 * milliseconds.
+	 */
 	public static final String ENTRY_TTL_HEADER = "Nixl-Entry-Ttl-Ms";
 
 	/** The default path the registry is served under. */
@@ -149,7 +157,8 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Returns the base path the handler serves, without a trailing slash ({@code ""} for the root).
+	 * Returns the base path the handler serves, without a trailing slash ({@code ""} for
+	 * the root).
 	 * @return the base path
 	 */
 	public String basePath() {
@@ -189,8 +198,8 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Handles one request without an owner secret: reads, creations of free names and deletions
-	 * of free names succeed; changes of an existing entry get 403.
+	 * Handles one request without an owner secret: reads, creations of free names and
+	 * deletions of free names succeed; changes of an existing entry get 403.
 	 * @param method the request method, for example {@code GET}
 	 * @param rawPath the request path as sent, still percent-encoded and without a query
 	 * @param authorization the value of the {@code Authorization} header, or {@code null}
@@ -206,24 +215,24 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Handles one request. The body is read only for an authorized {@code PUT} that may go ahead
-	 * (the name is free or the secret is the owner's, and the registry has room), and then no
-	 * further than the cap plus one byte; the caller closes it.
+	 * Handles one request. The body is read only for an authorized {@code PUT} that may
+	 * go ahead (the name is free or the secret is the owner's, and the registry has
+	 * room), and then no further than the cap plus one byte; the caller closes it.
 	 * @param method the request method, for example {@code GET}
-	 * @param rawPath the request path as sent, still percent-encoded and without a query, for
-	 * example {@code /nixl/agents/prefill-0/metadata}
-	 * @param authorization the value of the {@code Authorization} header, or {@code null} when
-	 * there was none
-	 * @param ownerSecret the value of the {@value #OWNER_SECRET_HEADER} header, or {@code null}
+	 * @param rawPath the request path as sent, still percent-encoded and without a query,
+	 * for example {@code /nixl/agents/prefill-0/metadata}
+	 * @param authorization the value of the {@code Authorization} header, or {@code null}
 	 * when there was none
+	 * @param ownerSecret the value of the {@value #OWNER_SECRET_HEADER} header, or
+	 * {@code null} when there was none
 	 * @param contentLength the declared length of the body, or {@code -1} when unknown
 	 * @param body the request body
-	 * @return the response to send; a 201 carries the new owner secret, a secret: hand it to the
-	 * client, never log it
+	 * @return the response to send; a 201 carries the new owner secret, a secret: hand it
+	 * to the client, never log it
 	 * @throws IOException when reading the body fails
 	 */
-	public Response handle(String method, String rawPath, @Nullable String authorization,
-			@Nullable String ownerSecret, long contentLength, InputStream body) throws IOException {
+	public Response handle(String method, String rawPath, @Nullable String authorization, @Nullable String ownerSecret,
+			long contentLength, InputStream body) throws IOException {
 		try {
 			if (!this.token.matches(authorization)) {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
@@ -329,7 +338,8 @@ public final class MetadataRegistryHandler {
 		this.lock.lock();
 		try {
 			long now = System.nanoTime();
-			// the decision is taken again: the entry may have changed hands or expired during the read
+			// the decision is taken again: the entry may have changed hands or expired
+			// during the read
 			Response refused = admit(agentName, secretDigest, body.length, now);
 			if (refused != null) {
 				return refused;
@@ -359,8 +369,8 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when it may,
-	 * the refusal otherwise. Called with the lock held.
+	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when
+	 * it may, the refusal otherwise. Called with the lock held.
 	 */
 	private @Nullable Response admit(String agentName, byte @Nullable [] secretDigest, long size, long now) {
 		sweep(now);
@@ -404,7 +414,8 @@ public final class MetadataRegistryHandler {
 				return notOwner(agentName);
 			}
 			if (!isStored(agentName)) {
-				// withdrawn from the backing exchange directly: the entry is gone, so is its claim
+				// withdrawn from the backing exchange directly: the entry is gone, so is
+				// its claim
 				drop(agentName, claim);
 				return Response.of(404, Map.of(), null);
 			}
@@ -432,7 +443,8 @@ public final class MetadataRegistryHandler {
 			if (!stillHolds(agentName, claim)) {
 				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
 			}
-			// withdrawn first: when the store fails, the claim stays and its owner can try again
+			// withdrawn first: when the store fails, the claim stays and its owner can
+			// try again
 			this.store.invalidate(agentName);
 			drop(agentName, claim);
 			return Response.of(204, Map.of(), null);
@@ -442,7 +454,10 @@ public final class MetadataRegistryHandler {
 		}
 	}
 
-	/** Withdraws every expired entry, at most ten times per TTL. Called with the lock held. */
+	/**
+	 * Withdraws every expired entry, at most ten times per TTL. Called with the lock
+	 * held.
+	 */
 	private void sweep(long now) {
 		if (now - this.lastSweep < this.sweepIntervalNanos) {
 			return;
@@ -457,11 +472,15 @@ public final class MetadataRegistryHandler {
 		expired.forEach(name -> expireIfDue(name, now));
 	}
 
-	/** Withdraws one entry if its owner did not renew it in time. Called with the lock held. */
+	/**
+	 * Withdraws one entry if its owner did not renew it in time. Called with the lock
+	 * held.
+	 */
 	private void expireIfDue(String agentName, long now) {
 		Claim claim = this.claims.get(agentName);
 		if (claim != null && now - claim.expiresAt >= 0 && stillHolds(agentName, claim)) {
-			// withdrawn first: when the store fails, the claim stays and a later request expires it
+			// withdrawn first: when the store fails, the claim stays and a later request
+			// expires it
 			this.store.invalidate(agentName);
 			drop(agentName, claim);
 			logger.log(System.Logger.Level.INFO, () -> "The registry entry of agent '" + agentName
@@ -470,10 +489,10 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Whether the backing exchange still holds the value the claim's owner stored. When it holds
-	 * none, or another one published there by other means (the serving application's own agent of
-	 * that name), the claim is dropped: the owner may no longer change or withdraw what is there.
-	 * Called with the lock held.
+	 * Whether the backing exchange still holds the value the claim's owner stored. When
+	 * it holds none, or another one published there by other means (the serving
+	 * application's own agent of that name), the claim is dropped: the owner may no
+	 * longer change or withdraw what is there. Called with the lock held.
 	 */
 	private boolean stillHolds(String agentName, Claim claim) {
 		byte @Nullable [] stored = storedValue(agentName);
@@ -558,8 +577,8 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * An entry created over HTTP: its owner secret's digest, the digest of the value its owner
-	 * stored, its size and when it expires.
+	 * An entry created over HTTP: its owner secret's digest, the digest of the value its
+	 * owner stored, its size and when it expires.
 	 */
 	private static final class Claim {
 
@@ -585,7 +604,8 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * The answer to one request: a status, headers to set, and a body (empty when there is none).
+	 * The answer to one request: a status, headers to set, and a body (empty when there
+	 * is none).
 	 */
 	public static final class Response {
 
@@ -624,9 +644,9 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Returns the body. For a 200 it is the agent's metadata, a secret: send it, never log it;
-		 * for a 403 or 507 a plain-text reason.
-		 * The array belongs to this response and is not copied.
+		 * Returns the body. For a 200 it is the agent's metadata, a secret: send it,
+		 * never log it; for a 403 or 507 a plain-text reason. The array belongs to this
+		 * response and is not copied.
 		 * @return the bytes; empty when the response has no body
 		 */
 		public byte[] body() {
@@ -652,7 +672,8 @@ public final class MetadataRegistryHandler {
 	/** Checks a body cap: positive and below {@link Integer#MAX_VALUE}. */
 	static int checkMaxBytes(int maxBytes) {
 		if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
-			throw new IllegalArgumentException("maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
+			throw new IllegalArgumentException(
+					"maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
 		}
 		return maxBytes;
 	}
@@ -714,10 +735,12 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Sets the base path (default {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
+		 * Sets the base path (default
+		 * {@value MetadataRegistryHandler#DEFAULT_BASE_PATH}).
 		 * @param basePath the path; {@code ""} or {@code "/"} serves from the root
 		 * @return this builder
-		 * @throws IllegalArgumentException when a non-root path does not start with {@code /}
+		 * @throws IllegalArgumentException when a non-root path does not start with
+		 * {@code /}
 		 */
 		public Builder basePath(String basePath) {
 			this.basePath = checkBasePath(basePath);
@@ -725,7 +748,8 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Sets the exchange whose metadata is served (required); the handler never closes it.
+		 * Sets the exchange whose metadata is served (required); the handler never closes
+		 * it.
 		 * @param store the backing exchange
 		 * @return this builder
 		 */
@@ -759,8 +783,9 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Sets the cap on the bytes of metadata of all entries created over HTTP (default 256 MiB).
-		 * It should be at least {@link #maxBytes(int)}, or no entry of the largest size fits.
+		 * Sets the cap on the bytes of metadata of all entries created over HTTP (default
+		 * 256 MiB). It should be at least {@link #maxBytes(int)}, or no entry of the
+		 * largest size fits.
 		 * @param maxTotalBytes the cap
 		 * @return this builder
 		 * @throws IllegalArgumentException when not positive
@@ -771,8 +796,8 @@ public final class MetadataRegistryHandler {
 		}
 
 		/**
-		 * Sets how long an entry lives after its owner last created, replaced or renewed it
-		 * (default 30 s). Clients renew at a third of it.
+		 * Sets how long an entry lives after its owner last created, replaced or renewed
+		 * it (default 30 s). Clients renew at a third of it.
 		 * @param entryTtl the TTL, at least one millisecond
 		 * @return this builder
 		 * @throws IllegalArgumentException when shorter than a millisecond
@@ -785,7 +810,8 @@ public final class MetadataRegistryHandler {
 		/**
 		 * Builds the handler.
 		 * @return the handler
-		 * @throws IllegalArgumentException when no store, no token or a blank token was set
+		 * @throws IllegalArgumentException when no store, no token or a blank token was
+		 * set
 		 */
 		public MetadataRegistryHandler build() {
 			MetadataExchange store = this.store;

@@ -5,8 +5,8 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 
 /**
- * The check every {@link MetadataExchange} applies to a value it fetched, before the value can
- * reach an agent: a size cap, NIXL's framing, and the agent name it must carry.
+ * The check every {@link MetadataExchange} applies to a value it fetched, before the
+ * value can reach an agent: a size cap, NIXL's framing, and the agent name it must carry.
  */
 public final class MetadataValues {
 
@@ -23,7 +23,8 @@ public final class MetadataValues {
 	 * @param value the bytes
 	 * @param maxBytes the largest value accepted
 	 * @return the metadata
-	 * @throws NixlException {@link NixlStatus#INVALID_METADATA} naming what was wrong (never the bytes)
+	 * @throws NixlException {@link NixlStatus#INVALID_METADATA} naming what was wrong
+	 * (never the bytes)
 	 */
 	public static AgentMetadata check(String operation, String expectedAgent, byte[] value, int maxBytes) {
 		if (value.length > maxBytes) {

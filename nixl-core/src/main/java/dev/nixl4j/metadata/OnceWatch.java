@@ -7,9 +7,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A watch that tells its watcher at most once and stops being told once closed: the part every
- * {@link MetadataExchange.Watch} of this package shares. Subclasses say how to forget the watch in
- * their exchange's bookkeeping.
+ * A watch that tells its watcher at most once and stops being told once closed: the part
+ * every {@link MetadataExchange.Watch} of this package shares. Subclasses say how to
+ * forget the watch in their exchange's bookkeeping.
  */
 abstract class OnceWatch implements MetadataExchange.Watch {
 
@@ -21,7 +21,10 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 
 	private final AtomicBoolean done = new AtomicBoolean();
 
-	/** Counts watchers that threw, for exchanges that tell watchers on a thread of their own. */
+	/**
+	 * Counts watchers that threw, for exchanges that tell watchers on a thread of their
+	 * own.
+	 */
 	private final @Nullable AtomicLong errors;
 
 	OnceWatch(String agentName, Consumer<String> onRemoved) {
@@ -35,9 +38,9 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 	}
 
 	/**
-	 * Tells the watcher the agent is gone, unless it was told already or the watch was closed. A
-	 * failing watcher, even one that throws an {@link Error}, is logged and counted, not
-	 * propagated: the thread that tells it goes on to the other watches.
+	 * Tells the watcher the agent is gone, unless it was told already or the watch was
+	 * closed. A failing watcher, even one that throws an {@link Error}, is logged and
+	 * counted, not propagated: the thread that tells it goes on to the other watches.
 	 */
 	final void fire() {
 		if (!this.done.compareAndSet(false, true)) {

@@ -7,18 +7,19 @@ import java.nio.ByteOrder;
 import dev.nixl4j.NixlException;
 
 /**
- * Structural check of the connection info of NIXL's {@code UCX} backend: a packed UCP worker
- * address, as {@code ucp_worker_query} writes it, which NIXL passes to {@code ucp_ep_create}
- * without its length. UCX 1.23 (the UCX inside the nixl-cu12 1.5.1 wheel) unpacks it in
- * {@code ucp_address_unpack} ({@code src/ucp/wireup/address.c}) without bounds checks, aborts the
- * process on a format version it does not know ({@code ucs_assertv_always}), and hands the device
- * and interface addresses it finds to the transport with a matching name checksum, which reads
- * them as its own structures, mostly without looking at their lengths.
+ * Structural check of the connection info of NIXL's {@code UCX} backend: a packed UCP
+ * worker address, as {@code ucp_worker_query} writes it, which NIXL passes to
+ * {@code ucp_ep_create} without its length. UCX 1.23 (the UCX inside the nixl-cu12 1.5.1
+ * wheel) unpacks it in {@code ucp_address_unpack} ({@code src/ucp/wireup/address.c})
+ * without bounds checks, aborts the process on a format version it does not know
+ * ({@code ucs_assertv_always}), and hands the device and interface addresses it finds to
+ * the transport with a matching name checksum, which reads them as its own structures,
+ * mostly without looking at their lengths.
  *
- * <p>Accepted are the shapes UCX 1.23 writes for a worker address in its default (non-unified)
- * mode, in both address formats (v1 is UCX's default; NIXL switches to v2 on hosts with EFA
- * devices, and {@code UCX_ADDRESS_VERSION} can choose either):
- * <pre>
+ * <p>
+ * Accepted are the shapes UCX 1.23 writes for a worker address in its default
+ * (non-unified) mode, in both address formats (v1 is UCX's default; NIXL switches to v2
+ * on hosts with EFA devices, and {@code UCX_ADDRESS_VERSION} can choose either): <pre>
  * header      v1: one byte, version 0 in the low nibble, flags in the high one
  *             v2: version 1 in the low nibble and the peer's release in the high one, then the flags byte
  *             flags: worker UUID (always), debug info (optional), nothing else
@@ -35,13 +36,13 @@ import dev.nixl4j.NixlException;
  *               endpoint address
  * v1 trailer  a device flagged empty and LAST, whose md byte carries the release (UCX 1.16 and
  *             later); older peers flag their last real device LAST instead
- * </pre>
- * At least one device, at most 128 interfaces, and nothing after the last device. For the
- * transports of this UCX whose address formats were checked against real addresses ({@code self},
- * {@code tcp}, {@code sysv}, {@code posix}, {@code cma}), the device and interface addresses must
- * also have the lengths those transports write and read; an interface of any other transport is
- * checked for its framing only (one this UCX does not have is never handed to a transport).
- * Peers in UCX's unified mode ({@code UCX_UNIFIED_MODE=y}) write another layout and are refused.
+ * </pre> At least one device, at most 128 interfaces, and nothing after the last device.
+ * For the transports of this UCX whose address formats were checked against real
+ * addresses ({@code self}, {@code tcp}, {@code sysv}, {@code posix}, {@code cma}), the
+ * device and interface addresses must also have the lengths those transports write and
+ * read; an interface of any other transport is checked for its framing only (one this UCX
+ * does not have is never handed to a transport). Peers in UCX's unified mode
+ * ({@code UCX_UNIFIED_MODE=y}) write another layout and are refused.
  */
 final class UcxWorkerAddress {
 
@@ -60,7 +61,10 @@ final class UcxWorkerAddress {
 
 	private static final int MD_INDEX_MASK = 0x7f;
 
-	/** Bits that UCX 1.18 and older set in the md index, cleared when reading their addresses. */
+	/**
+	 * Bits that UCX 1.18 and older set in the md index, cleared when reading their
+	 * addresses.
+	 */
 	private static final int MD_LEGACY_BITS = 0x60;
 
 	/** The last release that sets {@link #MD_LEGACY_BITS}. */
@@ -88,7 +92,10 @@ final class UcxWorkerAddress {
 
 	private static final int ATTRIBUTES_V2 = 8;
 
-	/** The minor version of the UCX inside NIXL 1.5.1, against which peers' releases are read. */
+	/**
+	 * The minor version of the UCX inside NIXL 1.5.1, against which peers' releases are
+	 * read.
+	 */
 	private static final int LOCAL_RELEASE = 23;
 
 	private static final int RELEASE_RANGE = 16;
@@ -113,7 +120,10 @@ final class UcxWorkerAddress {
 	/** {@code uct_tcp_device_addr_t}: flags and address family. */
 	private static final int TCP_DEVICE_HEADER = 2;
 
-	/** {@code uct_iface_local_addr_ns_t}: system id (bit 63: namespace follows) and namespace. */
+	/**
+	 * {@code uct_iface_local_addr_ns_t}: system id (bit 63: namespace follows) and
+	 * namespace.
+	 */
 	private static final int LOCAL_ADDRESS_NS = 12;
 
 	private static final int LOCAL_ADDRESS_BASE = 8;
@@ -121,8 +131,7 @@ final class UcxWorkerAddress {
 	private static final VarHandle SHORT_LE = MethodHandles.byteArrayViewVarHandle(short[].class,
 			ByteOrder.LITTLE_ENDIAN);
 
-	private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class,
-			ByteOrder.LITTLE_ENDIAN);
+	private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
 	private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class,
 			ByteOrder.LITTLE_ENDIAN);
@@ -149,8 +158,8 @@ final class UcxWorkerAddress {
 	 * @param data the blob
 	 * @param offset where the address starts
 	 * @param length the address's length
-	 * @throws NixlException with {@code INVALID_METADATA} naming what is wrong (offsets, lengths and
-	 * field names, never the bytes)
+	 * @throws NixlException with {@code INVALID_METADATA} naming what is wrong (offsets,
+	 * lengths and field names, never the bytes)
 	 */
 	static void check(byte[] data, int offset, int length) {
 		new UcxWorkerAddress(data, offset, length).check();
@@ -160,8 +169,8 @@ final class UcxWorkerAddress {
 		int header = u8("header");
 		this.version = header & 0x0f;
 		if (this.version != VERSION_V1 && this.version != VERSION_V2) {
-			throw failure(this.start, "unknown address format version " + this.version + " (UCX writes "
-					+ VERSION_V1 + " and " + VERSION_V2 + ")");
+			throw failure(this.start, "unknown address format version " + this.version + " (UCX writes " + VERSION_V1
+					+ " and " + VERSION_V2 + ")");
 		}
 		int flags = this.version == VERSION_V1 ? header >>> 4 : u8("header flags");
 		if ((flags & FLAG_WORKER_UUID) == 0 || (flags & ~(FLAG_WORKER_UUID | FLAG_DEBUG_INFO)) != 0) {
@@ -189,7 +198,8 @@ final class UcxWorkerAddress {
 			last = (lengthByte & FLAG_LAST) != 0;
 			int length = extended(lengthByte & DEVICE_LENGTH_MASK, DEVICE_LENGTH_MASK, "device address length");
 			if ((mdByte & MD_EMPTY_DEVICE) != 0) {
-				// UCX never writes a device without interfaces except the release trailer of v1.
+				// UCX never writes a device without interfaces except the release trailer
+				// of v1.
 				if (this.version != VERSION_V1 || !last || length != 0
 						|| (lengthByte & (DEVICE_NUM_PATHS | DEVICE_SYS_DEVICE)) != 0 || mdIndex >= RELEASE_RANGE) {
 					throw failure(deviceAt, "device " + devices + " is flagged empty but is not the release trailer"
@@ -221,7 +231,8 @@ final class UcxWorkerAddress {
 		if (this.position != this.end) {
 			throw failure(this.position, (this.end - this.position) + " bytes after the last device");
 		}
-		// UCX clears the legacy bits of peers of release 18 and older (and of v1 peers without
+		// UCX clears the legacy bits of peers of release 18 and older (and of v1 peers
+		// without
 		// a release trailer), then uses the index for arrays of MAX_MDS entries.
 		boolean legacy = this.version == VERSION_V1 && peerRelease <= MD_LEGACY_LAST_RELEASE;
 		for (int i = 0; i < interfaces; i++) {
@@ -245,8 +256,8 @@ final class UcxWorkerAddress {
 			float latency = Float.intBitsToFloat((int) INT_LE.get(this.data, this.position + 8));
 			if (!Float.isFinite(overhead) || !Float.isFinite(latency) || !Float.isFinite(bandwidth)
 					|| !(bandwidth > 0)) {
-				throw failure(this.position, "interface attributes of device " + device
-						+ " are not finite or have no bandwidth");
+				throw failure(this.position,
+						"interface attributes of device " + device + " are not finite or have no bandwidth");
 			}
 			this.position += ATTRIBUTES_V1;
 		}
@@ -271,19 +282,27 @@ final class UcxWorkerAddress {
 			case TL_SELF -> shape(deviceLength == 0 && ifaceLength == Long.BYTES, "self", at);
 			case TL_TCP -> shape(ifaceLength == Short.BYTES && tcpDevice(device, deviceLength), "tcp", at);
 			case TL_SYSV -> shape(localDevice(device, deviceLength) && ifaceLength == Long.BYTES, "sysv", at);
-			// The segment id, then nothing, a PID namespace or a NUL-terminated directory.
-			case TL_POSIX -> shape(localDevice(device, deviceLength) && (ifaceLength == Long.BYTES
-					|| ifaceLength == Long.BYTES + Integer.BYTES
-					|| (ifaceLength > Long.BYTES && this.data[iface + ifaceLength - 1] == 0)), "posix", at);
-			case TL_CMA -> shape(localDevice(device, deviceLength)
-					&& (ifaceLength == Integer.BYTES || ifaceLength == Long.BYTES), "cma", at);
+			// The segment id, then nothing, a PID namespace or a NUL-terminated
+			// directory.
+			case TL_POSIX -> shape(
+					localDevice(device, deviceLength)
+							&& (ifaceLength == Long.BYTES || ifaceLength == Long.BYTES + Integer.BYTES
+									|| (ifaceLength > Long.BYTES && this.data[iface + ifaceLength - 1] == 0)),
+					"posix", at);
+			case TL_CMA ->
+				shape(localDevice(device, deviceLength) && (ifaceLength == Integer.BYTES || ifaceLength == Long.BYTES),
+						"cma", at);
 			default -> {
-				// A transport this UCX does not have: UCX compares the checksum and skips it.
+				// A transport this UCX does not have: UCX compares the checksum and skips
+				// it.
 			}
 		}
 	}
 
-	/** {@code uct_tcp_device_addr_t}: flags, family, then the IP address or, for loopback, a namespace address. */
+	/**
+	 * {@code uct_tcp_device_addr_t}: flags, family, then the IP address or, for loopback,
+	 * a namespace address.
+	 */
 	private boolean tcpDevice(int device, int length) {
 		if (length < TCP_DEVICE_HEADER) {
 			return false;
@@ -299,7 +318,10 @@ final class UcxWorkerAddress {
 		return flags == 0 && length == TCP_DEVICE_HEADER + (family == AF_INET ? 4 : 16);
 	}
 
-	/** A shared-memory device address: the system id, and a namespace if its bit 63 says so. */
+	/**
+	 * A shared-memory device address: the system id, and a namespace if its bit 63 says
+	 * so.
+	 */
 	private boolean localDevice(int device, int length) {
 		if (length == LOCAL_ADDRESS_BASE) {
 			return (long) LONG_LE.get(this.data, device) >= 0;
@@ -314,7 +336,10 @@ final class UcxWorkerAddress {
 		}
 	}
 
-	/** The peer's release from the 4 bits it packs, as {@code ucp_address_unpack_release_version} reads them. */
+	/**
+	 * The peer's release from the 4 bits it packs, as
+	 * {@code ucp_address_unpack_release_version} reads them.
+	 */
 	private static int release(int packed) {
 		int delta = LOCAL_RELEASE % RELEASE_RANGE - packed;
 		int base = LOCAL_RELEASE / RELEASE_RANGE + (delta >= RELEASE_RANGE / 2 ? 1 : 0)
@@ -351,8 +376,7 @@ final class UcxWorkerAddress {
 	}
 
 	private NixlException failure(int offset, String what) {
-		return MetadataFraming.failure(offset, "UCX connection info of " + (this.end - this.start)
-				+ " bytes: " + what);
+		return MetadataFraming.failure(offset, "UCX connection info of " + (this.end - this.start) + " bytes: " + what);
 	}
 
 }

@@ -6,8 +6,8 @@ import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
 
 /**
- * Deterministic byte patterns for verified transfers: a seed fills memory, and a checksum or a
- * comparison tells whether the bytes at the other end are the ones that were sent.
+ * Deterministic byte patterns for verified transfers: a seed fills memory, and a checksum
+ * or a comparison tells whether the bytes at the other end are the ones that were sent.
  */
 public final class Patterns {
 

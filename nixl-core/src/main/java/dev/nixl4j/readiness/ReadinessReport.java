@@ -8,15 +8,16 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.MemoryType;
 
 /**
- * The answer of the "doctor": whether NIXL can move data here for a given configuration, a
- * one-line summary, and the evidence behind it (library path and version, every place searched,
- * plugins with their parameters and memory types, the backends created, and a loopback
- * transfer between two agents verified byte for byte).
+ * The answer of the "doctor": whether NIXL can move data here for a given configuration,
+ * a one-line summary, and the evidence behind it (library path and version, every place
+ * searched, plugins with their parameters and memory types, the backends created, and a
+ * loopback transfer between two agents verified byte for byte).
  *
- * <p>The check works on real resources: it loads the native library, creates two short-lived
- * agents named after the configuration, registers 64 KiB of memory on each, and moves it with a
- * WRITE (carrying a notification) and a READ. It takes from milliseconds to a few seconds;
- * callers that poll (a health endpoint) should cache the result.
+ * <p>
+ * The check works on real resources: it loads the native library, creates two short-lived
+ * agents named after the configuration, registers 64 KiB of memory on each, and moves it
+ * with a WRITE (carrying a notification) and a READ. It takes from milliseconds to a few
+ * seconds; callers that poll (a health endpoint) should cache the result.
  *
  * @param readiness the classification
  * @param summary one line: what is ready, or what is wrong and how to fix it
@@ -35,11 +36,11 @@ public record ReadinessReport(Readiness readiness, String summary, List<String> 
 	}
 
 	/**
-	 * Checks whether the backends of a configuration can move host memory (DRAM). The native
-	 * library is searched and loaded as {@link dev.nixl4j.NixlAgent#create} would, with the
-	 * configuration's library directory and native environment.
-	 * @param config the configuration to check: its backends, their parameters, its progress
-	 * settings and native environment
+	 * Checks whether the backends of a configuration can move host memory (DRAM). The
+	 * native library is searched and loaded as {@link dev.nixl4j.NixlAgent#create} would,
+	 * with the configuration's library directory and native environment.
+	 * @param config the configuration to check: its backends, their parameters, its
+	 * progress settings and native environment
 	 * @return the report; never throws for a failed check
 	 */
 	public static ReadinessReport check(AgentConfig config) {
@@ -48,8 +49,8 @@ public record ReadinessReport(Readiness readiness, String summary, List<String> 
 
 	/**
 	 * Checks a configuration and requires that its backends, together, register the given
-	 * memory types. The loopback transfer always uses DRAM; other types are checked against what
-	 * the backends declare.
+	 * memory types. The loopback transfer always uses DRAM; other types are checked
+	 * against what the backends declare.
 	 * @param config the configuration to check
 	 * @param memoryTypes memory types that must be supported
 	 * @return the report; never throws for a failed check
@@ -61,7 +62,8 @@ public record ReadinessReport(Readiness readiness, String summary, List<String> 
 	/** The check nixl-core provides, found once. */
 	private static final class Probe {
 
-		static final ReadinessProbe INSTANCE = ServiceLoader.load(ReadinessProbe.class, ReadinessProbe.class.getClassLoader())
+		static final ReadinessProbe INSTANCE = ServiceLoader
+			.load(ReadinessProbe.class, ReadinessProbe.class.getClassLoader())
 			.findFirst()
 			.orElseThrow(() -> new IllegalStateException("no " + ReadinessProbe.class.getName() + " on the class path "
 					+ "(META-INF/services of nixl-core is missing: a jar merged without its service files?)"));
@@ -77,8 +79,8 @@ public record ReadinessReport(Readiness readiness, String summary, List<String> 
 	}
 
 	/**
-	 * Formats the report for people: the classification and summary, then one evidence line per
-	 * line.
+	 * Formats the report for people: the classification and summary, then one evidence
+	 * line per line.
 	 * @return the text, ending with a line break
 	 */
 	public String format() {

@@ -13,9 +13,9 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * nixl-core's package boundaries, checked on its compiled classes: the public API packages
- * depend on no implementation package, implementation lives under {@code dev.nixl4j.internal},
- * and no two packages depend on each other in a cycle.
+ * nixl-core's package boundaries, checked on its compiled classes: the public API
+ * packages depend on no implementation package, implementation lives under
+ * {@code dev.nixl4j.internal}, and no two packages depend on each other in a cycle.
  */
 class PackageBoundaryTest {
 

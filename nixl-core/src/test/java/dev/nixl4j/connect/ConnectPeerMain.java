@@ -16,11 +16,12 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.PeerMain;
 
 /**
- * A connector in its own JVM, driven by line commands on stdin; answers on stdout. Started by
- * {@link ConnectTwoProcessTest}. At start it prints {@code READY <agent name>}. Commands:
- * {@code READABLE <size> <seed>} prints {@code JSON <rdma metadata>} and later, when the
- * operation ends, {@code ENDED <status> <peer or ->}; {@code READ <rdma metadata>} reads into a
- * new buffer and prints {@code READ <crc32c>} (or {@code FAILED <message>}); {@code QUIT}.
+ * A connector in its own JVM, driven by line commands on stdin; answers on stdout.
+ * Started by {@link ConnectTwoProcessTest}. At start it prints
+ * {@code READY <agent name>}. Commands: {@code READABLE <size> <seed>} prints
+ * {@code JSON <rdma metadata>} and later, when the operation ends,
+ * {@code ENDED <status> <peer or ->}; {@code READ <rdma metadata>} reads into a new
+ * buffer and prints {@code READ <crc32c>} (or {@code FAILED <message>}); {@code QUIT}.
  */
 public final class ConnectPeerMain {
 
@@ -36,7 +37,8 @@ public final class ConnectPeerMain {
 		PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 		Duration wait = Duration.ofSeconds(60);
 		try (Arena arena = Arena.ofShared();
-				Connector connector = Connector.create(AgentConfig.builder(args[0]).engine(Engine.valueOf(args[1])).build())) {
+				Connector connector = Connector
+					.create(AgentConfig.builder(args[0]).engine(Engine.valueOf(args[1])).build())) {
 			out.println("READY " + connector.name());
 			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 			String line;
@@ -46,9 +48,11 @@ public final class ConnectPeerMain {
 					case "READABLE" -> {
 						String[] size = command[1].split(" ");
 						MemorySegment memory = Bytes.pattern(arena, Long.parseLong(size[0]), Long.parseLong(size[1]));
-						ReadableOperation readable = connector.createReadable(java.util.List.of(Descriptor.of(memory)), wait);
-						readable.completion().whenComplete((done, failure) -> out.println("ENDED " + readable.status() + " "
-								+ readable.peer().orElse("-")));
+						ReadableOperation readable = connector.createReadable(java.util.List.of(Descriptor.of(memory)),
+								wait);
+						readable.completion()
+							.whenComplete((done, failure) -> out
+								.println("ENDED " + readable.status() + " " + readable.peer().orElse("-")));
 						out.println("JSON " + readable.metadata().toJson());
 					}
 					case "READ" -> {

@@ -22,8 +22,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Paired operations between two JVMs ({@link ConnectPeerMain} in the second), the RDMA metadata
- * crossing a pipe as JSON: on the embedded engine the data crosses TCP, on the native one UCX.
+ * Paired operations between two JVMs ({@link ConnectPeerMain} in the second), the RDMA
+ * metadata crossing a pipe as JSON: on the embedded engine the data crosses TCP, on the
+ * native one UCX.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ConnectTwoProcessTest {
@@ -42,7 +43,8 @@ class ConnectTwoProcessTest {
 		}
 		String suffix = ProcessHandle.current().pid() + "-" + ids.incrementAndGet();
 		try (Arena arena = Arena.ofShared();
-				Connector connector = Connector.create(AgentConfig.builder("connect-parent-" + suffix).engine(engine).build());
+				Connector connector = Connector
+					.create(AgentConfig.builder("connect-parent-" + suffix).engine(engine).build());
 				LineProcess child = startChild("connect-child-" + suffix, engine)) {
 			// the child exposes, this process reads
 			child.send("READABLE " + SIZE + " 21");
@@ -69,7 +71,8 @@ class ConnectTwoProcessTest {
 	/** The child JVM, {@link ConnectPeerMain}, once it said it is ready. */
 	private static LineProcess startChild(String name, Engine engine) throws IOException {
 		LineProcess child = LineProcess.start("connect child " + name,
-				new ProcessBuilder(LineProcess.javaCommand(ConnectPeerMain.class, "256m", name, engine.name())), "QUIT");
+				new ProcessBuilder(LineProcess.javaCommand(ConnectPeerMain.class, "256m", name, engine.name())),
+				"QUIT");
 		try {
 			child.expect("READY", WAIT);
 			return child;

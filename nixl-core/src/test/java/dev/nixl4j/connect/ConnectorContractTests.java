@@ -33,8 +33,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * What the connect layer does on every engine: two connectors in one JVM pair operations through
- * RDMA metadata that crosses as JSON, with every byte checked.
+ * What the connect layer does on every engine: two connectors in one JVM pair operations
+ * through RDMA metadata that crosses as JSON, with every byte checked.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class ConnectorContractTests {
@@ -82,7 +82,8 @@ public abstract class ConnectorContractTests {
 	}
 
 	private AgentConfig config(String role) {
-		return AgentConfig.builder("connect-" + role + "-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet())
+		return AgentConfig
+			.builder("connect-" + role + "-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet())
 			.engine(engine())
 			.build();
 	}
@@ -151,7 +152,8 @@ public abstract class ConnectorContractTests {
 			MemorySegment memory = Bytes.pattern(this.arena, size, readable ? 1000 + i : 0);
 			exposed.add(memory);
 			local.add(Bytes.pattern(this.arena, size, readable ? 0 : 2000 + i));
-			passive.add(readable ? this.a.createReadable(Descriptor.of(memory)) : this.a.createWritable(Descriptor.of(memory)));
+			passive.add(readable ? this.a.createReadable(Descriptor.of(memory))
+					: this.a.createWritable(Descriptor.of(memory)));
 		}
 		AtomicInteger completions = new AtomicInteger();
 		for (PassiveOperation operation : passive) {
@@ -166,7 +168,8 @@ public abstract class ConnectorContractTests {
 				started.add(pool.submit(() -> {
 					RdmaMetadata remote = RdmaMetadata.fromJson(json.get(index));
 					Descriptor descriptor = Descriptor.of(local.get(index));
-					return (index % 2 == 0) ? this.b.beginRead(remote, descriptor) : this.b.beginWrite(remote, descriptor);
+					return (index % 2 == 0) ? this.b.beginRead(remote, descriptor)
+							: this.b.beginWrite(remote, descriptor);
 				}));
 			}
 			for (Future<ActiveOperation> future : started) {
@@ -224,7 +227,8 @@ public abstract class ConnectorContractTests {
 			.extracting(NixlException::status)
 			.isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 		assertThat(catchThrowableOfType(NixlException.class,
-				() -> this.b.beginRead(remote, Descriptor.of(buffer.asSlice(0, 4096)), Descriptor.of(buffer.asSlice(4096, 4095)))))
+				() -> this.b.beginRead(remote, Descriptor.of(buffer.asSlice(0, 4096)),
+						Descriptor.of(buffer.asSlice(4096, 4095)))))
 			.hasMessageContaining("descriptor sizes differ at index 1: 4095 bytes local, 4096 bytes remote");
 		assertThat(catchThrowableOfType(NixlException.class, () -> this.b.beginRead(remote, List.of())))
 			.hasMessageContaining("must not be empty")
@@ -232,8 +236,9 @@ public abstract class ConnectorContractTests {
 			.isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 		assertThat(catchThrowableOfType(NixlException.class, () -> this.a.createReadable(List.of(), WAIT)))
 			.hasMessageContaining("must not be empty");
-		assertThat(catchThrowableOfType(NixlException.class, () -> this.b.beginRead(remote,
-				Descriptor.of(buffer.asSlice(0, 4096)), Descriptor.of(buffer.address() + 4096, 4096, Device.cuda(0)))))
+		assertThat(catchThrowableOfType(NixlException.class,
+				() -> this.b.beginRead(remote, Descriptor.of(buffer.asSlice(0, 4096)),
+						Descriptor.of(buffer.address() + 4096, 4096, Device.cuda(0)))))
 			.hasMessageContaining("one memory kind")
 			.hasMessageContaining("cuda:0");
 		assertReleased(this.b);
@@ -253,9 +258,10 @@ public abstract class ConnectorContractTests {
 	}
 
 	/**
-	 * Whether the engine refuses access to memory once it is deregistered. The embedded engine
-	 * does; NIXL over UCX on one host does not (its TCP and CMA transports do not revoke a
-	 * deregistered region's key), so a peer that comes after the lease may still read.
+	 * Whether the engine refuses access to memory once it is deregistered. The embedded
+	 * engine does; NIXL over UCX on one host does not (its TCP and CMA transports do not
+	 * revoke a deregistered region's key), so a peer that comes after the lease may still
+	 * read.
 	 * @return {@code true} if a late peer's transfer fails
 	 */
 	protected abstract boolean deregistrationRevokesAccess();
@@ -308,7 +314,8 @@ public abstract class ConnectorContractTests {
 		assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
 		assertThat(agent.isOpen()).isTrue();
 		assertThat(agent.registrations()).isEmpty();
-		assertThat(catchThrowableOfType(NixlException.class, () -> wrapping.createReadable(Descriptor.of(Bytes.pattern(this.arena, 64, 1))))
+		assertThat(catchThrowableOfType(NixlException.class,
+				() -> wrapping.createReadable(Descriptor.of(Bytes.pattern(this.arena, 64, 1))))
 			.status()).isEqualTo(NixlStatus.CLOSED);
 	}
 
@@ -331,7 +338,8 @@ public abstract class ConnectorContractTests {
 		}
 		RemoteAgents peers = this.b.remoteAgents();
 		long loadsBefore = peers.loads();
-		// an operation that outlives the reads below holds the peer: the newest metadata describes all three
+		// an operation that outlives the reads below holds the peer: the newest metadata
+		// describes all three
 		RdmaMetadata newest = overTheWire(readables.get(2));
 		peers.acquire(this.a.name(), MetadataFraming.parse(newest.nixlMetadata().toByteArray()),
 				newest.nixlMetadata().toByteArray(), remoteList(newest));
@@ -354,7 +362,8 @@ public abstract class ConnectorContractTests {
 
 	@Test
 	void anOperationStartedWhileThePeerLingersTakesItBackWithoutLoadingIt() {
-		try (Connector lingering = Connector.create(config("lingering"), Connector.DEFAULT_LEASE, Duration.ofMinutes(5))) {
+		try (Connector lingering = Connector.create(config("lingering"), Connector.DEFAULT_LEASE,
+				Duration.ofMinutes(5))) {
 			RemoteAgents peers = lingering.remoteAgents();
 			ReadableOperation first = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 4)));
 			ReadableOperation second = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 5)));

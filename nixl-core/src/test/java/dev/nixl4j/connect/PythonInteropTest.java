@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A Java connector pairs operations with a peer written against NIXL's own Python API
- * ({@code src/python/connect_peer.py}), through Dynamo's RDMA metadata JSON in both directions.
- * Needs native NIXL and the venv of {@code src/python/install-python-nixl.sh}.
+ * ({@code src/python/connect_peer.py}), through Dynamo's RDMA metadata JSON in both
+ * directions. Needs native NIXL and the venv of
+ * {@code src/python/install-python-nixl.sh}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class PythonInteropTest {
@@ -114,16 +115,13 @@ class PythonInteropTest {
 		String pythonName = name("python-read");
 		MemorySegment memory = this.arena.allocate(3 * 100_000, 64);
 		PythonPeer.fill(memory, 7);
-		ReadableOperation readable = this.connector.createReadable(
-				List.of(Descriptor.of(memory.asSlice(0, 100_000)), Descriptor.of(memory.asSlice(100_000, 100_000)),
-						Descriptor.of(memory.asSlice(200_000))),
-				WAIT);
-		try (PythonPeer peer = PythonPeer.start(python, "read", "--name", pythonName, "--expect-seed", "7",
-				"--timeout", "60")) {
+		ReadableOperation readable = this.connector.createReadable(List.of(Descriptor.of(memory.asSlice(0, 100_000)),
+				Descriptor.of(memory.asSlice(100_000, 100_000)), Descriptor.of(memory.asSlice(200_000))), WAIT);
+		try (PythonPeer peer = PythonPeer.start(python, "read", "--name", pythonName, "--expect-seed", "7", "--timeout",
+				"60")) {
 			// the metadata is a secret: it goes through the pipe, never on a command line
 			peer.send(readable.metadata().toJson());
-			assertThat(peer.readLine())
-				.isEqualTo("READ size=300000 crc32=" + PythonPeer.crc32(memory) + " pattern=7");
+			assertThat(peer.readLine()).isEqualTo("READ size=300000 crc32=" + PythonPeer.crc32(memory) + " pattern=7");
 			readable.await(WAIT);
 			assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
 			assertThat(readable.peer()).contains(pythonName);
@@ -145,7 +143,8 @@ class PythonInteropTest {
 			try (WriteOperation write = this.connector.beginWrite(remote, Descriptor.of(data))) {
 				write.await(WAIT);
 			}
-			assertThat(peer.readLine()).isEqualTo("NOTIFIED " + this.connector.name() + " crc32=" + PythonPeer.crc32(data));
+			assertThat(peer.readLine())
+				.isEqualTo("NOTIFIED " + this.connector.name() + " crc32=" + PythonPeer.crc32(data));
 			assertThat(peer.exitValue()).isZero();
 		}
 	}

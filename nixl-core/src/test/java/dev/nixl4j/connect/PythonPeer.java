@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * {@code src/python/connect_peer.py} running in the virtual environment that
- * {@code src/python/install-python-nixl.sh} creates: a NIXL agent written against NIXL's own
- * Python API that speaks Dynamo's RDMA metadata JSON. Every read from it has a deadline; closing
- * kills it if it is still running.
+ * {@code src/python/install-python-nixl.sh} creates: a NIXL agent written against NIXL's
+ * own Python API that speaks Dynamo's RDMA metadata JSON. Every read from it has a
+ * deadline; closing kills it if it is still running.
  */
 final class PythonPeer implements AutoCloseable {
 
@@ -29,7 +29,8 @@ final class PythonPeer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the venv's python, or skips the calling test (fails it with {@code CI=true}).
+	 * Returns the venv's python, or skips the calling test (fails it with
+	 * {@code CI=true}).
 	 * @return the interpreter
 	 */
 	static Path requirePython() {
@@ -40,7 +41,8 @@ final class PythonPeer implements AutoCloseable {
 		}
 		else {
 			String xdg = System.getenv("XDG_CACHE_HOME");
-			root = ((xdg != null) ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache")).resolve("nixl4j");
+			root = ((xdg != null) ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache"))
+				.resolve("nixl4j");
 		}
 		Path python = root.resolve("python-venv/bin/python");
 		if (!Files.isExecutable(python)) {
@@ -84,7 +86,8 @@ final class PythonPeer implements AutoCloseable {
 	/**
 	 * Reads the peer's next line.
 	 * @return the line
-	 * @throws IllegalStateException when none comes before the deadline, or the peer ended
+	 * @throws IllegalStateException when none comes before the deadline, or the peer
+	 * ended
 	 */
 	String readLine() {
 		return this.process.readLine(LINE_WAIT);
@@ -112,7 +115,8 @@ final class PythonPeer implements AutoCloseable {
 	}
 
 	/**
-	 * Fills memory with the peer's pattern: byte i is {@code (i * 31 + (i >> 8) + seed) & 0xff}.
+	 * Fills memory with the peer's pattern: byte i is
+	 * {@code (i * 31 + (i >> 8) + seed) & 0xff}.
 	 * @param segment the memory
 	 * @param seed the seed
 	 */

@@ -21,13 +21,15 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  */
 class RdmaMetadataTest {
 
-	private static final byte[] AGENT_METADATA = "not really agent metadata, but bytes".getBytes(StandardCharsets.UTF_8);
+	private static final byte[] AGENT_METADATA = "not really agent metadata, but bytes"
+		.getBytes(StandardCharsets.UTF_8);
 
 	private static final String KEY = "0123456789abcdef0123456789abcdef";
 
 	private static RdmaMetadata sample() {
 		return new RdmaMetadata(
-				List.of(Descriptor.of(0x7f00_1000_0000L, 4096, Device.HOST), Descriptor.of(0x7f00_2000_0000L, 8192, Device.HOST)),
+				List.of(Descriptor.of(0x7f00_1000_0000L, 4096, Device.HOST),
+						Descriptor.of(0x7f00_2000_0000L, 8192, Device.HOST)),
 				AgentMetadata.of(AGENT_METADATA), KEY, OperationKind.READ);
 	}
 
@@ -45,8 +47,8 @@ class RdmaMetadataTest {
 	}
 
 	private static String json(String descriptors, String metadata, String extra) {
-		return "{\"descriptors\":" + descriptors + ",\"nixl_metadata\":\"" + metadata + "\",\"notification_key\":\"" + KEY
-				+ "\",\"operation_kind\":1" + extra + "}";
+		return "{\"descriptors\":" + descriptors + ",\"nixl_metadata\":\"" + metadata + "\",\"notification_key\":\""
+				+ KEY + "\",\"operation_kind\":1" + extra + "}";
 	}
 
 	private static NixlException refused(String json) {
@@ -62,8 +64,10 @@ class RdmaMetadataTest {
 	void writesDynamosCompactJsonAndReadsItBack() {
 		RdmaMetadata metadata = sample();
 		String json = metadata.toJson();
-		assertThat(json).startsWith("{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":" + 0x7f00_1000_0000L
-				+ ",\"size\":4096},{\"device\":\"cpu\",\"ptr\":" + 0x7f00_2000_0000L + ",\"size\":8192}],\"nixl_metadata\":\"b64:")
+		assertThat(json)
+			.startsWith("{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":" + 0x7f00_1000_0000L
+					+ ",\"size\":4096},{\"device\":\"cpu\",\"ptr\":" + 0x7f00_2000_0000L
+					+ ",\"size\":8192}],\"nixl_metadata\":\"b64:")
 			.endsWith("\",\"notification_key\":\"" + KEY + "\",\"operation_kind\":1}");
 		RdmaMetadata read = RdmaMetadata.fromJson(json);
 		assertThat(read).isEqualTo(metadata);
@@ -123,11 +127,13 @@ class RdmaMetadataTest {
 	void unknownAndMissingKeysAreRejected() {
 		assertThat(refused(json(ONE, zlib(AGENT_METADATA), ",\"extra\":true")).getMessage())
 			.contains("unknown key 'extra'");
-		assertThat(refused("{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":4096,\"size\":64,\"stride\":1}],\"nixl_metadata\":\""
-				+ zlib(AGENT_METADATA) + "\",\"notification_key\":\"k\",\"operation_kind\":1}").getMessage())
-			.contains("unknown key 'descriptors[0].stride'");
-		assertThat(refused("{\"descriptors\":" + ONE + ",\"nixl_metadata\":\"" + zlib(AGENT_METADATA)
-				+ "\",\"operation_kind\":1}").getMessage()).contains("missing key 'notification_key'");
+		assertThat(refused(
+				"{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":4096,\"size\":64,\"stride\":1}],\"nixl_metadata\":\""
+						+ zlib(AGENT_METADATA) + "\",\"notification_key\":\"k\",\"operation_kind\":1}")
+			.getMessage()).contains("unknown key 'descriptors[0].stride'");
+		assertThat(refused(
+				"{\"descriptors\":" + ONE + ",\"nixl_metadata\":\"" + zlib(AGENT_METADATA) + "\",\"operation_kind\":1}")
+			.getMessage()).contains("missing key 'notification_key'");
 	}
 
 	@Test
@@ -146,9 +152,12 @@ class RdmaMetadataTest {
 		assertThat(refused(json("[{\"device\":\"gpu\",\"ptr\":4096,\"size\":1}]", md, "")).getMessage())
 			.contains("field 'descriptors[0].device'");
 		assertThat(refused(json("[]", md, "")).getMessage()).contains("field 'descriptors' must not be empty");
-		assertThat(refused(json("[{\"device\":\"cpu\",\"ptr\":4096,\"size\":1},{\"device\":\"cuda:0\",\"ptr\":8192,\"size\":1}]",
-				md, "")).getMessage()).contains("field 'descriptors'").contains("one memory kind");
-		assertThat(refused(json(ONE, "b64:%%%", "")).getMessage()).contains("field 'nixl_metadata' is not valid base64");
+		assertThat(refused(
+				json("[{\"device\":\"cpu\",\"ptr\":4096,\"size\":1},{\"device\":\"cuda:0\",\"ptr\":8192,\"size\":1}]",
+						md, ""))
+			.getMessage()).contains("field 'descriptors'").contains("one memory kind");
+		assertThat(refused(json(ONE, "b64:%%%", "")).getMessage())
+			.contains("field 'nixl_metadata' is not valid base64");
 		assertThat(refused(json(ONE, "abc", "")).getMessage()).contains("field 'nixl_metadata' is neither");
 		assertThat(refused(json(ONE, "zz", "")).getMessage()).contains("field 'nixl_metadata' is neither");
 		assertThat(refused(json(ONE, "b64:" + Base64.getEncoder().encodeToString(AGENT_METADATA), "")).getMessage())
@@ -165,9 +174,8 @@ class RdmaMetadataTest {
 	void anOperationKindBeyondAnIntIsRejectedNotWrapped() {
 		String md = zlib(AGENT_METADATA);
 		for (String kind : List.of("4294967297", "4294967298", "18446744073709551617", "-4294967295", "1.0", "\"1\"")) {
-			assertThat(refused(json(ONE, md, "").replace("\"operation_kind\":1", "\"operation_kind\":" + kind)).getMessage())
-				.as(kind)
-				.contains("field 'operation_kind' must");
+			assertThat(refused(json(ONE, md, "").replace("\"operation_kind\":1", "\"operation_kind\":" + kind))
+				.getMessage()).as(kind).contains("field 'operation_kind' must");
 		}
 	}
 
@@ -175,8 +183,9 @@ class RdmaMetadataTest {
 	void malformedJsonIsRejected() {
 		String valid = sample().toJson();
 		for (String broken : List.of(valid.substring(0, valid.length() - 1), valid + "x", valid.replace(":", ";"),
-				"[" + valid + "]", "", "{\"descriptors\":[1,],}", valid.replace("{\"descriptors\"", "{\"descriptors\":[],\"descriptors\""),
-				"{'descriptors':[]}", "{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":01,\"size\":1}]}")) {
+				"[" + valid + "]", "", "{\"descriptors\":[1,],}",
+				valid.replace("{\"descriptors\"", "{\"descriptors\":[],\"descriptors\""), "{'descriptors':[]}",
+				"{\"descriptors\":[{\"device\":\"cpu\",\"ptr\":01,\"size\":1}]}")) {
 			NixlException refused = refused(broken);
 			assertThat(refused.getMessage()).satisfiesAnyOf(message -> assertThat(message).contains("not valid JSON"),
 					message -> assertThat(message).contains("must be a JSON object"));
@@ -197,7 +206,8 @@ class RdmaMetadataTest {
 
 	@Test
 	void theAgentMetadataNeverAppearsInToString() {
-		assertThat(sample().toString()).doesNotContain("b64:").contains("agent metadata of " + AGENT_METADATA.length + " bytes");
+		assertThat(sample().toString()).doesNotContain("b64:")
+			.contains("agent metadata of " + AGENT_METADATA.length + " bytes");
 	}
 
 }

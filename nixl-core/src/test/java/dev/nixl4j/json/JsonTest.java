@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The project's JSON: what {@link JsonWriter} writes, what {@link JsonReader} reads back, and
- * every kind of text the reader refuses, with the offset and what it expected.
+ * The project's JSON: what {@link JsonWriter} writes, what {@link JsonReader} reads back,
+ * and every kind of text the reader refuses, with the offset and what it expected.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class JsonTest {
@@ -119,10 +119,8 @@ class JsonTest {
 			"`\"\\u12\"` | 5 | expected four hexadecimal digits after \\u, found '\"'",
 			"`\"\\u12` | 5 | expected four hexadecimal digits after \\u, found the end of the text",
 			"`\"\\uZZZZ\"` | 3 | expected four hexadecimal digits after \\u, found 'Z'",
-			"`\"\\x\"` | 2 | expected an escape",
-			"`\"\\'\"` | 2 | expected an escape",
-			"`\"abc` | 4 | unterminated string",
-			"`\"abc\\` | 5 | unterminated string" })
+			"`\"\\x\"` | 2 | expected an escape", "`\"\\'\"` | 2 | expected an escape",
+			"`\"abc` | 4 | unterminated string", "`\"abc\\` | 5 | unterminated string" })
 	void badEscapesAndUnterminatedStringsAreRefused(String json, int offset, String message) {
 		JsonException refused = refused(json);
 		assertThat(refused.offset()).isEqualTo(offset);
@@ -144,12 +142,12 @@ class JsonTest {
 	void numbersAreReadExactly() {
 		assertThat(READER.read("[0,-0,7,-7,9223372036854775807,-9223372036854775808]"))
 			.isEqualTo(List.of(0L, 0L, 7L, -7L, Long.MAX_VALUE, Long.MIN_VALUE));
-		assertThat(READER.read("[9223372036854775808,-9223372036854775809,18446744073709551615]")).isEqualTo(List.of(
-				new BigInteger("9223372036854775808"), new BigInteger("-9223372036854775809"),
-				new BigInteger("18446744073709551615")));
-		assertThat(READER.read("[0.1,-2.50,1e3,1E+3,2.5e-3,1e00001]")).isEqualTo(List.of(new BigDecimal("0.1"),
-				new BigDecimal("-2.50"), new BigDecimal("1e3"), new BigDecimal("1E+3"), new BigDecimal("2.5e-3"),
-				new BigDecimal("1e1")));
+		assertThat(READER.read("[9223372036854775808,-9223372036854775809,18446744073709551615]"))
+			.isEqualTo(List.of(new BigInteger("9223372036854775808"), new BigInteger("-9223372036854775809"),
+					new BigInteger("18446744073709551615")));
+		assertThat(READER.read("[0.1,-2.50,1e3,1E+3,2.5e-3,1e00001]"))
+			.isEqualTo(List.of(new BigDecimal("0.1"), new BigDecimal("-2.50"), new BigDecimal("1e3"),
+					new BigDecimal("1E+3"), new BigDecimal("2.5e-3"), new BigDecimal("1e1")));
 		assertThat(READER.read("0.30000000000000000000000000000000000001"))
 			.isEqualTo(new BigDecimal("0.30000000000000000000000000000000000001"));
 	}
@@ -172,24 +170,19 @@ class JsonTest {
 	}
 
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-			"01 | 0 | number with a leading zero",
-			"-01 | 0 | number with a leading zero",
-			"[00] | 1 | number with a leading zero",
-			"1. | 2 | expected a digit after the decimal point, found the end of the text",
-			".5 | 0 | expected a value, found '.'",
-			"+1 | 0 | expected a value, found '+'",
-			"- | 1 | expected a digit, found the end of the text",
-			"-x | 1 | expected a digit, found 'x'",
-			"1e | 2 | expected a digit in the exponent, found the end of the text",
-			"1e+ | 3 | expected a digit in the exponent, found the end of the text",
-			"0x10 | 1 | expected the end of the text after the JSON value, found 'x'",
-			"NaN | 0 | expected a value, found 'N'",
-			"-NaN | 1 | expected a digit, found 'N'",
-			"Infinity | 0 | expected a value, found 'I'",
-			"-Infinity | 1 | expected a digit, found 'I'",
-			"[1e1001] | 1 | number with an exponent beyond 1000",
-			"[1e99999999999] | 1 | number with an exponent beyond 1000" })
+	@CsvSource(delimiter = '|', quoteCharacter = '`',
+			value = { "01 | 0 | number with a leading zero", "-01 | 0 | number with a leading zero",
+					"[00] | 1 | number with a leading zero",
+					"1. | 2 | expected a digit after the decimal point, found the end of the text",
+					".5 | 0 | expected a value, found '.'", "+1 | 0 | expected a value, found '+'",
+					"- | 1 | expected a digit, found the end of the text", "-x | 1 | expected a digit, found 'x'",
+					"1e | 2 | expected a digit in the exponent, found the end of the text",
+					"1e+ | 3 | expected a digit in the exponent, found the end of the text",
+					"0x10 | 1 | expected the end of the text after the JSON value, found 'x'",
+					"NaN | 0 | expected a value, found 'N'", "-NaN | 1 | expected a digit, found 'N'",
+					"Infinity | 0 | expected a value, found 'I'", "-Infinity | 1 | expected a digit, found 'I'",
+					"[1e1001] | 1 | number with an exponent beyond 1000",
+					"[1e99999999999] | 1 | number with an exponent beyond 1000" })
 	void malformedNumbersAreRefused(String json, int offset, String message) {
 		JsonException refused = refused(json);
 		assertThat(refused.getMessage()).isEqualTo(message + " at offset " + offset);
@@ -205,8 +198,7 @@ class JsonTest {
 	}
 
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-			"`` | 0 | expected a value, found the end of the text",
+	@CsvSource(delimiter = '|', quoteCharacter = '`', value = { "`` | 0 | expected a value, found the end of the text",
 			"`   ` | 3 | expected a value, found the end of the text",
 			"`{} x` | 3 | expected the end of the text after the JSON value, found 'x'",
 			"`{}{}` | 2 | expected the end of the text after the JSON value, found '{'",
@@ -220,18 +212,15 @@ class JsonTest {
 			"`{\"a\":1]` | 6 | expected ',' or '}' after an object member, found ']'",
 			"`{'a':1}` | 1 | expected a member name in double quotes, found '''",
 			"`{a:1}` | 1 | expected a member name in double quotes, found 'a'",
-			"`[1,]` | 3 | expected a value, found ']'",
-			"`[,1]` | 1 | expected a value, found ','",
+			"`[1,]` | 3 | expected a value, found ']'", "`[,1]` | 1 | expected a value, found ','",
 			"`[1 2]` | 3 | expected ',' or ']' after an array element, found '2'",
 			"`[1}` | 2 | expected ',' or ']' after an array element, found '}'",
 			"`[` | 1 | expected a value or ']', found the end of the text",
 			"`[1` | 2 | expected ',' or ']' after an array element, found the end of the text",
-			"`tru` | 0 | expected a value, found 't'",
-			"`nul` | 0 | expected a value, found 'n'",
+			"`tru` | 0 | expected a value, found 't'", "`nul` | 0 | expected a value, found 'n'",
 			"`True` | 0 | expected a value, found 'T'",
 			"`truex` | 4 | expected the end of the text after the JSON value, found 'x'",
-			"`/* c */1` | 0 | expected a value, found '/'",
-			"`\u00a01` | 0 | expected a value, found '\\u00A0'" })
+			"`/* c */1` | 0 | expected a value, found '/'", "`\u00a01` | 0 | expected a value, found '\\u00A0'" })
 	void malformedStructureIsRefusedNamingWhatWasExpected(String json, int offset, String message) {
 		JsonException refused = refused(json);
 		assertThat(refused.getMessage()).isEqualTo(message + " at offset " + offset);
@@ -387,7 +376,8 @@ class JsonTest {
 		return switch (kind) {
 			case 0 -> randomString(random);
 			case 1 -> random.nextLong();
-			// integers beyond a long, and numbers with a scale, which read back as BigInteger and BigDecimal
+			// integers beyond a long, and numbers with a scale, which read back as
+			// BigInteger and BigDecimal
 			case 2 -> BigInteger.ONE.shiftLeft(63 + random.nextInt(64))
 				.add(BigInteger.valueOf(random.nextLong() & Long.MAX_VALUE))
 				.multiply(BigInteger.valueOf(random.nextBoolean() ? 1 : -1));

@@ -60,15 +60,16 @@ class BlockAllocatorTest {
 	void askingForMoreThanIsFreeTakesNothing() {
 		this.allocator.allocate(6);
 
-		assertThatThrownBy(() -> this.allocator.allocate(3)).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.BUSY))
+		assertThatThrownBy(() -> this.allocator.allocate(3))
+			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.status()).isEqualTo(NixlStatus.BUSY))
 			.hasMessageContaining("3 blocks asked for, only 2 of 8 free");
 		assertThat(this.allocator.freeCount()).isEqualTo(2);
 	}
 
 	private static void assertInvalid(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {
-		assertThatThrownBy(call).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
+		assertThatThrownBy(call)
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
 			.hasMessageContaining(message);
 	}
 

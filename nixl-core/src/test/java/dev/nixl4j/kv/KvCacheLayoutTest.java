@@ -101,11 +101,14 @@ class KvCacheLayoutTest {
 			.hasMessage("numKvHeads must be positive, was 0");
 		assertThatThrownBy(() -> new KvCacheLayout(32, true, 128, 16, 8, 128, 3, KvBlockOrder.HND))
 			.hasMessage("dtypeSize must be 1, 2, 4 or 8 bytes, was 3");
-		assertThatThrownBy(() -> new KvCacheLayout(KvCacheLayout.MAX_LAYERS + 1, true, 1, 16, 8, 128, 2, KvBlockOrder.HND))
+		assertThatThrownBy(
+				() -> new KvCacheLayout(KvCacheLayout.MAX_LAYERS + 1, true, 1, 16, 8, 128, 2, KvBlockOrder.HND))
 			.hasMessage("numLayers must be at most 1024, was 1025");
-		assertThatThrownBy(() -> new KvCacheLayout(32, true, 128, 16, 8, KvCacheLayout.MAX_HEAD_DIM + 1, 2,
-				KvBlockOrder.HND)).hasMessageContaining("headDim must be at most");
-		assertThatThrownBy(() -> new KvCacheLayout(1024, true, KvCacheLayout.MAX_BLOCKS, 16, 8, 128, 2, KvBlockOrder.HND))
+		assertThatThrownBy(
+				() -> new KvCacheLayout(32, true, 128, 16, 8, KvCacheLayout.MAX_HEAD_DIM + 1, 2, KvBlockOrder.HND))
+			.hasMessageContaining("headDim must be at most");
+		assertThatThrownBy(
+				() -> new KvCacheLayout(1024, true, KvCacheLayout.MAX_BLOCKS, 16, 8, 128, 2, KvBlockOrder.HND))
 			.hasMessageContaining("descriptors (regions x blocks), more than " + KvCacheLayout.MAX_DESCRIPTORS);
 		assertThatThrownBy(() -> new KvCacheLayout(1, true, KvCacheLayout.MAX_BLOCKS, KvCacheLayout.MAX_BLOCK_SIZE,
 				KvCacheLayout.MAX_KV_HEADS, KvCacheLayout.MAX_HEAD_DIM, 8, KvBlockOrder.HND))

@@ -40,9 +40,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * KV block transfers between a producer and consumers, on every engine (one subclass per
- * engine). Agents find each other through an in-memory metadata exchange; every block that
- * moves is checked byte by byte against the pattern of (region, block, generation) it was filled
- * with.
+ * engine). Agents find each other through an in-memory metadata exchange; every block
+ * that moves is checked byte by byte against the pattern of (region, block, generation)
+ * it was filled with.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class KvTransferTests {
@@ -53,7 +53,10 @@ public abstract class KvTransferTests {
 
 	private static final AtomicInteger ids = new AtomicInteger();
 
-	/** 4 layers, K and V, 64 blocks of 16 tokens x 4 heads x 8 elements x 2 bytes (1 KiB per block). */
+	/**
+	 * 4 layers, K and V, 64 blocks of 16 tokens x 4 heads x 8 elements x 2 bytes (1 KiB
+	 * per block).
+	 */
 	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
 		.layers(4)
 		.blocks(64)
@@ -122,7 +125,10 @@ public abstract class KvTransferTests {
 		}
 	}
 
-	/** Checks that local block {@code local[i]} of every region holds producer block {@code remote[i]}. */
+	/**
+	 * Checks that local block {@code local[i]} of every region holds producer block
+	 * {@code remote[i]}.
+	 */
 	private static void assertHolds(PagedKvCache cache, int[] local, int[] remote, long generation) {
 		for (int r = 0; r < cache.layout().regionCount(); r++) {
 			for (int i = 0; i < local.length; i++) {
@@ -259,7 +265,8 @@ public abstract class KvTransferTests {
 		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_INVALID_STATE);
 		assertThat(failure.requestId()).isEqualTo("slow");
 		assertThat(failure.getMessage()).contains("EXPIRED", "'slow'", "must not be used");
-		// what the READ brought is the other request's data: exactly why the pull must fail
+		// what the READ brought is the other request's data: exactly why the pull must
+		// fail
 		assertHolds(consumerCache, local, blocks, 2);
 	}
 
@@ -317,7 +324,8 @@ public abstract class KvTransferTests {
 		int[] blocks = producerCache.allocator().allocate(3);
 		fill(producerCache, blocks, 3);
 		KvLease read = producer.lease("read", blocks, 1, WAIT);
-		KvLease abandoned = producer.lease("abandoned", producerCache.allocator().allocate(1), 1, Duration.ofMillis(200));
+		KvLease abandoned = producer.lease("abandoned", producerCache.allocator().allocate(1), 1,
+				Duration.ofMillis(200));
 
 		assertThat(producer.awaitLeasesEnded(Duration.ofMillis(20))).isFalse();
 		int[] local = consumerCache.allocator().allocate(3);
@@ -331,7 +339,13 @@ public abstract class KvTransferTests {
 	@ParameterizedTest
 	@ValueSource(ints = { 2, 4 })
 	void consumerRanksEachReadTheirSliceOfHeadsAndTheLeaseWaitsForAll(int ranks, TestInfo info) throws Exception {
-		KvCacheLayout producerLayout = KvCacheLayout.builder().layers(3).blocks(32).blockSize(16).kvHeads(8).headDim(8).build();
+		KvCacheLayout producerLayout = KvCacheLayout.builder()
+			.layers(3)
+			.blocks(32)
+			.blockSize(16)
+			.kvHeads(8)
+			.headDim(8)
+			.build();
 		PagedKvCache producerCache = cache("prefill", info, producerLayout);
 		List<PagedKvCache> consumerCaches = new ArrayList<>();
 		for (int r = 0; r < ranks; r++) {
@@ -378,12 +392,20 @@ public abstract class KvTransferTests {
 	@Test
 	void ranksCannotSplitAnNhdLayout(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info,
-				KvCacheLayout.builder().layers(2).blocks(8).blockSize(16).kvHeads(8).headDim(8).order(KvBlockOrder.NHD).build());
+				KvCacheLayout.builder()
+					.layers(2)
+					.blocks(8)
+					.blockSize(16)
+					.kvHeads(8)
+					.headDim(8)
+					.order(KvBlockOrder.NHD)
+					.build());
 		KvProducer producer = producer(producerCache);
 		int[] blocks = producerCache.allocator().allocate(2);
 
-		assertThatThrownBy(() -> producer.lease("nhd", blocks, 2, LONG_LEASE)).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
+		assertThatThrownBy(() -> producer.lease("nhd", blocks, 2, LONG_LEASE))
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
 			.hasMessageContaining("NHD")
 			.hasMessageContaining("HND");
 		assertThat(producerCache.allocator().references(blocks[0])).isOne();
@@ -394,8 +416,8 @@ public abstract class KvTransferTests {
 	void badBlockIdsAndMismatchedLayoutsAreRejectedBeforeAnyTransfer(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
-		PagedKvCache otherShape = cache("other", info, KvCacheLayout.builder().layers(4).blocks(64).blockSize(16)
-			.kvHeads(4).headDim(16).build());
+		PagedKvCache otherShape = cache("other", info,
+				KvCacheLayout.builder().layers(4).blocks(64).blockSize(16).kvHeads(4).headDim(16).build());
 		publish(producerCache, consumerCache, otherShape);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -413,14 +435,17 @@ public abstract class KvTransferTests {
 				"block id 99 is out of range: producer");
 		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1] }, WAIT), "2 local blocks");
 		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[0], local[1] }, WAIT), "appears twice");
-		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1], 50 }, WAIT), "local block 50 is not allocated");
-		assertInvalid(() -> consumer.pull(withFingerprint(params, "kv-layout/1;layers=5"), local, WAIT), "names layout");
+		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1], 50 }, WAIT),
+				"local block 50 is not allocated");
+		assertInvalid(() -> consumer.pull(withFingerprint(params, "kv-layout/1;layers=5"), local, WAIT),
+				"names layout");
 		KvConsumer mismatched = consumer(otherShape, 0, producer);
 		int[] otherLocal = otherShape.allocator().allocate(3);
 		assertInvalid(() -> mismatched.pull(params, otherLocal, WAIT), "layout mismatch");
 		KvConsumer unconnected = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
-		assertThatThrownBy(() -> unconnected.pull(params, local, WAIT)).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND))
+		assertThatThrownBy(() -> unconnected.pull(params, local, WAIT))
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND))
 			.hasMessageContaining("not connected");
 		assertThatThrownBy(() -> producer.push(consumer.pushParams("p", local), otherShape.handle(), remote, WAIT))
 			.hasMessageContaining("names consumer");
@@ -439,8 +464,8 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(2);
 		KvLease lease = producer.lease("real", remote, 1, LONG_LEASE);
-		KvTransferParams forged = new KvTransferParams(lease.params().producerAgent(), "real", lease.params().blockIds(),
-				lease.params().layoutFingerprint(), lease.id() + 1, 1);
+		KvTransferParams forged = new KvTransferParams(lease.params().producerAgent(), "real",
+				lease.params().blockIds(), lease.params().layoutFingerprint(), lease.id() + 1, 1);
 
 		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
 				() -> consumer.pull(forged, consumerCache.allocator().allocate(2), WAIT));
@@ -485,19 +510,22 @@ public abstract class KvTransferTests {
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
 		String producerName = producerCache.agent().name();
-		// a handle whose regions lie where the producer registered nothing: its READ cannot be made
+		// a handle whose regions lie where the producer registered nothing: its READ
+		// cannot be made
 		List<Long> nowhere = new ArrayList<>();
 		for (int r = 0; r < LAYOUT.regionCount(); r++) {
 			nowhere.add(0x1000L + r * LAYOUT.regionLength());
 		}
 		RemoteCacheHandle real = producer.handle();
-		consumer.connect(new RemoteCacheHandle(producerName, real.layout(), nowhere, real.memoryType(), real.deviceId()));
+		consumer
+			.connect(new RemoteCacheHandle(producerName, real.layout(), nowhere, real.memoryType(), real.deviceId()));
 		int[] blocks = producerCache.allocator().allocate(3);
 		KvLease lease = producer.lease("bad-read", blocks, 1, LONG_LEASE);
 		producerCache.allocator().release(blocks);
 		int[] local = consumerCache.allocator().allocate(3);
 
-		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(lease.params(), local, WAIT));
+		NixlException failure = catchThrowableOfType(NixlException.class,
+				() -> consumer.pull(lease.params(), local, WAIT));
 
 		assertThat(failure).isNotInstanceOf(KvLeaseLostException.class);
 		assertThat(failure.remoteAgent()).isEqualTo(producerName);
@@ -511,7 +539,8 @@ public abstract class KvTransferTests {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
 		publish(producerCache, consumerCache);
-		// the consumer cannot be loaded by the producer the first two times: its answer is tried again
+		// the consumer cannot be loaded by the producer the first two times: its answer
+		// is tried again
 		PeerLoader loader = PeerLoader.of(this.exchange);
 		AtomicInteger refusals = new AtomicInteger(2);
 		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
@@ -567,7 +596,8 @@ public abstract class KvTransferTests {
 		fill(producerCache, remote, 1);
 		KvLease lease = producer.lease("retried", remote, 1, LONG_LEASE);
 		producerCache.allocator().release(remote);
-		// the READ lands and its notification is sent, but the consumer's wait for the READ times out
+		// the READ lands and its notification is sent, but the consumer's wait for the
+		// READ times out
 		driver.deferPosts(true);
 		driver.holdTransfers(true);
 
@@ -606,7 +636,8 @@ public abstract class KvTransferTests {
 		producerCache.close();
 		producerCache.agent().close();
 
-		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(lease.params(), local, WAIT));
+		NixlException failure = catchThrowableOfType(NixlException.class,
+				() -> consumer.pull(lease.params(), local, WAIT));
 
 		assertThat(failure.remoteAgent()).isEqualTo(producerName);
 		assertThat(failure.getMessage()).contains("'" + producerName + "'").doesNotContain("lease-ttl");
@@ -615,7 +646,13 @@ public abstract class KvTransferTests {
 
 	@Test
 	void aReleaseFromAnotherAgentOrOfAnotherLeaseChangesNothing(TestInfo info) throws InterruptedException {
-		KvCacheLayout producerLayout = KvCacheLayout.builder().layers(2).blocks(16).blockSize(16).kvHeads(4).headDim(8).build();
+		KvCacheLayout producerLayout = KvCacheLayout.builder()
+			.layers(2)
+			.blocks(16)
+			.blockSize(16)
+			.kvHeads(4)
+			.headDim(8)
+			.build();
 		PagedKvCache producerCache = cache("prefill", info, producerLayout);
 		PagedKvCache rank0 = cache("decode0", info, producerLayout.headSlice(2));
 		PagedKvCache rank1 = cache("decode1", info, producerLayout.headSlice(2));
@@ -631,9 +668,11 @@ public abstract class KvTransferTests {
 		intruder.agent().loadRemoteMetadata(this.exchange.fetch(producerName, WAIT));
 
 		// rank 0 was reported by another agent; the other lease id names no lease held
-		intruder.agent().sendNotification(producerName, KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0));
-		intruder.agent().sendNotification(producerName,
-				KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id() ^ 1, 1));
+		intruder.agent()
+			.sendNotification(producerName, KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0));
+		intruder.agent()
+			.sendNotification(producerName,
+					KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id() ^ 1, 1));
 		Thread.sleep(300);
 
 		assertThat(lease.outcome()).isNotDone();
@@ -662,7 +701,8 @@ public abstract class KvTransferTests {
 				() -> !consumerCache.agent().hasRemoteMetadata(producerName));
 		KvLease first = producer.lease("while-gone", remote, 1, LONG_LEASE);
 		long start = System.nanoTime();
-		NixlException failure = catchThrowableOfType(NixlException.class, () -> consumer.pull(first.params(), local, patient));
+		NixlException failure = catchThrowableOfType(NixlException.class,
+				() -> consumer.pull(first.params(), local, patient));
 		Duration took = Duration.ofNanos(System.nanoTime() - start);
 
 		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND);
@@ -707,8 +747,8 @@ public abstract class KvTransferTests {
 			.succeedsWithin(WAIT);
 		assertThat(producerCache.agent()
 			.expectNotification(NotificationMatcher.exact(consumerName, "nixl4j.kv/other"), WAIT)).succeedsWithin(WAIT);
-		assertThatThrownBy(() -> producer.lease("third", remote, 1, LONG_LEASE)).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.CLOSED));
+		assertThatThrownBy(() -> producer.lease("third", remote, 1, LONG_LEASE))
+			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.status()).isEqualTo(NixlStatus.CLOSED));
 	}
 
 	@Test
@@ -729,8 +769,8 @@ public abstract class KvTransferTests {
 		fill(producerCache, remote, 7);
 		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
 
-		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
-				Duration.ofSeconds(1)))
+		assertThatThrownBy(
+				() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4), Duration.ofSeconds(1)))
 			.isInstanceOf(NixlException.class);
 		Eventually.until(Duration.ofSeconds(1), "the producer counted the Error", () -> producer.internalErrors() == 1);
 
@@ -751,7 +791,8 @@ public abstract class KvTransferTests {
 		AtomicInteger loads = new AtomicInteger();
 		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
 			switch (loads.getAndIncrement()) {
-				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
+				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
+						"not yet");
 				case 1 -> throw new OutOfMemoryError("injected into the producer's peer loader on a second try");
 				default -> loader.load(agent, peer, timeout);
 			}
@@ -761,8 +802,8 @@ public abstract class KvTransferTests {
 		fill(producerCache, remote, 10);
 		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
 
-		assertThatThrownBy(() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4),
-				Duration.ofSeconds(2)))
+		assertThatThrownBy(
+				() -> consumer.pull(unanswered.params(), consumerCache.allocator().allocate(4), Duration.ofSeconds(2)))
 			.isInstanceOf(NixlException.class);
 		Eventually.until(Duration.ofSeconds(2), "the producer counted the Error", () -> producer.internalErrors() == 1);
 
@@ -780,7 +821,8 @@ public abstract class KvTransferTests {
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
-		// The expiry's log line goes through the logging configuration, which is the application's:
+		// The expiry's log line goes through the logging configuration, which is the
+		// application's:
 		// a handler that throws there is an Error inside the expiry.
 		Logger log = Logger.getLogger(KvProducer.class.getName());
 		AtomicInteger thrown = new AtomicInteger();
@@ -844,8 +886,9 @@ public abstract class KvTransferTests {
 	}
 
 	private static void assertInvalid(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {
-		assertThatThrownBy(call).isInstanceOfSatisfying(NixlException.class,
-				ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
+		assertThatThrownBy(call)
+			.isInstanceOfSatisfying(NixlException.class,
+					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
 			.hasMessageContaining(message);
 	}
 

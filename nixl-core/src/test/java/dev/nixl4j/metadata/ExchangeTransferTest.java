@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * Real agents find each other through an exchange, move data, and forget each other when the
- * exchange withdraws the metadata.
+ * Real agents find each other through an exchange, move data, and forget each other when
+ * the exchange withdraws the metadata.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ExchangeTransferTest {
@@ -102,7 +102,8 @@ class ExchangeTransferTest {
 			assertThat(Bytes.hasPattern(remote, 1)).isTrue();
 			assertThat(initiator.remoteAgents()).contains(target.name());
 
-			// watches of one peer are told in the order they were created: the load's comes first
+			// watches of one peer are told in the order they were created: the load's
+			// comes first
 			CompletableFuture<String> removed = new CompletableFuture<>();
 			fetcher.watch(target.name(), removed::complete);
 			publisher.invalidate(target.name());

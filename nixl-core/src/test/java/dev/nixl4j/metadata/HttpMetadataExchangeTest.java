@@ -42,8 +42,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link HttpMetadataExchange} against {@link MetadataHttpServer} and hand-written hostile
- * servers, over real HTTP on the loopback interface.
+ * {@link HttpMetadataExchange} against {@link MetadataHttpServer} and hand-written
+ * hostile servers, over real HTTP on the loopback interface.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HttpMetadataExchangeTest {
@@ -86,7 +86,8 @@ class HttpMetadataExchangeTest {
 	@Test
 	void metadataPublishedByOneClientIsFetchedByAnother() {
 		client().publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
-		assertThat(client().fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray()).isEqualTo(MetadataSamples.oneDram());
+		assertThat(client().fetch(MetadataSamples.ONE_DRAM, Duration.ofSeconds(5)).toByteArray())
+			.isEqualTo(MetadataSamples.oneDram());
 	}
 
 	@Test
@@ -125,8 +126,8 @@ class HttpMetadataExchangeTest {
 					HttpResponse.BodyHandlers.ofByteArray());
 			for (HttpResponse<byte[]> refused : List.of(none, wrong)) {
 				assertThat(refused.statusCode()).isEqualTo(401);
-				assertThat(refused.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(
-						value -> assertThat(value).startsWith("Bearer"));
+				assertThat(refused.headers().firstValue("WWW-Authenticate"))
+					.hasValueSatisfying(value -> assertThat(value).startsWith("Bearer"));
 				assertThat(new String(refused.body(), StandardCharsets.ISO_8859_1)).doesNotContain("nixlSerDes",
 						"one-dram");
 			}
@@ -138,7 +139,8 @@ class HttpMetadataExchangeTest {
 
 	@Test
 	void fetchOfAnUnknownAgentFailsAtItsDeadlineNamingTheAgent() {
-		// long enough for the client's first connection on a loaded machine, so that at least one
+		// long enough for the client's first connection on a loaded machine, so that at
+		// least one
 		// answer (404) arrives and the message can say what it was
 		Duration timeout = Duration.ofSeconds(5);
 		long start = System.nanoTime();
@@ -261,7 +263,8 @@ class HttpMetadataExchangeTest {
 			HttpMetadataExchange client = client(base(hostile), TOKEN);
 			client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 			Thread.sleep(600);
-			// a TTL of 1 ms would mean a renewal every third of a millisecond: 1,800 in this time
+			// a TTL of 1 ms would mean a renewal every third of a millisecond: 1,800 in
+			// this time
 			assertThat(renewals.get()).as("renewals in 0.6 s for a TTL header of '%s'", ttl).isLessThanOrEqualTo(25);
 		}
 	}
@@ -296,7 +299,8 @@ class HttpMetadataExchangeTest {
 		publisher.invalidate(MetadataSamples.ONE_DRAM);
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(MetadataSamples.ONE_DRAM);
 
-		// published and deleted again: a newer watch is told, the first one is not told twice
+		// published and deleted again: a newer watch is told, the first one is not told
+		// twice
 		publisher.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		CompletableFuture<String> second = new CompletableFuture<>();
 		watcher.watch(MetadataSamples.ONE_DRAM, second::complete);
@@ -323,7 +327,8 @@ class HttpMetadataExchangeTest {
 		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(MetadataSamples.ONE_DRAM);
 		publisher.invalidate(MetadataSamples.UTF8_NAME);
 
-		assertThat(later).as("the watch thread still polls").succeedsWithin(Duration.ofSeconds(1))
+		assertThat(later).as("the watch thread still polls")
+			.succeedsWithin(Duration.ofSeconds(1))
 			.isEqualTo(MetadataSamples.UTF8_NAME);
 		assertThat(watcher.internalErrors()).isOne();
 	}

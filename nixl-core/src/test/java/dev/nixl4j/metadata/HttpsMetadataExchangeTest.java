@@ -28,8 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link HttpMetadataExchange} over TLS, against a {@link MetadataRegistryHandler} behind the
- * JDK's {@link HttpsServer} with the test certificate of {@link TestTls}.
+ * {@link HttpMetadataExchange} over TLS, against a {@link MetadataRegistryHandler} behind
+ * the JDK's {@link HttpsServer} with the test certificate of {@link TestTls}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HttpsMetadataExchangeTest {
@@ -106,8 +106,9 @@ class HttpsMetadataExchangeTest {
 			NixlException failure = catchThrowableOfType(NixlException.class,
 					() -> client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
 			assertThat(failure.status()).isEqualTo(NixlStatus.UNAVAILABLE);
-			assertThat(failure.getMessage()).contains(base("127.0.0.1").toString(), "TLS handshake failed",
-					"trusts the server's certificate").doesNotContain(TOKEN);
+			assertThat(failure.getMessage())
+				.contains(base("127.0.0.1").toString(), "TLS handshake failed", "trusts the server's certificate")
+				.doesNotContain(TOKEN);
 			assertThat(this.store.isPublished(MetadataSamples.ONE_DRAM)).isFalse();
 		}
 	}

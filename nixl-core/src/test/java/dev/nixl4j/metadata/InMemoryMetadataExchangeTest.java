@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link InMemoryMetadataExchange} with real NIXL metadata blobs (no native library needed).
+ * {@link InMemoryMetadataExchange} with real NIXL metadata blobs (no native library
+ * needed).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InMemoryMetadataExchangeTest {
@@ -59,7 +60,8 @@ class InMemoryMetadataExchangeTest {
 		byte[] random = new byte[512];
 		new Random(42).nextBytes(random);
 		this.exchange.publish("corrupt", AgentMetadata.of(random));
-		assertThatThrownBy(() -> this.exchange.fetch("corrupt", Duration.ofSeconds(1))).isInstanceOf(NixlException.class)
+		assertThatThrownBy(() -> this.exchange.fetch("corrupt", Duration.ofSeconds(1)))
+			.isInstanceOf(NixlException.class)
 			.satisfies(ex -> assertThat(((NixlException) ex).status()).isEqualTo(NixlStatus.INVALID_METADATA));
 	}
 

@@ -34,8 +34,8 @@ import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * Tests {@link MetadataFraming} against real NIXL 1.5.1 metadata (the fixtures under
- * {@code /metadata}, made by {@code src/python/make_metadata_samples.py}) and against blobs built
- * here, intact and damaged.
+ * {@code /metadata}, made by {@code src/python/make_metadata_samples.py}) and against
+ * blobs built here, intact and damaged.
  */
 class MetadataFramingTest {
 
@@ -130,8 +130,9 @@ class MetadataFramingTest {
 			.contains("NUL byte");
 		assertInvalid(standardBlob(b -> b.field("Agent", new byte[] { 'p', (byte) 0xC3, (byte) 0x28 })))
 			.contains("not valid UTF-8");
-		assertInvalid(standardBlob(b -> b.text("Agent", "a").u64("Conns", 1).field("t", new byte[] { 'U', 0 })
-			.opaque("c", 4))).contains("NUL byte");
+		assertInvalid(standardBlob(
+				b -> b.text("Agent", "a").u64("Conns", 1).field("t", new byte[] { 'U', 0 }).opaque("c", 4)))
+			.contains("NUL byte");
 	}
 
 	@Test
@@ -253,8 +254,7 @@ class MetadataFramingTest {
 		Blob blob = standardBlob();
 		byte[] bytes = blob.bytes();
 		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(bytes));
-		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
-			.getThreadMXBean();
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 		long started = System.nanoTime();
 		for (int offset : blob.lengthAndCountOffsets) {
 			for (long hostile : HOSTILE_LENGTHS) {
@@ -266,7 +266,8 @@ class MetadataFramingTest {
 			}
 		}
 		assertThat(System.nanoTime() - started).as("nanoseconds").isLessThan(2_000_000_000L);
-		// The same holds for the fields of a real sample: the agent name's length is at offset 16.
+		// The same holds for the fields of a real sample: the agent name's length is at
+		// offset 16.
 		byte[] real = sample("one-dram-1mib");
 		for (long hostile : HOSTILE_LENGTHS) {
 			byte[] edited = real.clone();
@@ -289,24 +290,32 @@ class MetadataFramingTest {
 		assertInvalid(new Blob().text("Agent", "a").u64("Conns", 0).text("", "MemSection").bytes())
 			.contains("section count");
 		Region region = new Region(0x1000, 4096, 0);
-		assertInvalid(sections(b -> b.text("bknd", "").text("nixlDList", "nixlSDList").u32("t", 0).u64("n", 1)
-			.desc(region, 11)));
-		assertInvalid(sections(b -> b.text("bknd", "UCX").text("nixlDList", "nixlBDList").u32("t", 0).u64("n", 1)
-			.desc(region, 11))).contains("is not 'nixlSDList'");
+		assertInvalid(sections(
+				b -> b.text("bknd", "").text("nixlDList", "nixlSDList").u32("t", 0).u64("n", 1).desc(region, 11)));
+		assertInvalid(sections(
+				b -> b.text("bknd", "UCX").text("nixlDList", "nixlBDList").u32("t", 0).u64("n", 1).desc(region, 11)))
+			.contains("is not 'nixlSDList'");
 		assertInvalid(sections(b -> b.section("UCX", 5, region))).contains("unknown memory type 5");
 		assertInvalid(sections(b -> b.section("UCX", -1, region))).contains("unknown memory type 4294967295");
-		assertInvalid(sections(b -> b.text("bknd", "UCX").text("nixlDList", "nixlSDList").u32("t", 0).u64("n", 0)
-			.opaque("", 40))).contains("without descriptors");
-		assertInvalid(sections(b -> b.text("bknd", "UCX").text("nixlDList", "nixlSDList").u32("t", 0).u64("n", 2)
+		assertInvalid(sections(
+				b -> b.text("bknd", "UCX").text("nixlDList", "nixlSDList").u32("t", 0).u64("n", 0).opaque("", 40)))
+			.contains("without descriptors");
+		assertInvalid(sections(b -> b.text("bknd", "UCX")
+			.text("nixlDList", "nixlSDList")
+			.u32("t", 0)
+			.u64("n", 2)
 			.opaque("", 23)
 			.desc(region, 11))).contains("shorter than 24");
-		assertInvalid(sections(b -> b.text("bknd", "UCX").text("nixlDList", "nixlSDList").field("t", new byte[8])
+		assertInvalid(sections(b -> b.text("bknd", "UCX")
+			.text("nixlDList", "nixlSDList")
+			.field("t", new byte[8])
 			.u64("n", 1)
 			.desc(region, 11))).contains("has 8 bytes instead of 4");
 		byte[] unterminated = new Blob().text("Agent", "a").bytes();
 		unterminated[unterminated.length - 1] = '#';
 		assertInvalid(unterminated).contains("not terminated by '|'");
-		// A descriptor without key bytes is what NIXL accepts too (but not from UCX, see below).
+		// A descriptor without key bytes is what NIXL accepts too (but not from UCX, see
+		// below).
 		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(sections(b -> b.text("bknd", "POSIX")
 			.text("nixlDList", "nixlSDList")
 			.u32("t", 4)
@@ -316,10 +325,12 @@ class MetadataFramingTest {
 
 	@Test
 	void acceptsUcxRemoteKeysAsUcxPacksThem() {
-		// What a NIXL 1.5.1 agent on this machine packs: one memory domain with an empty key, then the
+		// What a NIXL 1.5.1 agent on this machine packs: one memory domain with an empty
+		// key, then the
 		// system device byte (unknown) that UCX does not read back.
 		assertParses(ucxSection(ucxKey(1L, 0, 0, 0xff)));
-		// Three domains with keys of 2, 0 and 3 bytes, CUDA memory, system device 1 and one distance entry.
+		// Three domains with keys of 2, 0 and 3 bytes, CUDA memory, system device 1 and
+		// one distance entry.
 		assertParses(ucxSection(ucxKey(0b1011L, 1, 2, 7, 7, 0, 3, 1, 2, 3, 1, 0, 9, 9)));
 		// No domain at all, and every memory type UCX knows, HOST (0) to GAUDI (9).
 		for (int memoryType = 0; memoryType <= 9; memoryType++) {
@@ -332,12 +343,15 @@ class MetadataFramingTest {
 
 	@Test
 	void rejectsUcxRemoteKeysThatUcxWouldMisread() {
-		// UCX indexes per-memory-type tables with this byte: 10 and more crashed NIXL 1.5.1 with
+		// UCX indexes per-memory-type tables with this byte: 10 and more crashed NIXL
+		// 1.5.1 with
 		// SIGSEGV in ucp_proto_init_add_buffer_copy_time (MetadataFuzzTest).
 		for (int memoryType : new int[] { 10, 15, 0x40, 0x7f, 0xff }) {
-			assertInvalid(ucxSection(ucxKey(1L, memoryType, 0, 0xff))).contains("unknown UCX memory type " + memoryType);
+			assertInvalid(ucxSection(ucxKey(1L, memoryType, 0, 0xff)))
+				.contains("unknown UCX memory type " + memoryType);
 		}
-		// UCX reads the domain map and the memory type without knowing the key's length: an empty
+		// UCX reads the domain map and the memory type without knowing the key's length:
+		// an empty
 		// key made it read both from the bytes after it.
 		assertInvalid(ucxSection(new byte[0])).contains("UCX remote key of 0 bytes, shorter than 9");
 		assertInvalid(ucxSection(new byte[8])).contains("UCX remote key of 8 bytes, shorter than 9");
@@ -345,7 +359,8 @@ class MetadataFramingTest {
 		assertInvalid(ucxSection(ucxKey(0b11L, 0, 2, 7, 7))).contains("memory domain 2 of 2");
 		// The size byte of the only domain claims more than is left.
 		assertInvalid(ucxSection(ucxKey(1L, 0, 5, 7, 7))).contains("memory domain 1 of 1");
-		// The same bytes are no UCX key in a section of another backend, and are left alone there.
+		// The same bytes are no UCX key in a section of another backend, and are left
+		// alone there.
 		assertParses(sections(b -> b.text("bknd", "POSIX")
 			.text("nixlDList", "nixlSDList")
 			.u32("t", 0)
@@ -486,17 +501,20 @@ class MetadataFramingTest {
 	}
 
 	/**
-	 * The UCX connection info of a real agent (from {@code one-dram-1mib.bin}): the only connection
-	 * info of backend UCX that the check accepts is a UCX worker address.
+	 * The UCX connection info of a real agent (from {@code one-dram-1mib.bin}): the only
+	 * connection info of backend UCX that the check accepts is a UCX worker address.
 	 */
 	static byte[] ucxWorkerAddress() {
 		return connectionInfo(sample("one-dram-1mib"));
 	}
 
-	/** The connection info of a well-formed blob whose agent has at least one connection. */
+	/**
+	 * The connection info of a well-formed blob whose agent has at least one connection.
+	 */
 	static byte[] connectionInfo(byte[] bytes) {
 		ByteBuffer blob = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-		// Header, then the "Agent", "Conns" and "t" fields, then the tag "c" and its length.
+		// Header, then the "Agent", "Conns" and "t" fields, then the tag "c" and its
+		// length.
 		int at = "nixlSerDes|".length();
 		for (String tag : List.of("Agent", "Conns", "t")) {
 			at += tag.length() + Long.BYTES + (int) blob.getLong(at + tag.length()) + 1;
@@ -515,7 +533,9 @@ class MetadataFramingTest {
 		ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putLong(offset, value);
 	}
 
-	/** A well-formed blob with two connections and two sections, built with {@link Blob}. */
+	/**
+	 * A well-formed blob with two connections and two sections, built with {@link Blob}.
+	 */
 	private static Blob standardBlob() {
 		return new Blob().text("Agent", "prefill-0")
 			.u64("Conns", 2)
@@ -535,7 +555,9 @@ class MetadataFramingTest {
 		return blob.u64("Conns", 0).text("", "MemSection").u64("nixlSecElms", 0).bytes();
 	}
 
-	/** A blob with a header, no connections and one section written by {@code section}. */
+	/**
+	 * A blob with a header, no connections and one section written by {@code section}.
+	 */
 	private static byte[] sections(Consumer<Blob> section) {
 		Blob blob = new Blob().text("Agent", "a").u64("Conns", 0).text("", "MemSection").u64("nixlSecElms", 1);
 		section.accept(blob);
@@ -543,8 +565,8 @@ class MetadataFramingTest {
 	}
 
 	/**
-	 * Writes NIXL's {@code nixlSerDes} framing, independently of the parser, and records where the
-	 * length fields and the element counts sit.
+	 * Writes NIXL's {@code nixlSerDes} framing, independently of the parser, and records
+	 * where the length fields and the element counts sit.
 	 */
 	private static final class Blob {
 

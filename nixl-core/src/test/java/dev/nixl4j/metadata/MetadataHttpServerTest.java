@@ -51,24 +51,34 @@ class MetadataHttpServerTest {
 	void putBodiesAreCheckedBeforeTheyAreStored() throws Exception {
 		InMemoryMetadataExchange store = new InMemoryMetadataExchange();
 		try (store;
-				MetadataHttpServer server = MetadataHttpServer.builder().token(TOKEN).store(store).maxBytes(400).start();
+				MetadataHttpServer server = MetadataHttpServer.builder()
+					.token(TOKEN)
+					.store(store)
+					.maxBytes(400)
+					.start();
 				HttpClient http = HttpClient.newHttpClient()) {
 			URI base = server.baseUri();
 			byte[] random = new byte[300];
 			new Random(5).nextBytes(random);
 			byte[] small = MetadataSamples.read("no-registrations.bin");
-			assertThat(send(http, put(URI.create(base + "/agents/one-dram/metadata"), MetadataSamples.oneDram(), TOKEN)))
-				.as("over the cap").isEqualTo(413);
+			assertThat(
+					send(http, put(URI.create(base + "/agents/one-dram/metadata"), MetadataSamples.oneDram(), TOKEN)))
+				.as("over the cap")
+				.isEqualTo(413);
 			assertThat(send(http, put(URI.create(base + "/agents/x/metadata"), random, TOKEN))).as("not metadata")
 				.isEqualTo(400);
 			assertThat(send(http, put(URI.create(base + "/agents/impostor/metadata"), small, TOKEN)))
-				.as("names another agent").isEqualTo(400);
+				.as("names another agent")
+				.isEqualTo(400);
 			assertThat(send(http, put(URI.create(base + "/agents/empty-agent/metadata"), small, "not-" + TOKEN)))
-				.as("wrong token").isEqualTo(401);
+				.as("wrong token")
+				.isEqualTo(401);
 			assertThat(store.isPublished("one-dram") || store.isPublished("x") || store.isPublished("impostor")
-					|| store.isPublished("empty-agent")).isFalse();
-			HttpResponse<Void> created = http.send(put(URI.create(base + "/agents/empty-agent/metadata"), small, TOKEN)
-				.build(), HttpResponse.BodyHandlers.discarding());
+					|| store.isPublished("empty-agent"))
+				.isFalse();
+			HttpResponse<Void> created = http.send(
+					put(URI.create(base + "/agents/empty-agent/metadata"), small, TOKEN).build(),
+					HttpResponse.BodyHandlers.discarding());
 			assertThat(created.statusCode()).isEqualTo(201);
 			assertThat(store.isPublished("empty-agent")).isTrue();
 			HttpRequest.Builder delete = HttpRequest.newBuilder(URI.create(base + "/agents/empty-agent/metadata"))
@@ -95,7 +105,8 @@ class MetadataHttpServerTest {
 			assertThat(send(http, HttpRequest.newBuilder(URI.create(server.baseUri() + "/agents/a"))
 				.header("Authorization", "Bearer " + TOKEN))).isEqualTo(404);
 			assertThat(send(http, HttpRequest.newBuilder(agent).header("Authorization", "Bearer " + TOKEN)))
-				.as("not published").isEqualTo(404);
+				.as("not published")
+				.isEqualTo(404);
 		}
 	}
 

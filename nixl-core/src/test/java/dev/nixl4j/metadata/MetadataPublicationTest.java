@@ -22,9 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link MetadataPublication} keeps an agent's entry published: removed or replaced entries come
- * back, failed publications are retried, and the state says what is going on. Real agents, a real
- * in-memory exchange and a real HTTP registry on the loopback interface.
+ * {@link MetadataPublication} keeps an agent's entry published: removed or replaced
+ * entries come back, failed publications are retried, and the state says what is going
+ * on. Real agents, a real in-memory exchange and a real HTTP registry on the loopback
+ * interface.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MetadataPublicationTest {
@@ -50,8 +51,8 @@ class MetadataPublicationTest {
 	}
 
 	private NixlAgent agent(String role) {
-		return track(NixlAgent.create(
-				AgentConfig.builder(role + "-" + ids.incrementAndGet()).engine(Engine.EMBEDDED).build()));
+		return track(NixlAgent
+			.create(AgentConfig.builder(role + "-" + ids.incrementAndGet()).engine(Engine.EMBEDDED).build()));
 	}
 
 	private MetadataPublication publication(MetadataExchange exchange, NixlAgent agent) {
@@ -90,7 +91,8 @@ class MetadataPublicationTest {
 		MetadataPublication publication = publication(exchange, agent);
 		publication.publish();
 
-		// the in-memory store takes any value under any name: the check sees it is not the agent's
+		// the in-memory store takes any value under any name: the check sees it is not
+		// the agent's
 		exchange.publish(agent.name(), intruder.localMetadata());
 
 		Eventually.until(REPAIRED, "the agent's own metadata is back", () -> {
@@ -153,7 +155,8 @@ class MetadataPublicationTest {
 		NixlException failure = catchThrowableOfType(NixlException.class, publication::publish);
 
 		assertThat(failure.status()).isEqualTo(NixlStatus.UNAVAILABLE);
-		// three refusals with retries after 50, 100 and 200 ms: not published for 350 ms at least
+		// three refusals with retries after 50, 100 and 200 ms: not published for 350 ms
+		// at least
 		MetadataPublication.State state = publication.state();
 		assertThat(state.status()).isEqualTo(MetadataPublication.Status.NOT_PUBLISHED);
 		assertThat(state.reason()).contains("the exchange is down");

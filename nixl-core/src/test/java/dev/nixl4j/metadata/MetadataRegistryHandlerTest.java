@@ -118,8 +118,7 @@ class MetadataRegistryHandlerTest {
 	@Test
 	void aClosedStoreGivesA503() throws IOException {
 		this.store.close();
-		assertThat(this.handler.handle("GET", ONE_DRAM_PATH, "Bearer " + TOKEN, -1, empty()).status())
-			.isEqualTo(503);
+		assertThat(this.handler.handle("GET", ONE_DRAM_PATH, "Bearer " + TOKEN, -1, empty()).status()).isEqualTo(503);
 	}
 
 	@Test

@@ -29,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * Owners, bounds and expiry of the HTTP metadata registry, through real {@link MetadataHttpServer}s,
- * {@link HttpMetadataExchange} clients and raw HTTP requests of a second token holder.
+ * Owners, bounds and expiry of the HTTP metadata registry, through real
+ * {@link MetadataHttpServer}s, {@link HttpMetadataExchange} clients and raw HTTP requests
+ * of a second token holder.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MetadataRegistryOwnershipTest {
@@ -104,7 +105,8 @@ class MetadataRegistryOwnershipTest {
 				assertThat(response.body()).contains("another owner").doesNotContain("nixlSerDes");
 			}
 		}
-		assertThat(store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray()).as("unchanged").isEqualTo(original);
+		assertThat(store.fetch(MetadataSamples.ONE_DRAM, Duration.ZERO).toByteArray()).as("unchanged")
+			.isEqualTo(original);
 
 		// the owner replaces and withdraws its entry; then the name is free for anyone
 		owner.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(original));
@@ -119,7 +121,8 @@ class MetadataRegistryOwnershipTest {
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
 		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).start());
 		store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
-		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode()).isEqualTo(403);
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode())
+			.isEqualTo(403);
 		assertThat(send(server, "DELETE", MetadataSamples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(403);
 		assertThat(send(server, "GET", MetadataSamples.ONE_DRAM, new byte[0]).statusCode()).isEqualTo(200);
 		assertThat(store.isPublished(MetadataSamples.ONE_DRAM)).isTrue();
@@ -150,7 +153,8 @@ class MetadataRegistryOwnershipTest {
 	@Test
 	void theRegistryRefusesTheEntryPastItsCount() throws Exception {
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
-		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).maxEntries(2).start());
+		MetadataHttpServer server = closing(
+				MetadataHttpServer.builder().token(TOKEN).store(store).maxEntries(2).start());
 		HttpMetadataExchange client = client(server);
 		client.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		client.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
@@ -162,7 +166,8 @@ class MetadataRegistryOwnershipTest {
 		assertThat(refused.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 		assertThat(refused.getMessage()).contains("full", "507", "maximum of 2 entries");
 		assertThat(store.isPublished(THREE_DRAM)).isFalse();
-		// an owner may still replace its entry in a full registry, and a withdrawal makes room
+		// an owner may still replace its entry in a full registry, and a withdrawal makes
+		// room
 		client.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		client.invalidate(EMPTY_AGENT);
 		client.publish(THREE_DRAM, AgentMetadata.of(MetadataSamples.read("three-dram.bin")));
@@ -201,11 +206,13 @@ class MetadataRegistryOwnershipTest {
 	void anEntryNotRenewedExpiresWithinItsTtlWhileARenewedOneStays() throws Exception {
 		Duration ttl = Duration.ofMillis(1500);
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
-		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		MetadataHttpServer server = closing(
+				MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		HttpMetadataExchange renewing = client(server);
 		renewing.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		long start = System.nanoTime();
-		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode()).isEqualTo(201);
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode())
+			.isEqualTo(201);
 		CountDownLatch told = new CountDownLatch(1);
 		closing(store.watch(MetadataSamples.ONE_DRAM, name -> told.countDown()));
 
@@ -221,7 +228,8 @@ class MetadataRegistryOwnershipTest {
 			Thread.sleep(200);
 		}
 		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram()).statusCode())
-			.as("an expired name is free").isEqualTo(201);
+			.as("an expired name is free")
+			.isEqualTo(201);
 	}
 
 	@Test
@@ -233,8 +241,10 @@ class MetadataRegistryOwnershipTest {
 		first.publish(MetadataSamples.ONE_DRAM, metadata);
 		first.close();
 		HttpMetadataExchange restarted = client(server);
-		assertThat(catchThrowableOfType(NixlException.class, () -> restarted.publish(MetadataSamples.ONE_DRAM, metadata))
-			.status()).isEqualTo(NixlStatus.BUSY);
+		assertThat(
+				catchThrowableOfType(NixlException.class, () -> restarted.publish(MetadataSamples.ONE_DRAM, metadata))
+					.status())
+			.isEqualTo(NixlStatus.BUSY);
 		Eventually.until(ttl.plusSeconds(3), "the restarted owner publishes", () -> {
 			try {
 				restarted.publish(MetadataSamples.ONE_DRAM, metadata);
@@ -276,7 +286,8 @@ class MetadataRegistryOwnershipTest {
 			AgentMetadata metadata = AgentMetadata.of(MetadataSamples.oneDram());
 			client.publish(MetadataSamples.ONE_DRAM, metadata);
 			first.close();
-			// renewals fail while no registry listens; they are logged once and tried again
+			// renewals fail while no registry listens; they are logged once and tried
+			// again
 			Thread.sleep(ttl.toMillis());
 			MetadataHttpServer second = closing(
 					MetadataHttpServer.builder().token(TOKEN).entryTtl(ttl).port(port).start());
@@ -316,7 +327,8 @@ class MetadataRegistryOwnershipTest {
 	void aClaimDoesNotCarryOverToAnEntryTheServingApplicationPublishedOverIt() throws Exception {
 		Duration ttl = Duration.ofMillis(1000);
 		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
-		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		MetadataHttpServer server = closing(
+				MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		HttpResponse<String> claimed = send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram());
 		assertThat(claimed.statusCode()).isEqualTo(201);
 		String secret = claimed.headers().firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER).orElseThrow();
@@ -324,7 +336,8 @@ class MetadataRegistryOwnershipTest {
 		byte[] own = MetadataSamples.read("ucx-v2.bin");
 		store.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(own));
 
-		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram(), secret).statusCode()).as("replace")
+		assertThat(send(server, "PUT", MetadataSamples.ONE_DRAM, MetadataSamples.oneDram(), secret).statusCode())
+			.as("replace")
 			.isEqualTo(403);
 		assertThat(send(server, "DELETE", MetadataSamples.ONE_DRAM, new byte[0], secret).statusCode()).as("delete")
 			.isEqualTo(403);
@@ -340,7 +353,8 @@ class MetadataRegistryOwnershipTest {
 		Duration ttl = Duration.ofMillis(1000);
 		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
 		FailingInvalidations store = new FailingInvalidations(memory);
-		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		MetadataHttpServer server = closing(
+				MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		byte[] body = MetadataSamples.read("no-registrations.bin");
 		String secret = send(server, "PUT", EMPTY_AGENT, body).headers()
 			.firstValue(MetadataRegistryHandler.OWNER_SECRET_HEADER)
@@ -354,7 +368,8 @@ class MetadataRegistryOwnershipTest {
 			.isEqualTo(204);
 		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
 
-		// an expiry the store fails is done at a later request, and the name is free again after it
+		// an expiry the store fails is done at a later request, and the name is free
+		// again after it
 		assertThat(send(server, "PUT", EMPTY_AGENT, body).statusCode()).isEqualTo(201);
 		Thread.sleep(ttl.toMillis() + 200);
 		store.failNext = true;
@@ -370,7 +385,8 @@ class MetadataRegistryOwnershipTest {
 		Duration ttl = Duration.ofMillis(900);
 		InMemoryMetadataExchange memory = closing(new InMemoryMetadataExchange());
 		FailingInvalidations store = new FailingInvalidations(memory);
-		MetadataHttpServer server = closing(MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
+		MetadataHttpServer server = closing(
+				MetadataHttpServer.builder().token(TOKEN).store(store).entryTtl(ttl).start());
 		HttpMetadataExchange owner = client(server);
 		owner.publish(EMPTY_AGENT, AgentMetadata.of(MetadataSamples.read("no-registrations.bin")));
 		store.failNext = true;
@@ -382,7 +398,9 @@ class MetadataRegistryOwnershipTest {
 		assertThat(memory.isPublished(EMPTY_AGENT)).isFalse();
 	}
 
-	/** A real in-memory store whose next withdrawal fails as an unreachable store's would. */
+	/**
+	 * A real in-memory store whose next withdrawal fails as an unreachable store's would.
+	 */
 	private static final class FailingInvalidations extends ForwardingMetadataExchange {
 
 		volatile boolean failNext;

@@ -30,18 +30,20 @@ import static org.assertj.core.api.Assertions.fail;
 
 /**
  * Tests the check of UCX connection info ({@link UcxWorkerAddress}, through
- * {@link MetadataFraming}): real worker addresses in both formats pass, the forged blob that
- * aborted native agents inside UCX and damaged addresses are refused with
+ * {@link MetadataFraming}): real worker addresses in both formats pass, the forged blob
+ * that aborted native agents inside UCX and damaged addresses are refused with
  * {@link NixlStatus#INVALID_METADATA}.
  */
 class UcxConnectionInfoTest {
 
-	private static final List<String> REAL = List.of("one-dram-1mib", "no-registrations", "long-name-1024",
-			"utf8-name", "partial-empty-dlist", "ucx-v2", "ucx-debug-info", "ucx-v2-debug-info", "ucx-loopback-only",
+	private static final List<String> REAL = List.of("one-dram-1mib", "no-registrations", "long-name-1024", "utf8-name",
+			"partial-empty-dlist", "ucx-v2", "ucx-debug-info", "ucx-v2-debug-info", "ucx-loopback-only",
 			"ucx-tcp-self");
 
-	// Where the first two interfaces of the v1 address in one-dram-1mib.bin (self, then tcp on
-	// the host's interface) keep their fields; the test checks the bytes before it uses them.
+	// Where the first two interfaces of the v1 address in one-dram-1mib.bin (self, then
+	// tcp on
+	// the host's interface) keep their fields; the test checks the bytes before it uses
+	// them.
 	private static final int SELF_IFACE_LENGTH = 29;
 
 	private static final int TCP_MD = 38;
@@ -54,8 +56,10 @@ class UcxConnectionInfoTest {
 
 	@Test
 	void refusesTheForgedBlobThatAbortedNativeAgents() {
-		// A valid nixlSerDes frame, one connection of backend UCX whose info is the single byte 'x',
-		// no memory sections: 145 bytes. UCX read 'x' as address format version 8 and aborted
+		// A valid nixlSerDes frame, one connection of backend UCX whose info is the
+		// single byte 'x',
+		// no memory sections: 145 bytes. UCX read 'x' as address format version 8 and
+		// aborted
 		// (address.c:1146, "*addr_version == UCP_OBJECT_VERSION_V2").
 		byte[] forged = ForgedMetadata.oneByteUcxConnection("prefill-" + "0".repeat(19));
 		assertThat(forged).hasSize(145);
@@ -80,7 +84,8 @@ class UcxConnectionInfoTest {
 	@Timeout(value = 60, unit = TimeUnit.SECONDS)
 	void acceptsWhatLiveNativeAndEmbeddedAgentsWrite() {
 		NativeNixl.require();
-		// UCX's two address formats, with and without the worker name, from agents made now.
+		// UCX's two address formats, with and without the worker name, from agents made
+		// now.
 		List<String> configs = List.of("", "ADDRESS_VERSION=v2", "ADDRESS_DEBUG_INFO=y",
 				"ADDRESS_VERSION=v2,ADDRESS_DEBUG_INFO=y");
 		for (int i = 0; i < configs.size(); i++) {
@@ -97,10 +102,12 @@ class UcxConnectionInfoTest {
 					.singleElement()
 					.satisfies(connection -> assertThat(connection.backend()).isEqualTo("UCX"));
 				// The format version the setting asked for: 0 is v1, 1 is v2.
-				assertThat(MetadataFramingTest.connectionInfo(blob)[0] & 0x0f).as(config).isEqualTo(config.contains("v2") ? 1 : 0);
+				assertThat(MetadataFramingTest.connectionInfo(blob)[0] & 0x0f).as(config)
+					.isEqualTo(config.contains("v2") ? 1 : 0);
 			}
 		}
-		try (NixlAgent embedded = NixlAgent.create(AgentConfig.builder("embedded-check").engine(Engine.EMBEDDED).build())) {
+		try (NixlAgent embedded = NixlAgent
+			.create(AgentConfig.builder("embedded-check").engine(Engine.EMBEDDED).build())) {
 			assertThatNoException().isThrownBy(() -> MetadataFraming.parse(embedded.localMetadata().toByteArray()));
 		}
 	}
@@ -147,13 +154,15 @@ class UcxConnectionInfoTest {
 		assertThat(address[SELF_IFACE_LENGTH]).as("self: LAST and 8 bytes").isEqualTo((byte) 0x88);
 		assertThat(address[TCP_DEVICE_LENGTH]).as("tcp device: 6 bytes").isEqualTo((byte) 0x06);
 		assertThat(address[TCP_IFACE_LENGTH]).as("tcp: LAST and 2 bytes").isEqualTo((byte) 0x82);
-		// Longer or shorter, the rest of the address no longer lines up: refused one way or another.
+		// Longer or shorter, the rest of the address no longer lines up: refused one way
+		// or another.
 		for (int delta : new int[] { -2, -1, 1, 2 }) {
 			assertInvalidAddress(edit(address, SELF_IFACE_LENGTH, 0x88 + delta));
 			assertInvalidAddress(edit(address, TCP_DEVICE_LENGTH, 0x06 + delta));
 			assertInvalidAddress(edit(address, TCP_IFACE_LENGTH, 0x82 + delta));
 		}
-		// The self interface address one byte shorter, its length byte saying so: the framing
+		// The self interface address one byte shorter, its length byte saying so: the
+		// framing
 		// holds, the shape does not.
 		assertInvalidAddress(Edit.remove(edit(address, SELF_IFACE_LENGTH, 0x87), SELF_IFACE_LENGTH + 1))
 			.contains("transport self");
@@ -166,7 +175,8 @@ class UcxConnectionInfoTest {
 	void refusesWhatUcxWouldIndexOutOfBounds() {
 		byte[] address = realAddress();
 		assertThat(address[TCP_MD]).isEqualTo((byte) 0x01);
-		// Memory domain 64 and more index UCX's arrays of 64 (UCX 1.23 writes a release trailer, so
+		// Memory domain 64 and more index UCX's arrays of 64 (UCX 1.23 writes a release
+		// trailer, so
 		// UCX clears no legacy bits).
 		assertInvalidAddress(edit(address, TCP_MD, 0x40)).contains("memory domain index 64 is not below 64");
 		assertInvalidAddress(edit(address, TCP_MD, 0x7f)).contains("memory domain index 127");
@@ -199,22 +209,30 @@ class UcxConnectionInfoTest {
 			.contains("path count");
 		assertInvalidAddress(Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x26), TCP_DEVICE_LENGTH + 1, (byte) 0xff))
 			.contains("system device");
-		// The same shapes with a path count of 2 and a system device are what UCX writes on GPU hosts.
-		byte[] gpuHost = Edit.insert(Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x66), TCP_DEVICE_LENGTH + 1,
-				(byte) 2), TCP_DEVICE_LENGTH + 2, (byte) 0);
+		// The same shapes with a path count of 2 and a system device are what UCX writes
+		// on GPU hosts.
+		byte[] gpuHost = Edit.insert(
+				Edit.insert(edit(address, TCP_DEVICE_LENGTH, 0x66), TCP_DEVICE_LENGTH + 1, (byte) 2),
+				TCP_DEVICE_LENGTH + 2, (byte) 0);
 		assertThatNoException().isThrownBy(() -> MetadataFraming.parse(blob("a", gpuHost)));
 	}
 
 	@Test
 	void boundsTheInterfaceCount() {
-		// One device of a transport this UCX lacks (checksum 0x1234), with 128 or 129 interfaces.
+		// One device of a transport this UCX lacks (checksum 0x1234), with 128 or 129
+		// interfaces.
 		for (int interfaces : new int[] { 128, 129 }) {
 			ByteArrayOutputStream out = new ByteArrayOutputStream();
 			out.writeBytes(new byte[] { 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 5, (byte) 0x80 });
 			for (int i = 0; i < interfaces; i++) {
 				out.writeBytes(new byte[] { 0x34, 0x12 });
-				out.writeBytes(ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putFloat(1e-8f).putFloat(1e9f)
-					.putFloat(1e-7f).putInt(0).array());
+				out.writeBytes(ByteBuffer.allocate(16)
+					.order(ByteOrder.LITTLE_ENDIAN)
+					.putFloat(1e-8f)
+					.putFloat(1e9f)
+					.putFloat(1e-7f)
+					.putInt(0)
+					.array());
 				out.write(i == interfaces - 1 ? 0x81 : 0x01);
 				out.write(7);
 			}
@@ -256,7 +274,8 @@ class UcxConnectionInfoTest {
 				fail("damaged address " + i + " escaped as " + ex, ex);
 			}
 		}
-		// Bytes inside addresses and attributes carry no structure: some damage is still well-formed.
+		// Bytes inside addresses and attributes carry no structure: some damage is still
+		// well-formed.
 		assertThat(accepted).isPositive().isLessThan(20_000);
 	}
 
@@ -275,7 +294,10 @@ class UcxConnectionInfoTest {
 		return MetadataFramingTest.connectionInfo(MetadataFramingTest.sample(sample));
 	}
 
-	/** Metadata of an agent with one UCX connection of the given info and no memory sections. */
+	/**
+	 * Metadata of an agent with one UCX connection of the given info and no memory
+	 * sections.
+	 */
 	private static byte[] blob(String agent, byte[] connectionInfo) {
 		return ForgedMetadata.withUcxConnection(agent, connectionInfo);
 	}

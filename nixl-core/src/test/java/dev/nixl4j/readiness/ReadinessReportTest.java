@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
- * The readiness report against native NIXL in this JVM: ready with UCX, and each way a backend
- * can fail to be ready.
+ * The readiness report against native NIXL in this JVM: ready with UCX, and each way a
+ * backend can fail to be ready.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ReadinessReportTest {
@@ -65,7 +65,8 @@ class ReadinessReportTest {
 			.check(AgentConfig.builder("doctor-gds").backends(BackendConfig.of("GDS")).build());
 
 		assertThat(report.readiness()).as(report.format()).isEqualTo(Readiness.BACKEND_NOT_READY);
-		assertThat(report.summary()).contains("'GDS' is installed but cannot be loaded here", "cannot open shared object");
+		assertThat(report.summary()).contains("'GDS' is installed but cannot be loaded here",
+				"cannot open shared object");
 		assertThat(report.evidence()).anySatisfy(line -> assertThat(line).startsWith("plugins: ").contains("GDS"));
 	}
 

@@ -37,10 +37,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Checks the bundle the build wrote into the module's output (what the jar carries) against the
- * layout nixl-core's loader relies on: the manifest and its digests, safe relative paths, the
- * libraries NIXL needs for its UCX and POSIX plugins, a dynamic-link closure that stays inside the
- * bundle except for libraries every host has, and a license for every bundled library.
+ * Checks the bundle the build wrote into the module's output (what the jar carries)
+ * against the layout nixl-core's loader relies on: the manifest and its digests, safe
+ * relative paths, the libraries NIXL needs for its UCX and POSIX plugins, a dynamic-link
+ * closure that stays inside the bundle except for libraries every host has, and a license
+ * for every bundled library.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class NativeBundleTest {
@@ -56,7 +57,10 @@ class NativeBundleTest {
 			"librt.so.1", "ld-linux-x86-64.so.2", "libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libssl.so.3",
 			"libcrypto.so.3");
 
-	/** Hardware libraries of UCX transport modules, which libucs skips where they are missing. */
+	/**
+	 * Hardware libraries of UCX transport modules, which libucs skips where they are
+	 * missing.
+	 */
 	private static final Set<String> HOST_OPTIONAL_FOR_UCX_MODULES = Set.of("libcuda.so.1", "libcudart.so.12",
 			"libnvidia-ml.so.1", "libefa.so.1");
 
@@ -113,8 +117,7 @@ class NativeBundleTest {
 		}
 		assertThat(present).containsExactlyElementsOf(new TreeSet<>(manifest.keySet()));
 		for (Map.Entry<String, String> entry : manifest.entrySet()) {
-			assertThat(sha256(Files.readAllBytes(bundle.resolve(entry.getKey()))))
-				.as("digest of %s", entry.getKey())
+			assertThat(sha256(Files.readAllBytes(bundle.resolve(entry.getKey())))).as("digest of %s", entry.getKey())
 				.isEqualTo(entry.getValue());
 		}
 	}
@@ -136,8 +139,8 @@ class NativeBundleTest {
 		}
 		String version = pinnedVersion();
 		assertThat(properties.getProperty("nixl.version")).isEqualTo(version);
-		assertThat(properties.getProperty("wheel")).matches("nixl_cu12-" + Pattern.quote(version)
-				+ "-[^/]+-manylinux[^/]*_x86_64\\.whl");
+		assertThat(properties.getProperty("wheel"))
+			.matches("nixl_cu12-" + Pattern.quote(version) + "-[^/]+-manylinux[^/]*_x86_64\\.whl");
 		assertThat(properties.getProperty("wheel.sha256")).matches("[0-9a-f]{64}");
 		assertThat(properties.getProperty("bundle.id")).isEqualTo(sha256(manifestBytes));
 		assertThat(Files.readString(bundle.resolve("lib/NIXL_VERSION")).strip()).isEqualTo(version);
@@ -175,8 +178,10 @@ class NativeBundleTest {
 			for (String needed : entry.getValue().needed()) {
 				String found = null;
 				for (String dir : entry.getValue().searchPath()) {
-					Path candidate = Path.of(dir.replace("${ORIGIN}", origin.toString())
-						.replace("$ORIGIN", origin.toString())).normalize().resolve(needed);
+					Path candidate = Path
+						.of(dir.replace("${ORIGIN}", origin.toString()).replace("$ORIGIN", origin.toString()))
+						.normalize()
+						.resolve(needed);
 					if (candidate.startsWith(bundle) && Files.isRegularFile(candidate)) {
 						found = bundle.relativize(candidate).toString().replace('\\', '/');
 						break;
@@ -194,8 +199,8 @@ class NativeBundleTest {
 		}
 		assertThat(problems).as("dependencies neither in the bundle nor on every host").isEmpty();
 
-		Deque<String> pending = new ArrayDeque<>(List.of("lib/libnixl_capi.so", "lib/plugins/libplugin_UCX.so",
-				"lib/plugins/libplugin_POSIX.so"));
+		Deque<String> pending = new ArrayDeque<>(
+				List.of("lib/libnixl_capi.so", "lib/plugins/libplugin_UCX.so", "lib/plugins/libplugin_POSIX.so"));
 		elves.keySet().stream().filter((rel) -> rel.startsWith(UCX_MODULES)).forEach(pending::add);
 		Set<String> reachable = new TreeSet<>();
 		while (!pending.isEmpty()) {
@@ -214,7 +219,8 @@ class NativeBundleTest {
 		assertThat(url).as("%slicenses/README.md", NATIVE).isNotNull();
 		Path licenses = Path.of(url.toURI()).getParent();
 		List<PathMatcher> rows = new ArrayList<>();
-		// Rows of the README's table: | `glob`, `glob` | ... | [file](file), [file](file) |
+		// Rows of the README's table: | `glob`, `glob` | ... | [file](file), [file](file)
+		// |
 		for (String line : Files.readAllLines(licenses.resolve("README.md"))) {
 			String[] cells = line.split("\\|", -1);
 			if (!line.startsWith("|") || cells.length < 3 || !cells[1].contains("`")) {
@@ -264,7 +270,9 @@ class NativeBundleTest {
 		}
 	}
 
-	/** DT_NEEDED entries and RPATH/RUNPATH directories of a 64-bit little-endian ELF file. */
+	/**
+	 * DT_NEEDED entries and RPATH/RUNPATH directories of a 64-bit little-endian ELF file.
+	 */
 	private record Elf(List<String> needed, List<String> searchPath) {
 
 		static Elf read(Path file) {
@@ -292,7 +300,8 @@ class NativeBundleTest {
 				int header = Math.toIntExact(phoff + (long) i * phentsize);
 				int type = elf.getInt(header);
 				if (type == PT_LOAD) {
-					loads.add(new long[] { elf.getLong(header + 16), elf.getLong(header + 8), elf.getLong(header + 32) });
+					loads.add(
+							new long[] { elf.getLong(header + 16), elf.getLong(header + 8), elf.getLong(header + 32) });
 				}
 				else if (type == PT_DYNAMIC) {
 					dynamicOffset = elf.getLong(header + 8);

@@ -21,8 +21,8 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.core.env.Environment;
 
 /**
- * Builds an {@link AgentConfig} from {@link NixlProperties} and creates the agent, turning a
- * backend that cannot be created into an error naming its property.
+ * Builds an {@link AgentConfig} from {@link NixlProperties} and creates the agent,
+ * turning a backend that cannot be created into an error naming its property.
  */
 final class AgentConfigs {
 
@@ -84,8 +84,8 @@ final class AgentConfigs {
 	}
 
 	/**
-	 * Creates the agent. A backend that cannot be created is reported against its property when
-	 * the configuration came from properties.
+	 * Creates the agent. A backend that cannot be created is reported against its
+	 * property when the configuration came from properties.
 	 * @param config the configuration
 	 * @return the agent
 	 */
@@ -99,8 +99,9 @@ final class AgentConfigs {
 	}
 
 	/**
-	 * The failure to report for a backend that could not be created: one naming the backend's
-	 * property when the failure names a backend of the configuration, else the failure itself.
+	 * The failure to report for a backend that could not be created: one naming the
+	 * backend's property when the failure names a backend of the configuration, else the
+	 * failure itself.
 	 * @param failure the failure
 	 * @param config the configuration the agent was created from
 	 * @return the failure to throw
@@ -110,8 +111,8 @@ final class AgentConfigs {
 		List<BackendConfig> backends = config.backends();
 		if (index.isPresent() && index.getAsInt() < backends.size()
 				&& backends.get(index.getAsInt()).plugin().equals(failure.backend())) {
-			return new InvalidConfigurationPropertyValueException("nixl.agent.backends[" + index.getAsInt() + "].plugin",
-					failure.backend(), failure.getMessage());
+			return new InvalidConfigurationPropertyValueException(
+					"nixl.agent.backends[" + index.getAsInt() + "].plugin", failure.backend(), failure.getMessage());
 		}
 		return failure;
 	}

@@ -8,10 +8,10 @@ import org.springframework.boot.autoconfigure.service.connection.ConnectionDetai
 import org.springframework.boot.ssl.SslBundle;
 
 /**
- * Where the etcd cluster of the "etcd" and "nixl-etcd" metadata exchanges lives, and how the
- * "etcd" exchange authenticates to it. By default it comes from {@code nixl.metadata.etcd.*}; a
- * bean of this type (for example from a Testcontainers {@code @ServiceConnection}) takes
- * precedence.
+ * Where the etcd cluster of the "etcd" and "nixl-etcd" metadata exchanges lives, and how
+ * the "etcd" exchange authenticates to it. By default it comes from
+ * {@code nixl.metadata.etcd.*}; a bean of this type (for example from a Testcontainers
+ * {@code @ServiceConnection}) takes precedence.
  */
 public interface EtcdConnectionDetails extends ConnectionDetails {
 
@@ -38,10 +38,10 @@ public interface EtcdConnectionDetails extends ConnectionDetails {
 	}
 
 	/**
-	 * Returns the TLS material for {@code https} endpoints: trust material for the cluster's
-	 * certificates, and key material for a client certificate.
-	 * @return the bundle, or {@code null} (the default) for the JDK's default trust and no
-	 * client certificate
+	 * Returns the TLS material for {@code https} endpoints: trust material for the
+	 * cluster's certificates, and key material for a client certificate.
+	 * @return the bundle, or {@code null} (the default) for the JDK's default trust and
+	 * no client certificate
 	 */
 	default @Nullable SslBundle sslBundle() {
 		return null;

@@ -26,12 +26,13 @@ import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 
 /**
- * Auto-configuration of a NIXL agent from {@code nixl.*} properties, its metadata exchange, a
- * {@link Connector}, an optional managed KV cache and graceful shutdown.
+ * Auto-configuration of a NIXL agent from {@code nixl.*} properties, its metadata
+ * exchange, a {@link Connector}, an optional managed KV cache and graceful shutdown.
  *
- * <p>Every {@link TransferListener} bean is added to the agent bean once it is created, in
- * {@code @Order} order: see {@link TransferListenerOrder} for the orders of the auto-configured
- * ones.
+ * <p>
+ * Every {@link TransferListener} bean is added to the agent bean once it is created, in
+ * {@code @Order} order: see {@link TransferListenerOrder} for the orders of the
+ * auto-configured ones.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(NixlProperties.class)

@@ -16,9 +16,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with the
- * agent, and the producer and consumer that move its blocks. Peers are loaded through the
- * metadata exchange when there is one.
+ * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with
+ * the agent, and the producer and consumer that move its blocks. Peers are loaded through
+ * the metadata exchange when there is one.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")

@@ -18,22 +18,25 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Publishes the agent's metadata when the application starts and keeps it published (a
- * {@link MetadataPublication} republishes an entry that vanished or changed; a failure at start
- * that may pass by itself, {@link NixlException#retryable()}, such as a registry that is not
- * listening yet, does not fail the start but is retried in the background), and shuts NIXL down
- * gracefully when it stops: its {@link Drain} refuses new transfers and lets transfers in flight
- * and the work of its {@link DrainParticipant}s (such as the KV producer's leases: consumers still
- * reading leased blocks) finish until {@code nixl.shutdown.timeout}, the metadata is withdrawn, the
- * users of registered memory (KV producer, connector, KV cache) are closed, and the agent is
- * destroyed.
+ * {@link MetadataPublication} republishes an entry that vanished or changed; a failure at
+ * start that may pass by itself, {@link NixlException#retryable()}, such as a registry
+ * that is not listening yet, does not fail the start but is retried in the background),
+ * and shuts NIXL down gracefully when it stops: its {@link Drain} refuses new transfers
+ * and lets transfers in flight and the work of its {@link DrainParticipant}s (such as the
+ * KV producer's leases: consumers still reading leased blocks) finish until
+ * {@code nixl.shutdown.timeout}, the metadata is withdrawn, the users of registered
+ * memory (KV producer, connector, KV cache) are closed, and the agent is destroyed.
  *
- * <p>With NIXL's own etcd exchange ({@link NixlEtcdMetadata}) the agent's metadata is published
- * through it at start (and on {@link #publish()} and {@link #republish()}) and withdrawn at stop;
- * NIXL reports no outcome of either, so there is no {@link #publication()} to watch.
+ * <p>
+ * With NIXL's own etcd exchange ({@link NixlEtcdMetadata}) the agent's metadata is
+ * published through it at start (and on {@link #publish()} and {@link #republish()}) and
+ * withdrawn at stop; NIXL reports no outcome of either, so there is no
+ * {@link #publication()} to watch.
  *
- * <p>It stops after the web server's graceful shutdown (requests still running may finish their
- * transfers) and before the web server stops (peers can still fetch this agent's metadata while
- * its transfers drain).
+ * <p>
+ * It stops after the web server's graceful shutdown (requests still running may finish
+ * their transfers) and before the web server stops (peers can still fetch this agent's
+ * metadata while its transfers drain).
  */
 public class NixlLifecycle implements SmartLifecycle {
 
@@ -65,8 +68,8 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	/**
 	 * Creates the lifecycle, whose publication checks the agent's entry every
-	 * {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}, and {@linkplain Drain#attach attaches} a
-	 * drain without participants to the agent.
+	 * {@link MetadataPublication#DEFAULT_CHECK_INTERVAL}, and {@linkplain Drain#attach
+	 * attaches} a drain without participants to the agent.
 	 * @param agent the agent
 	 * @param exchange the metadata exchange, or {@code null} for none
 	 * @param publish whether the agent's metadata is published at start
@@ -79,8 +82,8 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Creates the lifecycle and {@linkplain Drain#attach attaches} a drain without participants to
-	 * the agent.
+	 * Creates the lifecycle and {@linkplain Drain#attach attaches} a drain without
+	 * participants to the agent.
 	 * @param agent the agent
 	 * @param exchange the metadata exchange, or {@code null} for none
 	 * @param publish whether the agent's metadata is published at start
@@ -95,7 +98,8 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Creates the lifecycle with a drain that is already among the agent's transfer listeners.
+	 * Creates the lifecycle with a drain that is already among the agent's transfer
+	 * listeners.
 	 * @param agent the agent
 	 * @param drain the drain, which must hear the agent's posts
 	 * @param participants whose work stop waits for after the transfers, in order
@@ -103,21 +107,21 @@ public class NixlLifecycle implements SmartLifecycle {
 	 * @param publish whether the agent's metadata is published at start
 	 * @param checkInterval how often the published entry is checked (see
 	 * {@link MetadataPublication.Builder#checkInterval})
-	 * @param timeout how long stop waits for transfers in flight and the participants' work
+	 * @param timeout how long stop waits for transfers in flight and the participants'
+	 * work
 	 * @param memoryUsers closed, in order, before the agent
 	 */
 	public NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
 			@Nullable MetadataExchange exchange, boolean publish, Duration checkInterval, Duration timeout,
 			List<AutoCloseable> memoryUsers) {
-		this(agent, drain, participants,
-				(exchange != null) ? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build()
-						: null,
-				null, publish, timeout, memoryUsers);
+		this(agent, drain, participants, (exchange != null)
+				? MetadataPublication.builder(exchange, agent).checkInterval(checkInterval).build() : null, null,
+				publish, timeout, memoryUsers);
 	}
 
 	/**
-	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange, and
-	 * {@linkplain Drain#attach attaches} a drain without participants to the agent.
+	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange,
+	 * and {@linkplain Drain#attach attaches} a drain without participants to the agent.
 	 * @param agent the agent
 	 * @param nixlEtcd the agent's {@link NixlAgent#etcdMetadata() NIXL etcd exchange}
 	 * @param publish whether the agent's metadata is published at start
@@ -130,14 +134,15 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange, with a
-	 * drain that is already among the agent's transfer listeners.
+	 * Creates the lifecycle of an agent that publishes through NIXL's own etcd exchange,
+	 * with a drain that is already among the agent's transfer listeners.
 	 * @param agent the agent
 	 * @param drain the drain, which must hear the agent's posts
 	 * @param participants whose work stop waits for after the transfers, in order
 	 * @param nixlEtcd the agent's {@link NixlAgent#etcdMetadata() NIXL etcd exchange}
 	 * @param publish whether the agent's metadata is published at start
-	 * @param timeout how long stop waits for transfers in flight and the participants' work
+	 * @param timeout how long stop waits for transfers in flight and the participants'
+	 * work
 	 * @param memoryUsers closed, in order, before the agent
 	 */
 	public NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
@@ -174,10 +179,12 @@ public class NixlLifecycle implements SmartLifecycle {
 					this.publication.close();
 					throw ex;
 				}
-				// the publication keeps trying in the background; health reports it until it lands
-				logger.log(Level.WARNING, "Could not publish the metadata of NIXL agent '" + this.agent.name()
-						+ "' at start; the application starts and publishing is retried in the background: "
-						+ ex.getMessage());
+				// the publication keeps trying in the background; health reports it until
+				// it lands
+				logger.log(Level.WARNING,
+						"Could not publish the metadata of NIXL agent '" + this.agent.name()
+								+ "' at start; the application starts and publishing is retried in the background: "
+								+ ex.getMessage());
 			}
 			catch (RuntimeException ex) {
 				this.publication.close();
@@ -189,11 +196,12 @@ public class NixlLifecycle implements SmartLifecycle {
 
 	/**
 	 * Publishes the agent's metadata now, also when publishing at start is off
-	 * ({@code nixl.metadata.publish=false}): for an application that publishes once it knows a peer
-	 * that needs it, such as a consumer whose producer serves the registry. Metadata published
-	 * this way is withdrawn at stop like metadata published at start.
+	 * ({@code nixl.metadata.publish=false}): for an application that publishes once it
+	 * knows a peer that needs it, such as a consumer whose producer serves the registry.
+	 * Metadata published this way is withdrawn at stop like metadata published at start.
 	 * From then on the entry is kept published like one published at start.
-	 * @throws IllegalStateException when there is no metadata exchange or the lifecycle stopped
+	 * @throws IllegalStateException when there is no metadata exchange or the lifecycle
+	 * stopped
 	 * @throws NixlException when publishing failed (it is retried in the background)
 	 */
 	public void publish() {
@@ -214,8 +222,9 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Republishes the agent's metadata, for memory registered after start that peers should learn
-	 * of through the exchange. Does nothing when the metadata was not published.
+	 * Republishes the agent's metadata, for memory registered after start that peers
+	 * should learn of through the exchange. Does nothing when the metadata was not
+	 * published.
 	 */
 	public void republish() {
 		if (this.nixlEtcd != null && this.nixlEtcdPublished) {
@@ -227,10 +236,10 @@ public class NixlLifecycle implements SmartLifecycle {
 	}
 
 	/**
-	 * Returns the publication that keeps the agent's entry in the exchange: its state says
-	 * whether the entry is published now.
-	 * @return the publication, {@code null} when there is no metadata exchange or the exchange is
-	 * NIXL's own
+	 * Returns the publication that keeps the agent's entry in the exchange: its state
+	 * says whether the entry is published now.
+	 * @return the publication, {@code null} when there is no metadata exchange or the
+	 * exchange is NIXL's own
 	 */
 	public @Nullable MetadataPublication publication() {
 		return this.publication;
@@ -245,9 +254,10 @@ public class NixlLifecycle implements SmartLifecycle {
 		this.running = false;
 		DrainResult drained = this.drain.drain(this.timeout, this.participants);
 		if (!drained.transfersLeft().isEmpty()) {
-			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still had "
-					+ drained.transfersLeft().size() + " transfer(s) in flight after the shutdown timeout of "
-					+ this.timeout + "; they are cancelled");
+			logger.log(Level.WARNING,
+					"NIXL agent '" + this.agent.name() + "' still had " + drained.transfersLeft().size()
+							+ " transfer(s) in flight after the shutdown timeout of " + this.timeout
+							+ "; they are cancelled");
 		}
 		for (DrainResult.Pending pending : drained.participantsLeft()) {
 			logger.log(Level.WARNING, "NIXL agent '" + this.agent.name() + "' still held " + pending.work()

@@ -28,11 +28,11 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The metadata exchange named by {@code nixl.metadata.exchange}, wrapped by every
- * {@link MetadataExchangeCustomizer}. The HTTP client of an {@code https} endpoint takes its TLS
- * context from the SSL bundle named by {@code nixl.metadata.http.ssl-bundle}. NIXL's own etcd
- * exchange ({@code nixl-etcd}) is no {@link MetadataExchange}, as NIXL hands no fetched bytes
- * back: it is the agent's {@link NixlEtcdMetadata} bean, which the lifecycle publishes through
- * and the KV peer loader loads peers with.
+ * {@link MetadataExchangeCustomizer}. The HTTP client of an {@code https} endpoint takes
+ * its TLS context from the SSL bundle named by {@code nixl.metadata.http.ssl-bundle}.
+ * NIXL's own etcd exchange ({@code nixl-etcd}) is no {@link MetadataExchange}, as NIXL
+ * hands no fetched bytes back: it is the agent's {@link NixlEtcdMetadata} bean, which the
+ * lifecycle publishes through and the KV peer loader loads peers with.
  */
 @Configuration(proxyBeanMethods = false)
 class NixlMetadataExchangeConfiguration {
@@ -63,7 +63,8 @@ class NixlMetadataExchangeConfiguration {
 				ObjectProvider<MetadataExchangeCustomizer> customizers) {
 			NixlProperties.Http http = properties.getMetadata().getHttp();
 			if (http.getEndpoint() == null) {
-				// This application is the registry: its own store, served over HTTP to peers.
+				// This application is the registry: its own store, served over HTTP to
+				// peers.
 				return customize(new InMemoryMetadataExchange(maxBytes(properties)), customizers);
 			}
 			HttpMetadataExchange.Builder builder = HttpMetadataExchange.builder(http.getEndpoint())
@@ -130,8 +131,8 @@ class NixlMetadataExchangeConfiguration {
 			if (username != null) {
 				String password = connection.password();
 				if (password == null) {
-					throw new IllegalStateException("the etcd user '" + username + "' of " + connection.getClass().getName()
-							+ " has no password");
+					throw new IllegalStateException("the etcd user '" + username + "' of "
+							+ connection.getClass().getName() + " has no password");
 				}
 				builder.credentials(username, password);
 			}

@@ -27,15 +27,17 @@ import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 /**
- * Configuration of nixl4j: the agent, its metadata exchange, the connect layer, an optional
- * managed KV cache and graceful shutdown. Every value is checked when the properties are bound,
- * so a bad value stops the application at start-up with a message naming the property.
+ * Configuration of nixl4j: the agent, its metadata exchange, the connect layer, an
+ * optional managed KV cache and graceful shutdown. Every value is checked when the
+ * properties are bound, so a bad value stops the application at start-up with a message
+ * naming the property.
  *
- * <p>A property that configures something of nixl4j's core takes its default from the core's
- * constant (such as {@link AgentConfig#DEFAULT_STALL_TIMEOUT}), and its value is checked by the
- * core's own rules. The configuration processor cannot read a default from another class, so
- * {@code additional-spring-configuration-metadata.json} repeats these defaults for IDEs and
- * {@code docs/configuration.md}; a test keeps the three equal.
+ * <p>
+ * A property that configures something of nixl4j's core takes its default from the core's
+ * constant (such as {@link AgentConfig#DEFAULT_STALL_TIMEOUT}), and its value is checked
+ * by the core's own rules. The configuration processor cannot read a default from another
+ * class, so {@code additional-spring-configuration-metadata.json} repeats these defaults
+ * for IDEs and {@code docs/configuration.md}; a test keeps the three equal.
  */
 @ConfigurationProperties("nixl")
 public class NixlProperties implements Validator {
@@ -115,27 +117,28 @@ public class NixlProperties implements Validator {
 		private @Nullable String name;
 
 		/**
-		 * Engine behind the agent: "native" needs NIXL's libraries, "embedded" is pure Java,
-		 * "auto" uses NIXL when it loads and otherwise the embedded engine with one warning.
+		 * Engine behind the agent: "native" needs NIXL's libraries, "embedded" is pure
+		 * Java, "auto" uses NIXL when it loads and otherwise the embedded engine with one
+		 * warning.
 		 */
 		private Engine engine = AgentConfig.DEFAULT_ENGINE;
 
 		/**
-		 * Backends created at start, in order; by default one UCX backend. Each names a NIXL
-		 * plugin (UCX, GDS, POSIX, ...) and its parameters; NIXL's defaults apply to parameters
-		 * left out.
+		 * Backends created at start, in order; by default one UCX backend. Each names a
+		 * NIXL plugin (UCX, GDS, POSIX, ...) and its parameters; NIXL's defaults apply to
+		 * parameters left out.
 		 */
 		private List<Backend> backends = new ArrayList<>(List.of(new Backend()));
 
 		/**
-		 * NIXL's locking mode (native engine). STRICT (the default) or RW are safe with many
-		 * calling threads; NONE is for one thread only.
+		 * NIXL's locking mode (native engine). STRICT (the default) or RW are safe with
+		 * many calling threads; NONE is for one thread only.
 		 */
 		private ThreadSync threadSync = AgentConfig.DEFAULT_THREAD_SYNC;
 
 		/**
-		 * Whether NIXL runs its own progress thread. Backends that emulate one-sided transfers
-		 * (UCX over TCP) only make progress for the target while it is on.
+		 * Whether NIXL runs its own progress thread. Backends that emulate one-sided
+		 * transfers (UCX over TCP) only make progress for the target while it is on.
 		 */
 		private boolean nativeProgressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
 
@@ -150,8 +153,8 @@ public class NixlProperties implements Validator {
 		private boolean telemetry;
 
 		/**
-		 * How many unclaimed notifications the agent holds before it stops draining the engine;
-		 * further notifications wait inside the engine and are not dropped.
+		 * How many unclaimed notifications the agent holds before it stops draining the
+		 * engine; further notifications wait inside the engine and are not dropped.
 		 */
 		private int mailboxCapacity = AgentConfig.DEFAULT_MAILBOX_CAPACITY;
 
@@ -261,14 +264,14 @@ public class NixlProperties implements Validator {
 
 		/**
 		 * Directory holding libnixl_capi.so, tried before the standard places (system
-		 * property "nixl.native.dir", NIXL_LIB_DIR, NIXL_PREFIX, /opt/nvidia/nvda_nixl and
-		 * nixl4j's cache).
+		 * property "nixl.native.dir", NIXL_LIB_DIR, NIXL_PREFIX, /opt/nvidia/nvda_nixl
+		 * and nixl4j's cache).
 		 */
 		private @Nullable Path libraryDirectory;
 
 		/**
-		 * Environment for NIXL and UCX, set before the library loads and before each agent is
-		 * created, for example UCX_TLS or NIXL_PLUGIN_DIR.
+		 * Environment for NIXL and UCX, set before the library loads and before each
+		 * agent is created, for example UCX_TLS or NIXL_PLUGIN_DIR.
 		 */
 		private Map<String, String> environment = new LinkedHashMap<>();
 
@@ -296,8 +299,8 @@ public class NixlProperties implements Validator {
 	public static class Embedded {
 
 		/**
-		 * Address the embedded engine's TCP listener binds; peers in other processes connect
-		 * to it. Loopback unless set.
+		 * Address the embedded engine's TCP listener binds; peers in other processes
+		 * connect to it. Loopback unless set.
 		 */
 		private @Nullable String address;
 
@@ -307,34 +310,34 @@ public class NixlProperties implements Validator {
 		private int port;
 
 		/**
-		 * Whether transfers between agents of one JVM copy memory directly instead of going
-		 * through TCP.
+		 * Whether transfers between agents of one JVM copy memory directly instead of
+		 * going through TCP.
 		 */
 		private boolean inProcessCopies = EmbeddedOptions.DEFAULT_IN_PROCESS_COPIES;
 
 		/**
-		 * Most connections the embedded engine's listener holds at once. At the limit a new
-		 * connection replaces the oldest one that has not yet presented the token, or is closed
-		 * at once when all belong to peers that did.
+		 * Most connections the embedded engine's listener holds at once. At the limit a
+		 * new connection replaces the oldest one that has not yet presented the token, or
+		 * is closed at once when all belong to peers that did.
 		 */
 		private int maxConnections = EmbeddedOptions.DEFAULT_MAX_CONNECTIONS;
 
 		/**
-		 * How long a new connection to the embedded engine's listener may take to present its
-		 * hello before it is closed.
+		 * How long a new connection to the embedded engine's listener may take to present
+		 * its hello before it is closed.
 		 */
 		private Duration helloTimeout = EmbeddedOptions.DEFAULT_HELLO_TIMEOUT;
 
 		/**
-		 * How long a request's header may take to arrive once its first byte came, and how long
-		 * the data of a request or response may stall, before the listener closes the
-		 * connection.
+		 * How long a request's header may take to arrive once its first byte came, and
+		 * how long the data of a request or response may stall, before the listener
+		 * closes the connection.
 		 */
 		private Duration frameTimeout = EmbeddedOptions.DEFAULT_FRAME_TIMEOUT;
 
 		/**
-		 * How long a connection to a peer may move no byte while a request to it is outstanding
-		 * before it is declared dropped and its transfers fail.
+		 * How long a connection to a peer may move no byte while a request to it is
+		 * outstanding before it is declared dropped and its transfers fail.
 		 */
 		private Duration responseTimeout = EmbeddedOptions.DEFAULT_RESPONSE_TIMEOUT;
 
@@ -402,22 +405,23 @@ public class NixlProperties implements Validator {
 	public static class Transfer {
 
 		/**
-		 * How long a transfer may stay in progress before it is reported stalled and cancelled.
+		 * How long a transfer may stay in progress before it is reported stalled and
+		 * cancelled.
 		 */
 		private Duration stallTimeout = AgentConfig.DEFAULT_STALL_TIMEOUT;
 
 		/**
 		 * Default deadline of waits on transfers, offered by the NixlTimeouts bean. Where
-		 * Resilience4j is present it is the timeout of the "nixl-transfer" time limiter unless
-		 * that instance is configured under "resilience4j.timelimiter.instances".
+		 * Resilience4j is present it is the timeout of the "nixl-transfer" time limiter
+		 * unless that instance is configured under "resilience4j.timelimiter.instances".
 		 */
 		private Duration timeout = Duration.ofSeconds(30);
 
 		/**
-		 * Most transfers in flight at once, enforced by Resilience4j's "nixl-transfers" bulkhead
-		 * (a post beyond it fails at once with BulkheadFullException) unless that instance is
-		 * configured under "resilience4j.bulkhead.instances". Without Resilience4j it is not
-		 * enforced.
+		 * Most transfers in flight at once, enforced by Resilience4j's "nixl-transfers"
+		 * bulkhead (a post beyond it fails at once with BulkheadFullException) unless
+		 * that instance is configured under "resilience4j.bulkhead.instances". Without
+		 * Resilience4j it is not enforced.
 		 */
 		private int maxInFlight = 1024;
 
@@ -454,28 +458,28 @@ public class NixlProperties implements Validator {
 
 		/**
 		 * The exchange: "none" (metadata travels with each operation, as in the connect
-		 * layer), "http", "etcd" (nixl4j's client, NIXL's key layout) or "nixl-etcd" (NIXL's
-		 * own etcd client, native engine only).
+		 * layer), "http", "etcd" (nixl4j's client, NIXL's key layout) or "nixl-etcd"
+		 * (NIXL's own etcd client, native engine only).
 		 */
 		private ExchangeType exchange = ExchangeType.NONE;
 
 		/**
-		 * Whether the agent's metadata is published when the application starts and withdrawn
-		 * when it stops.
+		 * Whether the agent's metadata is published when the application starts and
+		 * withdrawn when it stops.
 		 */
 		private boolean publish = true;
 
 		/**
-		 * How often this agent fetches its own published entry and compares it with what it
-		 * published; an entry that vanished or changed is published again at once (a removal the
-		 * exchange reports is acted on without waiting for the check).
+		 * How often this agent fetches its own published entry and compares it with what
+		 * it published; an entry that vanished or changed is published again at once (a
+		 * removal the exchange reports is acted on without waiting for the check).
 		 */
 		private Duration checkInterval = MetadataPublication.DEFAULT_CHECK_INTERVAL;
 
 		/**
 		 * Deadline for fetching a peer's metadata. Where Resilience4j is present, the
-		 * "nixl-metadata" retry makes further attempts, each with this deadline, after a fetch
-		 * failed with TIMEOUT or UNAVAILABLE.
+		 * "nixl-metadata" retry makes further attempts, each with this deadline, after a
+		 * fetch failed with TIMEOUT or UNAVAILABLE.
 		 */
 		private Duration fetchTimeout = Duration.ofSeconds(10);
 
@@ -671,14 +675,14 @@ public class NixlProperties implements Validator {
 	public static class Registry {
 
 		/**
-		 * Most entries the registry holds for peers (entries created over HTTP); a "PUT" of
-		 * a new name beyond it is refused with 507.
+		 * Most entries the registry holds for peers (entries created over HTTP); a "PUT"
+		 * of a new name beyond it is refused with 507.
 		 */
 		private int maxEntries = MetadataRegistryHandler.DEFAULT_MAX_ENTRIES;
 
 		/**
-		 * Most bytes of metadata the registry holds for peers, all entries together; a "PUT"
-		 * that would pass it is refused with 507 before its body is read.
+		 * Most bytes of metadata the registry holds for peers, all entries together; a
+		 * "PUT" that would pass it is refused with 507 before its body is read.
 		 */
 		private DataSize maxTotalSize = DataSize.ofBytes(MetadataRegistryHandler.DEFAULT_MAX_TOTAL_BYTES);
 
@@ -721,23 +725,24 @@ public class NixlProperties implements Validator {
 	public static class Etcd {
 
 		/**
-		 * etcd endpoints, for example "http://127.0.0.1:2379". An EtcdConnectionDetails bean
-		 * (for example from a Testcontainers @ServiceConnection) takes precedence.
+		 * etcd endpoints, for example "http://127.0.0.1:2379". An EtcdConnectionDetails
+		 * bean (for example from a Testcontainers @ServiceConnection) takes precedence.
 		 */
 		private List<String> endpoints = new ArrayList<>(List.of(EtcdMetadataExchange.DEFAULT_ENDPOINT));
 
 		/**
-		 * Key namespace; NIXL's default "/nixl/agents/" lets Java and C++/Python agents find
-		 * each other.
+		 * Key namespace; NIXL's default "/nixl/agents/" lets Java and C++/Python agents
+		 * find each other.
 		 */
 		private String namespace = EtcdMetadataExchange.DEFAULT_NAMESPACE;
 
-		// nixl-metadata-etcd is optional: only its compile-time constants may be used here.
+		// nixl-metadata-etcd is optional: only its compile-time constants may be used
+		// here.
 		// NixlPropertiesDefaultsTests keeps these two equal to its defaults.
 
 		/**
-		 * Time to live of the lease that keeps this agent's key; the key disappears this long
-		 * after the application dies.
+		 * Time to live of the lease that keeps this agent's key; the key disappears this
+		 * long after the application dies.
 		 */
 		private Duration leaseTtl = Duration.ofSeconds(10);
 
@@ -759,10 +764,10 @@ public class NixlProperties implements Validator {
 		private @Nullable String password;
 
 		/**
-		 * Name of the SSL bundle ("spring.ssl.bundle.*") for "https" etcd endpoints ("etcd"
-		 * exchange): its trust material decides which etcd certificates are accepted, its key
-		 * material (if any) is the client certificate for a cluster started with
-		 * --client-cert-auth.
+		 * Name of the SSL bundle ("spring.ssl.bundle.*") for "https" etcd endpoints
+		 * ("etcd" exchange): its trust material decides which etcd certificates are
+		 * accepted, its key material (if any) is the client certificate for a cluster
+		 * started with --client-cert-auth.
 		 */
 		private @Nullable String sslBundle;
 
@@ -835,14 +840,14 @@ public class NixlProperties implements Validator {
 		private boolean enabled = true;
 
 		/**
-		 * How long a readable or writable operation waits for its peer before it expires and
-		 * releases its memory.
+		 * How long a readable or writable operation waits for its peer before it expires
+		 * and releases its memory.
 		 */
 		private Duration lease = Connector.DEFAULT_LEASE;
 
 		/**
-		 * How long a peer stays loaded after its last operation, so the notification of that
-		 * operation's transfer can leave first.
+		 * How long a peer stays loaded after its last operation, so the notification of
+		 * that operation's transfer can leave first.
 		 */
 		private Duration peerLinger = Connector.DEFAULT_PEER_LINGER;
 
@@ -924,8 +929,8 @@ public class NixlProperties implements Validator {
 
 		/**
 		 * Time to live of a lease of a request's blocks, for the application to pass to
-		 * KvProducer.lease: the producer takes the time to live per lease and does not apply
-		 * this value by itself.
+		 * KvProducer.lease: the producer takes the time to live per lease and does not
+		 * apply this value by itself.
 		 */
 		private Duration leaseTtl = Duration.ofSeconds(30);
 
@@ -1017,7 +1022,8 @@ public class NixlProperties implements Validator {
 	public static class Shutdown {
 
 		/**
-		 * How long shutdown waits for transfers in flight to finish before it cancels them.
+		 * How long shutdown waits for transfers in flight to finish before it cancels
+		 * them.
 		 */
 		private Duration timeout = Duration.ofSeconds(30);
 

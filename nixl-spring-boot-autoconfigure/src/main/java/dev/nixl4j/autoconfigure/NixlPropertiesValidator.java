@@ -22,12 +22,14 @@ import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 
 /**
- * Checks bound {@link NixlProperties}; every rejection names the property and says what is
- * allowed, and Spring Boot reports it at start-up.
+ * Checks bound {@link NixlProperties}; every rejection names the property and says what
+ * is allowed, and Spring Boot reports it at start-up.
  *
- * <p>A property that sets something of the core is checked by the core's own rule: its value is
- * given, alone, to the core type it configures (the others at their defaults), and what that type
- * refuses is reported against the property. Only rules the core does not have are written here.
+ * <p>
+ * A property that sets something of the core is checked by the core's own rule: its value
+ * is given, alone, to the core type it configures (the others at their defaults), and
+ * what that type refuses is reported against the property. Only rules the core does not
+ * have are written here.
  */
 final class NixlPropertiesValidator {
 
@@ -122,7 +124,8 @@ final class NixlPropertiesValidator {
 		if (token != null) {
 			String problem = tokenProblem(token);
 			if (problem != null) {
-				// A field error would print the token as the rejected value: name the property only.
+				// A field error would print the token as the rejected value: name the
+				// property only.
 				rejectWithoutValue("metadata.http.token", problem);
 			}
 		}
@@ -175,7 +178,8 @@ final class NixlPropertiesValidator {
 			reject("metadata.etcd.namespace", "must not be empty");
 		}
 		if (metadata.getExchange() == ExchangeType.ETCD && ETCD_PRESENT) {
-			// Only nixl4j's etcd client uses these two, and its classes load only when it is chosen.
+			// Only nixl4j's etcd client uses these two, and its classes load only when it
+			// is chosen.
 			core("metadata.etcd.leaseTtl", etcd.getLeaseTtl(), EtcdRules::leaseTtl);
 			core("metadata.etcd.operationTimeout", etcd.getOperationTimeout(), EtcdRules::operationTimeout);
 		}
@@ -272,7 +276,8 @@ final class NixlPropertiesValidator {
 	}
 
 	private void reject(String field, String message) {
-		// Spring Boot's report prints the field as the property's name: give it in kebab case.
+		// Spring Boot's report prints the field as the property's name: give it in kebab
+		// case.
 		this.errors.rejectValue(dashed(field), "nixl.invalid", message);
 	}
 
@@ -294,7 +299,8 @@ final class NixlPropertiesValidator {
 	}
 
 	/**
-	 * The rules of nixl-metadata-etcd, an optional dependency: loaded only when it is present.
+	 * The rules of nixl-metadata-etcd, an optional dependency: loaded only when it is
+	 * present.
 	 */
 	private static final class EtcdRules {
 

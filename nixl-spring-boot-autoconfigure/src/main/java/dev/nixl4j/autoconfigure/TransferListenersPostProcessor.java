@@ -7,9 +7,10 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 
 /**
- * Adds every {@link TransferListener} bean to each {@link NixlAgent} bean once it is created, in
- * {@code @Order} / {@code Ordered} order, so that the listeners' order does not depend on the
- * order in which beans are created. Listener beans must not depend on the agent.
+ * Adds every {@link TransferListener} bean to each {@link NixlAgent} bean once it is
+ * created, in {@code @Order} / {@code Ordered} order, so that the listeners' order does
+ * not depend on the order in which beans are created. Listener beans must not depend on
+ * the agent.
  */
 final class TransferListenersPostProcessor implements BeanPostProcessor {
 

@@ -15,8 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * The failing backend is found by the facts of the failure, not by its words: a failure whose
- * message names no backend, or names another one, still points at the right property.
+ * The failing backend is found by the facts of the failure, not by its words: a failure
+ * whose message names no backend, or names another one, still points at the right
+ * property.
  */
 class AgentConfigsTests {
 
@@ -42,9 +43,9 @@ class AgentConfigsTests {
 			.build();
 		BackendCreationException failure = new BackendCreationException(NixlStatus.ERROR_BACKEND, "words", "GDS",
 				Map.of(), 1, "reworded: the 'POSIX' plugin was fine", null);
-		assertThat(AgentConfigs.reported(failure, config))
-			.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,
-					ex -> assertThat(ex.getName()).isEqualTo("nixl.agent.backends[1].plugin"));
+		assertThat(AgentConfigs.reported(failure, config)).isInstanceOfSatisfying(
+				InvalidConfigurationPropertyValueException.class,
+				ex -> assertThat(ex.getName()).isEqualTo("nixl.agent.backends[1].plugin"));
 	}
 
 	@Test

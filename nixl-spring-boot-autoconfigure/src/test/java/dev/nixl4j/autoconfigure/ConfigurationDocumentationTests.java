@@ -26,34 +26,40 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * Keeps {@code docs/configuration.md} in step with the configuration metadata that Spring Boot's
- * configuration processor generates from {@link NixlProperties} (its field Javadoc becomes the
- * descriptions, its field initialisers the defaults, merged with
+ * Keeps {@code docs/configuration.md} in step with the configuration metadata that Spring
+ * Boot's configuration processor generates from {@link NixlProperties} (its field Javadoc
+ * becomes the descriptions, its field initialisers the defaults, merged with
  * {@code additional-spring-configuration-metadata.json}).
  *
- * <p>A property is documented by a row of a Markdown table whose first cell begins with its name
- * in backticks, in a table with a {@code default} column, under the nearest heading that names
- * the property's group as {@code `<group>.*`} (for example {@code `nixl.metadata.http.*`}). The
- * name in the row depends on the property's type in the metadata:
+ * <p>
+ * A property is documented by a row of a Markdown table whose first cell begins with its
+ * name in backticks, in a table with a {@code default} column, under the nearest heading
+ * that names the property's group as {@code `<group>.*`} (for example
+ * {@code `nixl.metadata.http.*`}). The name in the row depends on the property's type in
+ * the metadata:
  * <ul>
- * <li>a value or a list of values: the name, for example {@code `nixl.transfer.timeout`};</li>
+ * <li>a value or a list of values: the name, for example
+ * {@code `nixl.transfer.timeout`};</li>
  * <li>a map ({@code java.util.Map<...>}): the name followed by {@code .*}, for example
- * {@code `nixl.native.environment.*`}, because each key is set as a property of its own;</li>
- * <li>a list of objects ({@code java.util.List<T>} with {@code T} a class of nixl4j, such as
- * {@code nixl.agent.backends}): the name itself, and {@code <name>[n].<property>} for every bean
- * property of {@code T}, following the map rule ({@code `nixl.agent.backends[n].plugin`},
- * {@code `nixl.agent.backends[n].parameters.*`}). The metadata does not list these element
- * properties; they are read from {@code T} by reflection.</li>
+ * {@code `nixl.native.environment.*`}, because each key is set as a property of its
+ * own;</li>
+ * <li>a list of objects ({@code java.util.List<T>} with {@code T} a class of nixl4j, such
+ * as {@code nixl.agent.backends}): the name itself, and {@code <name>[n].<property>} for
+ * every bean property of {@code T}, following the map rule
+ * ({@code `nixl.agent.backends[n].plugin`},
+ * {@code `nixl.agent.backends[n].parameters.*`}). The metadata does not list these
+ * element properties; they are read from {@code T} by reflection.</li>
  * </ul>
  *
- * <p>Defaults are compared loosely: when the metadata gives a property a default (for an element
- * property: the value a new {@code T} holds, if it is a string, number, boolean or enum), the
- * row's default cell must contain that value in backticks, ignoring case and treating {@code _}
- * as {@code -}; for a list default, each element in backticks. So the metadata's {@code "30s"}
- * matches {@code `30s`}, {@code 4096} matches {@code `4096`} and {@code "strict"} matches
- * {@code `STRICT`}; other spellings of the same value (such as {@code `30000ms`}) do not. The cell
- * may say more around it. Properties without a default in the metadata may describe theirs in
- * words.
+ * <p>
+ * Defaults are compared loosely: when the metadata gives a property a default (for an
+ * element property: the value a new {@code T} holds, if it is a string, number, boolean
+ * or enum), the row's default cell must contain that value in backticks, ignoring case
+ * and treating {@code _} as {@code -}; for a list default, each element in backticks. So
+ * the metadata's {@code "30s"} matches {@code `30s`}, {@code 4096} matches {@code `4096`}
+ * and {@code "strict"} matches {@code `STRICT`}; other spellings of the same value (such
+ * as {@code `30000ms`}) do not. The cell may say more around it. Properties without a
+ * default in the metadata may describe theirs in words.
  */
 class ConfigurationDocumentationTests {
 
@@ -88,10 +94,9 @@ class ConfigurationDocumentationTests {
 						+ property.path("sourceType").asString("an unknown class") + ")");
 			}
 		}
-		assertThat(problems)
-			.withFailMessage(() -> "These properties have no description in " + METADATA
-					+ ". Add Javadoc to their fields in NixlProperties.java (or their own @ConfigurationProperties class);"
-					+ " the configuration processor turns it into the description:\n  " + String.join("\n  ", problems))
+		assertThat(problems).withFailMessage(() -> "These properties have no description in " + METADATA
+				+ ". Add Javadoc to their fields in NixlProperties.java (or their own @ConfigurationProperties class);"
+				+ " the configuration processor turns it into the description:\n  " + String.join("\n  ", problems))
 			.isEmpty();
 	}
 
@@ -287,7 +292,8 @@ class ConfigurationDocumentationTests {
 			return descriptor.getReadMethod().invoke(target);
 		}
 		catch (ReflectiveOperationException ex) {
-			return fail("Could not read %s of a new %s: %s", descriptor.getName(), target.getClass().getSimpleName(), ex);
+			return fail("Could not read %s of a new %s: %s", descriptor.getName(), target.getClass().getSimpleName(),
+					ex);
 		}
 	}
 
@@ -319,8 +325,8 @@ class ConfigurationDocumentationTests {
 	}
 
 	/**
-	 * Finds the document: Maven runs tests in the module's directory, an IDE may run them in the
-	 * repository's.
+	 * Finds the document: Maven runs tests in the module's directory, an IDE may run them
+	 * in the repository's.
 	 * @return the path of the document
 	 */
 	private static Path documentPath() {
@@ -329,8 +335,8 @@ class ConfigurationDocumentationTests {
 				return candidate;
 			}
 		}
-		return fail("%s not found from %s (looked for ../%s and %s)", DOCUMENT, Path.of("").toAbsolutePath(),
-				DOCUMENT, DOCUMENT);
+		return fail("%s not found from %s (looked for ../%s and %s)", DOCUMENT, Path.of("").toAbsolutePath(), DOCUMENT,
+				DOCUMENT);
 	}
 
 	/**
@@ -402,9 +408,11 @@ class ConfigurationDocumentationTests {
 
 	/**
 	 * A name the document must have a row for.
+	 *
 	 * @param name the name as the row writes it
 	 * @param group the group whose section holds the row
-	 * @param defaults the default the row must show, one entry per list element; empty for none
+	 * @param defaults the default the row must show, one entry per list element; empty
+	 * for none
 	 * @param source where the default comes from
 	 */
 	private record Documented(String name, String group, List<String> defaults, String source) {
@@ -412,8 +420,10 @@ class ConfigurationDocumentationTests {
 
 	/**
 	 * A table row of the document that names a {@code nixl.} property.
+	 *
 	 * @param name the name in its first cell
-	 * @param defaultCell its cell in the table's default column, or {@code null} when there is none
+	 * @param defaultCell its cell in the table's default column, or {@code null} when
+	 * there is none
 	 * @param heading the nearest heading above it
 	 * @param line its line number
 	 */

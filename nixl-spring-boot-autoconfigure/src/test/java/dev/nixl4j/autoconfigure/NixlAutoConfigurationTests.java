@@ -32,8 +32,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Conditions of {@link NixlAutoConfiguration}: defaults, engines, exchanges, the KV cache,
- * features turned off, user beans and missing optional classes.
+ * Conditions of {@link NixlAutoConfiguration}: defaults, engines, exchanges, the KV
+ * cache, features turned off, user beans and missing optional classes.
  */
 class NixlAutoConfigurationTests {
 
@@ -100,7 +100,8 @@ class NixlAutoConfigurationTests {
 			NixlAgent agent = context.getBean(NixlAgent.class);
 			assertThat(agent.engine()).isEqualTo(Engine.NATIVE);
 			assertThat(agent.engineDescription()).contains("nixl");
-			assertThat(agent.backends()).singleElement().satisfies(backend -> assertThat(backend.plugin()).isEqualTo("UCX"));
+			assertThat(agent.backends()).singleElement()
+				.satisfies(backend -> assertThat(backend.plugin()).isEqualTo("UCX"));
 		});
 	}
 

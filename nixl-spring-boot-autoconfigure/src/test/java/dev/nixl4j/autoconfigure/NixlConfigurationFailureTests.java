@@ -14,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 
 /**
- * Bad configuration stops a real application at start-up, and Spring Boot's failure report names
- * the property and says what is allowed.
+ * Bad configuration stops a real application at start-up, and Spring Boot's failure
+ * report names the property and says what is allowed.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class NixlConfigurationFailureTests {
@@ -45,7 +45,8 @@ class NixlConfigurationFailureTests {
 
 	@Test
 	void anEmbeddedListenerWithoutConnectionsIsNamed(CapturedOutput output) {
-		assertStartFails(output, "nixl.embedded.max-connections", "must be at least 1", "nixl.embedded.max-connections=0");
+		assertStartFails(output, "nixl.embedded.max-connections", "must be at least 1",
+				"nixl.embedded.max-connections=0");
 	}
 
 	@Test
@@ -122,8 +123,8 @@ class NixlConfigurationFailureTests {
 
 	@Test
 	void anEtcdEndpointThatIsNotAUriIsNamed(CapturedOutput output) {
-		assertStartFails(output, "nixl.metadata.etcd.endpoints[0]", "http or https URI",
-				"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=etcd-somewhere");
+		assertStartFails(output, "nixl.metadata.etcd.endpoints[0]", "http or https URI", "nixl.metadata.exchange=etcd",
+				"nixl.metadata.etcd.endpoints=etcd-somewhere");
 	}
 
 	private static void assertStartFails(CapturedOutput output, String property, String reason, String... properties) {

@@ -23,10 +23,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code nixl.metadata.exchange=etcd} against a real etcd with authentication enabled: the
- * credentials come from {@code nixl.metadata.etcd.username/password} or from an
- * {@link EtcdConnectionDetails} bean; without them the application fails to start with etcd's
- * refusal, and the password shows nowhere.
+ * {@code nixl.metadata.exchange=etcd} against a real etcd with authentication enabled:
+ * the credentials come from {@code nixl.metadata.etcd.username/password} or from an
+ * {@link EtcdConnectionDetails} bean; without them the application fails to start with
+ * etcd's refusal, and the password shows nowhere.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NixlEtcdAuthenticationIntegrationTests {
@@ -54,9 +54,9 @@ class NixlEtcdAuthenticationIntegrationTests {
 
 	private ApplicationContextRunner application(String name) {
 		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
-			.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=" + name,
-					"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=" + etcd.endpoint(),
-					"nixl.metadata.etcd.namespace=" + NAMESPACE, "nixl.metadata.etcd.operation-timeout=3s");
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=" + name, "nixl.metadata.exchange=etcd",
+					"nixl.metadata.etcd.endpoints=" + etcd.endpoint(), "nixl.metadata.etcd.namespace=" + NAMESPACE,
+					"nixl.metadata.etcd.operation-timeout=3s");
 	}
 
 	@Test
@@ -65,7 +65,8 @@ class NixlEtcdAuthenticationIntegrationTests {
 			.withPropertyValues("nixl.metadata.etcd.username=" + USER, "nixl.metadata.etcd.password=" + PASSWORD)
 			.run(context -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(MetadataExchange.class).fetch("auth-properties", Duration.ofSeconds(5))
+				assertThat(context.getBean(MetadataExchange.class)
+					.fetch("auth-properties", Duration.ofSeconds(5))
 					.toByteArray()).isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
 				assertThat(context.getBean(EtcdConnectionDetails.class).toString()).doesNotContain(PASSWORD);
 			});
@@ -91,8 +92,9 @@ class NixlEtcdAuthenticationIntegrationTests {
 		};
 		application("auth-details").withBean(EtcdConnectionDetails.class, () -> details).run(context -> {
 			assertThat(context).hasNotFailed();
-			assertThat(context.getBean(MetadataExchange.class).fetch("auth-details", Duration.ofSeconds(5))
-				.toByteArray()).isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
+			assertThat(
+					context.getBean(MetadataExchange.class).fetch("auth-details", Duration.ofSeconds(5)).toByteArray())
+				.isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
 		});
 	}
 
@@ -125,8 +127,8 @@ class NixlEtcdAuthenticationIntegrationTests {
 	@Test
 	void anSslBundleGivesTheClientCertificateOfATlsCluster() {
 		try (EtcdServer tls = EtcdServer.startWithClientCertificates()) {
-			new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class,
-					SslAutoConfiguration.class))
+			new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, SslAutoConfiguration.class))
 				.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=auth-tls",
 						"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=" + tls.endpoint(),
 						"nixl.metadata.etcd.operation-timeout=15s", "nixl.metadata.etcd.ssl-bundle=etcd-client",
@@ -135,7 +137,8 @@ class NixlEtcdAuthenticationIntegrationTests {
 						"spring.ssl.bundle.pem.etcd-client.truststore.certificate=file:" + tls.tls().caCertificate())
 				.run(context -> {
 					assertThat(context).hasNotFailed();
-					assertThat(context.getBean(MetadataExchange.class).fetch("auth-tls", Duration.ofSeconds(5))
+					assertThat(context.getBean(MetadataExchange.class)
+						.fetch("auth-tls", Duration.ofSeconds(5))
 						.toByteArray()).isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
 				});
 		}

@@ -29,9 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@code nixl.metadata.exchange=etcd} against a real etcd server: applications publish their
- * agent at start, find each other through the exchange bean, transfer, and withdraw at stop.
- * Skips locally without etcd (with the install command); fails in CI.
+ * {@code nixl.metadata.exchange=etcd} against a real etcd server: applications publish
+ * their agent at start, find each other through the exchange bean, transfer, and withdraw
+ * at stop. Skips locally without etcd (with the install command); fails in CI.
  */
 class NixlEtcdExchangeIntegrationTests {
 
@@ -114,7 +114,8 @@ class NixlEtcdExchangeIntegrationTests {
 		application("etcd-own-details").withPropertyValues("nixl.metadata.etcd.endpoints=http://127.0.0.1:1")
 			.withBean(EtcdConnectionDetails.class, () -> () -> List.of(etcd.endpoint()))
 			.run(context -> {
-				// publishing at start reached etcd through the bean, not the unreachable property
+				// publishing at start reached etcd through the bean, not the unreachable
+				// property
 				assertThat(context).hasNotFailed();
 				AgentMetadata published = context.getBean(MetadataExchange.class)
 					.fetch("etcd-own-details", Duration.ofSeconds(5));

@@ -36,9 +36,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Stopping an application while its agent is busy: posts already accepted finish and their data
- * is intact, later posts are refused with a clear error, the metadata is withdrawn, and the
- * agent leaves no registration, thread or native handle behind.
+ * Stopping an application while its agent is busy: posts already accepted finish and
+ * their data is intact, later posts are refused with a clear error, the metadata is
+ * withdrawn, and the agent leaves no registration, thread or native handle behind.
  */
 class NixlGracefulShutdownTests {
 
@@ -58,7 +58,8 @@ class NixlGracefulShutdownTests {
 		ApplicationContextRunner runner = new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
 			.withBean("registry", MetadataExchange.class, () -> new NixlAutoConfigurationTests.NamedExchange(registry))
-			// every embedded transfer goes through TCP, so transfers take long enough to overlap the stop
+			// every embedded transfer goes through TCP, so transfers take long enough to
+			// overlap the stop
 			.withPropertyValues("nixl.agent.engine=" + engine, "nixl.embedded.in-process-copies=false");
 		try (Arena arena = Arena.ofShared()) {
 			runner.withPropertyValues("nixl.agent.name=shutdown-target-" + engine).run(targetContext -> {
@@ -80,11 +81,12 @@ class NixlGracefulShutdownTests {
 
 					assertThat(load.failures).as("accepted posts that did not complete").isEmpty();
 					assertThat(load.refusals).as("posts after shutdown began are refused").isNotEmpty();
-					assertThat(load.refusals).allSatisfy(refusal -> assertThat(refusal.status())
-						.isIn(NixlStatus.UNAVAILABLE, NixlStatus.CLOSED));
+					assertThat(load.refusals).allSatisfy(
+							refusal -> assertThat(refusal.status()).isIn(NixlStatus.UNAVAILABLE, NixlStatus.CLOSED));
 					for (Outcome outcome : outcomes) {
 						MemorySegment landed = remote.asSlice((long) outcome.worker * SLOT, SLOT);
-						// a worker the scheduler never ran before the stop has written nothing
+						// a worker the scheduler never ran before the stop has written
+						// nothing
 						MemorySegment expected = (outcome.lastCompletedRound < 0) ? arena.allocate(SLOT)
 								: pattern(arena, outcome.worker, outcome.lastCompletedRound % 2);
 						assertThat(landed.mismatch(expected))
@@ -114,7 +116,8 @@ class NixlGracefulShutdownTests {
 			initiator.register(local);
 			initiator.loadRemoteMetadata(target.localMetadata());
 			List<String> seenWhileStopping = new ArrayList<>();
-			// closed by the lifecycle after the drain and before the agent: a last post comes in here
+			// closed by the lifecycle after the drain and before the agent: a last post
+			// comes in here
 			AutoCloseable lateCaller = () -> {
 				seenWhileStopping.add("published: " + registry.isPublished(initiator.name()));
 				try (Transfer late = initiator.createTransfer(XferOp.WRITE, DescriptorList.of(local),
@@ -162,7 +165,10 @@ class NixlGracefulShutdownTests {
 	private record Outcome(int worker, int lastCompletedRound) {
 	}
 
-	/** Workers that each write rounds of a pattern into their own slot until posts are refused. */
+	/**
+	 * Workers that each write rounds of a pattern into their own slot until posts are
+	 * refused.
+	 */
 	private static final class Load {
 
 		private final ExecutorService executor = Executors.newFixedThreadPool(WORKERS);
@@ -187,12 +193,15 @@ class NixlGracefulShutdownTests {
 						local.asSlice((2L * worker + 1) * SLOT, SLOT) };
 				fill(sources[0], worker, 0);
 				fill(sources[1], worker, 1);
-				this.workers.add(this.executor.submit(
-						() -> run(initiator, target, sources, remote.asSlice((long) worker * SLOT, SLOT), worker)));
+				this.workers.add(this.executor
+					.submit(() -> run(initiator, target, sources, remote.asSlice((long) worker * SLOT, SLOT), worker)));
 			}
 		}
 
-		/** Round r writes the source of r's parity, so the workers spend their time in transfers. */
+		/**
+		 * Round r writes the source of r's parity, so the workers spend their time in
+		 * transfers.
+		 */
 		private Outcome run(NixlAgent initiator, String target, MemorySegment[] sources, MemorySegment remote,
 				int worker) {
 			int lastCompleted = -1;
@@ -200,8 +209,8 @@ class NixlGracefulShutdownTests {
 				MemorySegment local = sources[round % 2];
 				Transfer transfer;
 				try {
-					transfer = initiator.createTransfer(XferOp.WRITE, DescriptorList.of(local), DescriptorList.of(remote),
-							target, null);
+					transfer = initiator.createTransfer(XferOp.WRITE, DescriptorList.of(local),
+							DescriptorList.of(remote), target, null);
 				}
 				catch (NixlException ex) {
 					this.refusals.add(ex);

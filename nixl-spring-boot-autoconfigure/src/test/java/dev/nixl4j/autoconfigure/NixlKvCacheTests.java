@@ -27,8 +27,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The managed KV cache of two applications: the consumer finds the producer through the metadata
- * exchange, pulls a request's blocks and the producer's lease is confirmed.
+ * The managed KV cache of two applications: the consumer finds the producer through the
+ * metadata exchange, pulls a request's blocks and the producer's lease is confirmed.
  */
 class NixlKvCacheTests {
 
@@ -75,8 +75,7 @@ class NixlKvCacheTests {
 					}
 				}
 			}
-			assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS))
-				.isEqualTo(LeaseOutcome.COMPLETED);
+			assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(LeaseOutcome.COMPLETED);
 		}));
 	}
 
@@ -86,8 +85,8 @@ class NixlKvCacheTests {
 		ApplicationContextRunner runner = new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
 			.withBean("registry", MetadataExchange.class, () -> new NixlAutoConfigurationTests.NamedExchange(registry))
-			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.blocks=8", "nixl.kv.kv-heads=2",
-					"nixl.kv.head-dim=64", "nixl.shutdown.timeout=30s");
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.blocks=8",
+					"nixl.kv.kv-heads=2", "nixl.kv.head-dim=64", "nixl.shutdown.timeout=30s");
 		runner.run(prefill -> runner.run(decode -> {
 			PagedKvCache producerCache = prefill.getBean(PagedKvCache.class);
 			int[] blocks = producerCache.allocator().allocate(2);
@@ -116,8 +115,10 @@ class NixlKvCacheTests {
 			consumer.pull(lease.params(), local, WAIT);
 			for (int region = 0; region < consumerCache.layout().regionCount(); region++) {
 				for (int i = 0; i < blocks.length; i++) {
-					// The producer's cache closes once the lease is confirmed: compare with the values written.
-					MemorySegment expected = MemorySegment.ofArray(new byte[(int) producerCache.layout().blockLength()]);
+					// The producer's cache closes once the lease is confirmed: compare
+					// with the values written.
+					MemorySegment expected = MemorySegment
+						.ofArray(new byte[(int) producerCache.layout().blockLength()]);
 					fill(expected, region * 100 + blocks[i]);
 					assertThat(consumerCache.block(region, local[i]).mismatch(expected)).isEqualTo(-1);
 				}

@@ -32,9 +32,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application's agent keeps its entry published: the entry removed from the exchange comes
- * back, and the {@code nixl} health is {@code OUT_OF_SERVICE} while it is not published and
- * {@code UP} again once it is.
+ * An application's agent keeps its entry published: the entry removed from the exchange
+ * comes back, and the {@code nixl} health is {@code OUT_OF_SERVICE} while it is not
+ * published and {@code UP} again once it is.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NixlMetadataPublicationTests {
@@ -68,7 +68,8 @@ class NixlMetadataPublicationTests {
 			// the entry disappears while the registry refuses: it cannot come back yet
 			refusing.set(true);
 			store.invalidate(name);
-			// out of service at once; the reason gains the registry's answer once the first attempt to
+			// out of service at once; the reason gains the registry's answer once the
+			// first attempt to
 			// publish again has failed
 			Health down = await(health, h -> h.getStatus().equals(Status.OUT_OF_SERVICE)
 					&& String.valueOf(metadataDetail(h).get("reason")).contains("the registry is down"));
@@ -111,8 +112,8 @@ class NixlMetadataPublicationTests {
 							(System.nanoTime() - removed) / 1e6);
 					assertThat(store.fetch(name[0], Duration.ZERO))
 						.isEqualTo(context.getBean(NixlAgent.class).localMetadata());
-					Health up = await(health,
-							h -> h.getStatus().equals(Status.UP) && Long.valueOf(1).equals(metadataDetail(h).get("republications")));
+					Health up = await(health, h -> h.getStatus().equals(Status.UP)
+							&& Long.valueOf(1).equals(metadataDetail(h).get("republications")));
 					assertThat(metadataDetail(up)).containsEntry("status", MetadataPublication.Status.PUBLISHED);
 				});
 			assertThat(store.isPublished(name[0])).as("withdrawn at shutdown").isFalse();
@@ -121,8 +122,7 @@ class NixlMetadataPublicationTests {
 	}
 
 	@Test
-	void anApplicationWhoseRegistryIsNotListeningYetStartsOutOfServiceAndPublishesOnceItListens()
-			throws Exception {
+	void anApplicationWhoseRegistryIsNotListeningYetStartsOutOfServiceAndPublishesOnceItListens() throws Exception {
 		String token = "tok-" + UUID.randomUUID();
 		int port;
 		try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -133,8 +133,8 @@ class NixlMetadataPublicationTests {
 		try {
 			this.runner
 				.withPropertyValues("nixl.metadata.exchange=http",
-						"nixl.metadata.http.endpoint=http://127.0.0.1:" + port + "/nixl", "nixl.metadata.http.token=" + token,
-						"nixl.metadata.http.serve=false")
+						"nixl.metadata.http.endpoint=http://127.0.0.1:" + port + "/nixl",
+						"nixl.metadata.http.token=" + token, "nixl.metadata.http.serve=false")
 				.run(context -> {
 					assertThat(context).hasNotFailed();
 					String name = context.getBean(NixlAgent.class).name();

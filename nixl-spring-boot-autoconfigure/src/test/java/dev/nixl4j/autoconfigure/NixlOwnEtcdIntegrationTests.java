@@ -33,9 +33,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@code nixl.metadata.exchange=nixl-etcd} against a real etcd server: NIXL's own client of each
- * native agent publishes it at start, the KV peer loader loads peers through it, and stopping
- * the application withdraws the agent's keys. There is no {@link MetadataExchange} bean.
+ * {@code nixl.metadata.exchange=nixl-etcd} against a real etcd server: NIXL's own client
+ * of each native agent publishes it at start, the KV peer loader loads peers through it,
+ * and stopping the application withdraws the agent's keys. There is no
+ * {@link MetadataExchange} bean.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NixlOwnEtcdIntegrationTests {
@@ -82,7 +83,9 @@ class NixlOwnEtcdIntegrationTests {
 			.namespace(NAMESPACE)
 			.build(); Arena arena = Arena.ofShared()) {
 			application("own-a").run(a -> {
-				assertThat(a).hasNotFailed().doesNotHaveBean(MetadataExchange.class).hasSingleBean(NixlEtcdMetadata.class);
+				assertThat(a).hasNotFailed()
+					.doesNotHaveBean(MetadataExchange.class)
+					.hasSingleBean(NixlEtcdMetadata.class);
 				NixlAgent agentA = a.getBean(NixlAgent.class);
 				PeerLoader peersOfA = a.getBean(PeerLoader.class);
 				// published at start, KV cache included

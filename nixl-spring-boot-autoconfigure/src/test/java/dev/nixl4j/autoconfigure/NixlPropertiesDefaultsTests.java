@@ -30,10 +30,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * The defaults of the {@code nixl.*} properties are the core's: an application that sets none
- * gets the agent a plain Java program gets from {@link AgentConfig#builder(String)}, and the
- * defaults the configuration metadata shows (for IDEs and {@code docs/configuration.md}) are the
- * values a freshly bound {@link NixlProperties} holds.
+ * The defaults of the {@code nixl.*} properties are the core's: an application that sets
+ * none gets the agent a plain Java program gets from {@link AgentConfig#builder(String)},
+ * and the defaults the configuration metadata shows (for IDEs and
+ * {@code docs/configuration.md}) are the values a freshly bound {@link NixlProperties}
+ * holds.
  */
 class NixlPropertiesDefaultsTests {
 
@@ -119,7 +120,8 @@ class NixlPropertiesDefaultsTests {
 
 	private static @Nullable Object convert(JsonNode value, @Nullable TypeDescriptor type) {
 		Object raw = value.isArray() ? value.values().stream().map(JsonNode::asString).toList() : value.asString();
-		TypeDescriptor source = value.isArray() ? TypeDescriptor.collection(List.class, TypeDescriptor.valueOf(String.class))
+		TypeDescriptor source = value.isArray()
+				? TypeDescriptor.collection(List.class, TypeDescriptor.valueOf(String.class))
 				: TypeDescriptor.valueOf(String.class);
 		return ApplicationConversionService.getSharedInstance().convert(raw, source, type);
 	}
@@ -140,7 +142,8 @@ class NixlPropertiesDefaultsTests {
 	}
 
 	private static JsonNode readMetadata() throws IOException {
-		for (URL candidate : Collections.list(NixlPropertiesDefaultsTests.class.getClassLoader().getResources(METADATA))) {
+		for (URL candidate : Collections
+			.list(NixlPropertiesDefaultsTests.class.getClassLoader().getResources(METADATA))) {
 			try (InputStream in = candidate.openStream()) {
 				JsonNode root = JsonMapper.shared().readTree(in);
 				for (JsonNode group : root.path("groups").values()) {

@@ -10,8 +10,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * nixl-spring-boot-autoconfigure uses nixl-core through its API only: none of its classes depends on
- * {@code dev.nixl4j.internal}.
+ * nixl-spring-boot-autoconfigure uses nixl-core through its API only: none of its classes
+ * depends on {@code dev.nixl4j.internal}.
  */
 class PackageBoundaryTests {
 

@@ -20,8 +20,8 @@ import org.jspecify.annotations.Nullable;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An embedded agent in the test's JVM with registered memory, for an application's agent to
- * move bytes to and from.
+ * An embedded agent in the test's JVM with registered memory, for an application's agent
+ * to move bytes to and from.
  */
 public final class TestPeer implements AutoCloseable {
 
@@ -39,8 +39,10 @@ public final class TestPeer implements AutoCloseable {
 	private final Registration registration;
 
 	private TestPeer(String role, long size, long seed, Engine engine) {
-		this.agent = NixlAgent.create(AgentConfig.builder("peer-" + role + "-" + ProcessHandle.current().pid() + "-"
-				+ ids.incrementAndGet()).engine(engine).build());
+		this.agent = NixlAgent.create(
+				AgentConfig.builder("peer-" + role + "-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet())
+					.engine(engine)
+					.build());
 		this.memory = Bytes.pattern(this.arena, size, seed);
 		this.registration = this.agent.register(this.memory);
 	}
@@ -85,8 +87,8 @@ public final class TestPeer implements AutoCloseable {
 	}
 
 	/**
-	 * Moves the peer's whole memory to or from a local segment of an application agent that
-	 * registered it and loaded this peer's metadata, and checks every byte.
+	 * Moves the peer's whole memory to or from a local segment of an application agent
+	 * that registered it and loaded this peer's metadata, and checks every byte.
 	 * @param initiator the application's agent
 	 * @param op the direction
 	 * @param local the local segment, as large as the peer's memory

@@ -52,10 +52,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The agent applies the transfer listener beans in {@code @Order} order, the auto-configured ones
- * at their {@link TransferListenerOrder} orders: user listeners placed before, between and after
- * them see the built-ins' effects in that order, and a listener that refuses a post is heard
- * (through {@code postRefused}) by the listeners before it and by none after it.
+ * The agent applies the transfer listener beans in {@code @Order} order, the
+ * auto-configured ones at their {@link TransferListenerOrder} orders: user listeners
+ * placed before, between and after them see the built-ins' effects in that order, and a
+ * listener that refuses a post is heard (through {@code postRefused}) by the listeners
+ * before it and by none after it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TransferListenerOrderTests {
@@ -83,19 +84,15 @@ class TransferListenerOrderTests {
 			}
 			assertThat(events.list).containsExactly(
 					// before the observation starts, before the bulkhead takes its permit
-					"first before: observations=0 permits=1024",
-					"afterObservation before: observations=1 permits=1024",
+					"first before: observations=0 permits=1024", "afterObservation before: observations=1 permits=1024",
 					"afterMetrics before: observations=1 permits=1024",
 					"afterDrain before: observations=1 permits=1024",
-					"afterBreaker before: observations=1 permits=1024",
-					"unordered before: observations=1 permits=1023",
-					// the timer records after the metrics' place, the breaker counts after its own
-					"first after: timed=0 breakerCalls=0",
-					"afterObservation after: timed=0 breakerCalls=0",
-					"afterMetrics after: timed=1 breakerCalls=0",
-					"afterDrain after: timed=1 breakerCalls=0",
-					"afterBreaker after: timed=1 breakerCalls=1",
-					"unordered after: timed=1 breakerCalls=1");
+					"afterBreaker before: observations=1 permits=1024", "unordered before: observations=1 permits=1023",
+					// the timer records after the metrics' place, the breaker counts
+					// after its own
+					"first after: timed=0 breakerCalls=0", "afterObservation after: timed=0 breakerCalls=0",
+					"afterMetrics after: timed=1 breakerCalls=0", "afterDrain after: timed=1 breakerCalls=0",
+					"afterBreaker after: timed=1 breakerCalls=1", "unordered after: timed=1 breakerCalls=1");
 		});
 	}
 
@@ -114,7 +111,8 @@ class TransferListenerOrderTests {
 						"first refused: refused by the user's listener",
 						"afterObservation refused: refused by the user's listener",
 						"afterMetrics refused: refused by the user's listener");
-				// the drain before the refuser heard the refusal: nothing of it is in flight
+				// the drain before the refuser heard the refusal: nothing of it is in
+				// flight
 				assertThat(context.getBean(Drain.class).drain(Duration.ZERO).isComplete()).isTrue();
 
 				// now the drain refuses: the refuser and everything after it hear nothing
@@ -133,9 +131,9 @@ class TransferListenerOrderTests {
 
 	@Test
 	void withoutTheUsersListenersTheBuiltInsAreApplied() {
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class,
-				NixlResilienceAutoConfiguration.class, CircuitBreakerAutoConfiguration.class,
-				BulkheadAutoConfiguration.class))
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlResilienceAutoConfiguration.class,
+					CircuitBreakerAutoConfiguration.class, BulkheadAutoConfiguration.class))
 			.withPropertyValues("nixl.agent.engine=embedded", "nixl.transfer.max-in-flight=1")
 			.run(context -> {
 				assertThat(context).hasNotFailed().hasSingleBean(PeerCircuitBreakers.class);
@@ -167,7 +165,8 @@ class TransferListenerOrderTests {
 					assertThat(catchThrowableOfType(NixlException.class, () -> write(context, peer)).status())
 						.isEqualTo(NixlStatus.UNAVAILABLE);
 				}
-				// the drain comes before a listener without an order: the refused post never reached it
+				// the drain comes before a listener without an order: the refused post
+				// never reached it
 				assertThat(mine.events().list).containsExactly("mine before: ", "mine after: ");
 			});
 	}

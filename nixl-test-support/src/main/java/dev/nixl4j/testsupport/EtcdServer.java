@@ -29,8 +29,9 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real etcd server for tests: Debian's {@code etcd-server} ({@code /usr/bin/etcd}, or
- * {@code $ETCD_BINARY}) on free loopback ports with a temporary data directory. It can be stopped
- * and started again on the same ports and data, and is killed on {@link #close()}.
+ * {@code $ETCD_BINARY}) on free loopback ports with a temporary data directory. It can be
+ * stopped and started again on the same ports and data, and is killed on
+ * {@link #close()}.
  */
 public final class EtcdServer implements AutoCloseable {
 
@@ -61,7 +62,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Skips the calling test when etcd is not installed, or fails it in CI ({@code CI=true}).
+	 * Skips the calling test when etcd is not installed, or fails it in CI
+	 * ({@code CI=true}).
 	 * @return the etcd binary
 	 */
 	public static Path require() {
@@ -111,8 +113,9 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a server that serves clients over TLS only and requires a client certificate signed
-	 * by its test CA ({@code --client-cert-auth}); {@link #tls()} has the client's material.
+	 * Starts a server that serves clients over TLS only and requires a client certificate
+	 * signed by its test CA ({@code --client-cert-auth}); {@link #tls()} has the client's
+	 * material.
 	 * @return the running server
 	 */
 	public static EtcdServer startWithClientCertificates() {
@@ -120,7 +123,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the TLS material of a server started with {@link #startWithClientCertificates()}.
+	 * Returns the TLS material of a server started with
+	 * {@link #startWithClientCertificates()}.
 	 * @return the material
 	 */
 	public TestEtcdTls tls() {
@@ -169,7 +173,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the server (again) on its ports and data directory, and waits until it serves clients.
+	 * Starts the server (again) on its ports and data directory, and waits until it
+	 * serves clients.
 	 */
 	public synchronized void startAgain() {
 		if (this.process != null && this.process.isAlive()) {
@@ -178,8 +183,8 @@ public final class EtcdServer implements AutoCloseable {
 		String peer = "http://127.0.0.1:" + this.peerPort;
 		List<String> command = new java.util.ArrayList<>(List.of(this.binary.toString(), "--name", "nixl4j-test",
 				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
-				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-				"--initial-cluster", "nixl4j-test=" + peer));
+				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls",
+				peer, "--initial-cluster", "nixl4j-test=" + peer));
 		if (this.tls != null) {
 			command.addAll(List.of("--cert-file", this.tls.serverCertificate().toString(), "--key-file",
 					this.tls.serverKey().toString(), "--trusted-ca-file", this.tls.caCertificate().toString(),
@@ -200,14 +205,16 @@ public final class EtcdServer implements AutoCloseable {
 		try {
 			ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 			if (this.tls == null) {
-				// over TLS the health endpoint wants a client certificate too; the log line suffices
+				// over TLS the health endpoint wants a client certificate too; the log
+				// line suffices
 				awaitHealthy();
 			}
 		}
 		catch (Exception ex) {
 			started.destroyForcibly();
-			throw new IllegalStateException("etcd did not become ready within " + START_TIMEOUT + "; its log:\n"
-					+ String.join("\n", logTail()), ex);
+			throw new IllegalStateException(
+					"etcd did not become ready within " + START_TIMEOUT + "; its log:\n" + String.join("\n", logTail()),
+					ex);
 		}
 	}
 
@@ -245,7 +252,8 @@ public final class EtcdServer implements AutoCloseable {
 					HttpRequest.newBuilder(URI.create(endpoint() + "/health")).timeout(Duration.ofSeconds(10)).build(),
 					HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200 || !healthy(response.body())) {
-				throw new IllegalStateException("etcd is not healthy: " + response.statusCode() + " " + response.body());
+				throw new IllegalStateException(
+						"etcd is not healthy: " + response.statusCode() + " " + response.body());
 			}
 		}
 	}
@@ -261,8 +269,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Turns on etcd's authentication: a {@code root} user (etcd needs one) and a user whose role
-	 * may read and write every key under a prefix.
+	 * Turns on etcd's authentication: a {@code root} user (etcd needs one) and a user
+	 * whose role may read and write every key under a prefix.
 	 * @param user the user to add
 	 * @param password the password of both users
 	 * @param prefix the keys the user's role may read and write
@@ -283,7 +291,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Adds a user with a role of its own on the keys under a prefix (before authentication is on).
+	 * Adds a user with a role of its own on the keys under a prefix (before
+	 * authentication is on).
 	 * @param auth the auth client
 	 * @param user the user
 	 * @param password its password
@@ -328,7 +337,8 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	/**
-	 * Deletes the data directory of a stopped server: started again, it has lost every key and lease.
+	 * Deletes the data directory of a stopped server: started again, it has lost every
+	 * key and lease.
 	 */
 	public synchronized void wipe() {
 		if (this.process != null && this.process.isAlive()) {

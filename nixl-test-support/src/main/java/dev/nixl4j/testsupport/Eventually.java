@@ -6,8 +6,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * Waits for a condition that no event announces (for example NIXL forgetting a peer on its own
- * thread), checking it with a short backoff until a deadline.
+ * Waits for a condition that no event announces (for example NIXL forgetting a peer on
+ * its own thread), checking it with a short backoff until a deadline.
  */
 public final class Eventually {
 

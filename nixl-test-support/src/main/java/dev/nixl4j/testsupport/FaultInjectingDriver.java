@@ -20,10 +20,10 @@ import dev.nixl4j.internal.engine.EngineDriver;
 import dev.nixl4j.internal.engine.AgentCore;
 
 /**
- * A real engine's driver (native or embedded) through which tests make the engine throw where it
- * would under memory pressure: in a notification drain or a transfer's status poll, both called
- * by the agent's progress loop. Everything else goes to the real engine, so transfers move real
- * bytes.
+ * A real engine's driver (native or embedded) through which tests make the engine throw
+ * where it would under memory pressure: in a notification drain or a transfer's status
+ * poll, both called by the agent's progress loop. Everything else goes to the real
+ * engine, so transfers move real bytes.
  */
 public final class FaultInjectingDriver implements EngineDriver {
 
@@ -58,8 +58,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 	}
 
 	/**
-	 * Opens the driver of the configured engine ({@link Engine#NATIVE} or {@link Engine#EMBEDDED})
-	 * and wraps it.
+	 * Opens the driver of the configured engine ({@link Engine#NATIVE} or
+	 * {@link Engine#EMBEDDED}) and wraps it.
 	 * @param config the agent's configuration
 	 * @return the driver
 	 */
@@ -83,7 +83,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 	/**
 	 * Makes the next drains throw.
 	 * @param error what they throw
-	 * @param times how many drains throw ({@link Integer#MAX_VALUE}: every one from now on)
+	 * @param times how many drains throw ({@link Integer#MAX_VALUE}: every one from now
+	 * on)
 	 */
 	public void failDrains(Error error, int times) {
 		this.drainError = error;
@@ -113,7 +114,8 @@ public final class FaultInjectingDriver implements EngineDriver {
 	/**
 	 * Makes the next releases of transfer requests throw.
 	 * @param error what they throw
-	 * @param times how many releases throw ({@link Integer#MAX_VALUE}: every one from now on)
+	 * @param times how many releases throw ({@link Integer#MAX_VALUE}: every one from now
+	 * on)
 	 */
 	public void failReleases(Error error, int times) {
 		this.releaseError = error;
@@ -121,9 +123,10 @@ public final class FaultInjectingDriver implements EngineDriver {
 	}
 
 	/**
-	 * Makes a post that the engine finished at once answer "in progress", as native engines do
-	 * for all but the smallest transfers, so that the progress loop polls it and runs the
-	 * listeners (the embedded engine copies between agents of one process during the post).
+	 * Makes a post that the engine finished at once answer "in progress", as native
+	 * engines do for all but the smallest transfers, so that the progress loop polls it
+	 * and runs the listeners (the embedded engine copies between agents of one process
+	 * during the post).
 	 * @param defer whether to defer
 	 */
 	public void deferPosts(boolean defer) {
@@ -131,9 +134,9 @@ public final class FaultInjectingDriver implements EngineDriver {
 	}
 
 	/**
-	 * Makes every transfer's status poll answer "in progress" while set, so that transfers stay
-	 * in flight (combine with {@link #deferPosts}). The engine is still asked, so its transfers
-	 * make progress and send their notifications.
+	 * Makes every transfer's status poll answer "in progress" while set, so that
+	 * transfers stay in flight (combine with {@link #deferPosts}). The engine is still
+	 * asked, so its transfers make progress and send their notifications.
 	 * @param hold whether to hold
 	 */
 	public void holdTransfers(boolean hold) {

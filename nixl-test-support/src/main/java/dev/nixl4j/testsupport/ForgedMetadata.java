@@ -6,8 +6,9 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Metadata blobs in NIXL's serialization ({@code nixlSerDes}) with one UCX connection of any
- * connection info and no memory sections, as a hostile registry client would write them.
+ * Metadata blobs in NIXL's serialization ({@code nixlSerDes}) with one UCX connection of
+ * any connection info and no memory sections, as a hostile registry client would write
+ * them.
  */
 public final class ForgedMetadata {
 
@@ -15,7 +16,8 @@ public final class ForgedMetadata {
 	}
 
 	/**
-	 * Metadata of an agent with one UCX connection of the given info and no memory sections.
+	 * Metadata of an agent with one UCX connection of the given info and no memory
+	 * sections.
 	 * @param agent the agent name in the blob
 	 * @param connectionInfo the UCX connection info
 	 * @return the blob
@@ -33,8 +35,9 @@ public final class ForgedMetadata {
 	}
 
 	/**
-	 * The blob that aborted native workers inside UCX before its connection info was checked: a
-	 * one-byte UCX connection info ({@code x}); 145 bytes for a name of 27 bytes.
+	 * The blob that aborted native workers inside UCX before its connection info was
+	 * checked: a one-byte UCX connection info ({@code x}); 145 bytes for a name of 27
+	 * bytes.
 	 * @param agent the agent name in the blob
 	 * @return the blob
 	 */

@@ -16,9 +16,10 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A child process driven by lines: commands on its stdin, answers on its stdout (stderr goes to
- * the test's). A daemon thread reads the answers into a queue, so every read has a deadline and
- * a read that timed out cannot swallow the next answer. A read that fails kills the child.
+ * A child process driven by lines: commands on its stdin, answers on its stdout (stderr
+ * goes to the test's). A daemon thread reads the answers into a queue, so every read has
+ * a deadline and a read that timed out cannot swallow the next answer. A read that fails
+ * kills the child.
  */
 public final class LineProcess implements AutoCloseable {
 
@@ -45,8 +46,8 @@ public final class LineProcess implements AutoCloseable {
 	}
 
 	/**
-	 * The command line of a child JVM running {@code mainClass} on this test's class path, with
-	 * native access and this JVM's NIXL library directory.
+	 * The command line of a child JVM running {@code mainClass} on this test's class
+	 * path, with native access and this JVM's NIXL library directory.
 	 * @param mainClass the class whose {@code main} runs
 	 * @param maxHeap the {@code -Xmx} value, for example {@code "256m"}
 	 * @param arguments the program's arguments
@@ -72,7 +73,8 @@ public final class LineProcess implements AutoCloseable {
 	 * Starts a child.
 	 * @param description what it is, for failures
 	 * @param builder its command and environment; stderr is inherited
-	 * @param quit the line that asks it to end on {@link #close()}, or {@code null} to kill it then
+	 * @param quit the line that asks it to end on {@link #close()}, or {@code null} to
+	 * kill it then
 	 * @return the running child
 	 * @throws IOException when it cannot start
 	 */
@@ -107,7 +109,8 @@ public final class LineProcess implements AutoCloseable {
 	 * Reads the next line.
 	 * @param timeout how long to wait for it
 	 * @return the line
-	 * @throws IllegalStateException when none comes in time or the child ended; the child is killed
+	 * @throws IllegalStateException when none comes in time or the child ended; the child
+	 * is killed
 	 */
 	public String readLine(Duration timeout) {
 		String line;
@@ -180,8 +183,8 @@ public final class LineProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Ends the child if it still runs: with its quit line when it has one, killing it when it has
-	 * not ended within 20 seconds.
+	 * Ends the child if it still runs: with its quit line when it has one, killing it
+	 * when it has not ended within 20 seconds.
 	 */
 	@Override
 	public void close() {

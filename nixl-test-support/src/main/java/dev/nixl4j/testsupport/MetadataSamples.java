@@ -5,7 +5,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 
 /**
- * Real NIXL metadata blobs, from the resources under {@code metadata/} (see the README there).
+ * Real NIXL metadata blobs, from the resources under {@code metadata/} (see the README
+ * there).
  */
 public final class MetadataSamples {
 

@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Assumptions;
 import dev.nixl4j.NixlException;
 
 /**
- * Gate for tests that need native NIXL. Locally they skip, with the command that installs it;
- * in CI ({@code CI=true}) a missing library fails the test instead.
+ * Gate for tests that need native NIXL. Locally they skip, with the command that installs
+ * it; in CI ({@code CI=true}) a missing library fails the test instead.
  */
 public final class NativeNixl {
 
@@ -24,8 +24,8 @@ public final class NativeNixl {
 			if ("true".equalsIgnoreCase(System.getenv("CI"))) {
 				throw new AssertionError("native NIXL is required in CI but did not load: " + ex.getMessage(), ex);
 			}
-			Assumptions.abort("native NIXL is not installed, skipping (install: src/native/fetch-nixl.sh): "
-					+ ex.getMessage());
+			Assumptions.abort(
+					"native NIXL is not installed, skipping (install: src/native/fetch-nixl.sh): " + ex.getMessage());
 		}
 	}
 

@@ -3,8 +3,8 @@ package dev.nixl4j.testsupport;
 import java.util.List;
 
 /**
- * The package boundaries of nixl4j, for the boundary tests of every module: which packages are
- * the public API, and where the implementation lives.
+ * The package boundaries of nixl4j, for the boundary tests of every module: which
+ * packages are the public API, and where the implementation lives.
  */
 public final class PackageBoundaries {
 
@@ -13,7 +13,9 @@ public final class PackageBoundaries {
 			"dev.nixl4j.metadata.etcd", "dev.nixl4j.connect", "dev.nixl4j.kv", "dev.nixl4j.readiness",
 			"dev.nixl4j.json");
 
-	/** The implementation packages (and all below): not API, never used outside nixl-core. */
+	/**
+	 * The implementation packages (and all below): not API, never used outside nixl-core.
+	 */
 	public static final String INTERNAL = "dev.nixl4j.internal..";
 
 	private PackageBoundaries() {

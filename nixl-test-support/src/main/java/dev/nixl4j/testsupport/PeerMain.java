@@ -19,9 +19,10 @@ import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.AgentConfig;
 
 /**
- * A peer agent in its own JVM, driven by line commands on stdin; answers on stdout. Started by
- * {@link PeerProcess}. Commands: {@code LOAD <base64 metadata>}, {@code CRC}, {@code FILL <seed>},
- * {@code EXPECT <tag> <millis>}, {@code QUIT}. At start it prints {@code READY <base64 metadata>
+ * A peer agent in its own JVM, driven by line commands on stdin; answers on stdout.
+ * Started by {@link PeerProcess}. Commands: {@code LOAD <base64 metadata>}, {@code CRC},
+ * {@code FILL <seed>}, {@code EXPECT <tag> <millis>}, {@code QUIT}. At start it prints
+ * {@code READY <base64 metadata>
  * <address> <length>}.
  */
 public final class PeerMain {
@@ -31,7 +32,8 @@ public final class PeerMain {
 
 	/**
 	 * Runs the peer.
-	 * @param args name, region size in bytes, pattern seed, and optionally the engine (default AUTO)
+	 * @param args name, region size in bytes, pattern seed, and optionally the engine
+	 * (default AUTO)
 	 * @throws Exception on failure
 	 */
 	public static void main(String[] args) throws Exception {
@@ -41,7 +43,8 @@ public final class PeerMain {
 		Engine engine = (args.length > 3) ? Engine.valueOf(args[3]) : Engine.AUTO;
 		PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
 				StandardCharsets.UTF_8);
-		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine).build())) {
+		try (Arena arena = Arena.ofShared();
+				NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine).build())) {
 			MemorySegment region = Bytes.pattern(arena, size, seed);
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
@@ -67,7 +70,8 @@ public final class PeerMain {
 							out.println("NOTIF " + notification.text() + " " + crc(region));
 						}
 						catch (RuntimeException ex) {
-							out.println("NONE " + Objects.requireNonNullElse(ex.getMessage(), ex.toString()).replace('\n', ' '));
+							out.println("NONE "
+									+ Objects.requireNonNullElse(ex.getMessage(), ex.toString()).replace('\n', ' '));
 						}
 					}
 					case "QUIT" -> {

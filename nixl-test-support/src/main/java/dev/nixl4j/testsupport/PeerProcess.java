@@ -24,8 +24,8 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.AgentMetadata;
 
 /**
- * A {@link PeerMain} started in a child JVM: a real second process with its own NIXL agent.
- * Metadata is exchanged over the child's stdin and stdout.
+ * A {@link PeerMain} started in a child JVM: a real second process with its own NIXL
+ * agent. Metadata is exchanged over the child's stdin and stdout.
  */
 public final class PeerProcess implements AutoCloseable {
 
@@ -67,8 +67,8 @@ public final class PeerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a peer with extra environment variables, for example {@code UCX_TLS} to choose the
-	 * transports its agent offers.
+	 * Starts a peer with extra environment variables, for example {@code UCX_TLS} to
+	 * choose the transports its agent offers.
 	 * @param name its agent name
 	 * @param size bytes it registers
 	 * @param seed the pattern it fills them with
@@ -203,9 +203,10 @@ public final class PeerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the peer with SIGSTOP: its agent stops answering, so a transfer that needs its help
-	 * stays in flight until {@link #resume()} (one that UCX emulates with messages; one done by
-	 * cross-memory attach does not need the peer). Returns once every thread of the peer stopped.
+	 * Stops the peer with SIGSTOP: its agent stops answering, so a transfer that needs
+	 * its help stays in flight until {@link #resume()} (one that UCX emulates with
+	 * messages; one done by cross-memory attach does not need the peer). Returns once
+	 * every thread of the peer stopped.
 	 */
 	public void pause() {
 		signal("STOP");
@@ -219,8 +220,9 @@ public final class PeerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Whether every thread of the peer is stopped. SIGSTOP takes effect asynchronously: a thread
-	 * that was running when it was sent may run on for a moment after kill returns.
+	 * Whether every thread of the peer is stopped. SIGSTOP takes effect asynchronously: a
+	 * thread that was running when it was sent may run on for a moment after kill
+	 * returns.
 	 */
 	private boolean allThreadsStopped() {
 		try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(this.process.pid()), "task"))) {
@@ -256,7 +258,8 @@ public final class PeerProcess implements AutoCloseable {
 
 	private void signal(String name) {
 		try {
-			Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(this.process.pid())).inheritIO().start();
+			Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(this.process.pid())).inheritIO()
+				.start();
 			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
 				throw new IllegalStateException("kill -" + name + " " + this.process.pid() + " failed");
 			}
@@ -299,13 +302,14 @@ public final class PeerProcess implements AutoCloseable {
 			return answer.split(" ");
 		}
 		catch (Exception ex) {
-			throw new IllegalStateException("peer " + this.name + " did not answer " + prefix + " in " + seconds + " s", ex);
+			throw new IllegalStateException("peer " + this.name + " did not answer " + prefix + " in " + seconds + " s",
+					ex);
 		}
 	}
 
 	/**
-	 * Returns a region of the local process as a remote descriptor would see it (helper for
-	 * checksums on the initiator's side).
+	 * Returns a region of the local process as a remote descriptor would see it (helper
+	 * for checksums on the initiator's side).
 	 * @param segment local memory
 	 * @return its checksum
 	 */

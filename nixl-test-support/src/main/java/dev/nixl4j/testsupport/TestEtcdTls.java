@@ -20,9 +20,9 @@ import javax.net.ssl.TrustManagerFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A throw-away CA with a server certificate for 127.0.0.1 and a client certificate, made with the
- * JDK's {@code keytool} for a TLS etcd in tests: PEM files for etcd, key and trust managers for
- * the client.
+ * A throw-away CA with a server certificate for 127.0.0.1 and a client certificate, made
+ * with the JDK's {@code keytool} for a TLS etcd in tests: PEM files for etcd, key and
+ * trust managers for the client.
  */
 public final class TestEtcdTls {
 

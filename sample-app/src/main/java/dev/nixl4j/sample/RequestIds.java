@@ -6,8 +6,8 @@ import dev.nixl4j.kv.KvTransferParams;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Request ids follow the KV helpers' rule ({@link KvTransferParams#requireRequestId}); a request
- * that breaks it is answered 400.
+ * Request ids follow the KV helpers' rule ({@link KvTransferParams#requireRequestId}); a
+ * request that breaks it is answered 400.
  */
 public final class RequestIds {
 

@@ -39,8 +39,8 @@ public class SampleApplication {
 	}
 
 	/**
-	 * The role this process runs: exactly one of the two profiles, and a token to talk with the
-	 * other role; anything else stops the start with what to do.
+	 * The role this process runs: exactly one of the two profiles, and a token to talk
+	 * with the other role; anything else stops the start with what to do.
 	 */
 	@Bean
 	String sampleRole(Environment environment, SampleProperties properties) {

@@ -17,8 +17,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * Answers a {@link SampleException} with an RFC 9457 problem document, and a request body that
- * is not JSON of the request's types with a 400 that names the field.
+ * Answers a {@link SampleException} with an RFC 9457 problem document, and a request body
+ * that is not JSON of the request's types with a 400 that names the field.
  */
 @RestControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -33,7 +33,8 @@ class SampleExceptionHandler {
 
 	@ExceptionHandler
 	ProblemDetail unreadableBody(HttpMessageNotReadableException ex) {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, describe(ex.getMostSpecificCause()));
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
+				describe(ex.getMostSpecificCause()));
 		problem.setTitle("Bad request body");
 		return problem;
 	}
@@ -48,7 +49,8 @@ class SampleExceptionHandler {
 			return "field '" + path(mismatch.getPath()) + "' must be " + kind(mismatch.getTargetType()) + given;
 		}
 		if (cause instanceof JacksonException json) {
-			return "the request body is not JSON of this request's shape: " + json.getOriginalMessage().lines().findFirst().orElse("");
+			return "the request body is not JSON of this request's shape: "
+					+ json.getOriginalMessage().lines().findFirst().orElse("");
 		}
 		return "the request body cannot be read";
 	}

@@ -8,16 +8,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Properties of the sample application ({@code sample.*}); the KV cache and the agent are the
- * starter's ({@code nixl.*}).
+ * Properties of the sample application ({@code sample.*}); the KV cache and the agent are
+ * the starter's ({@code nixl.*}).
  */
 @ConfigurationProperties("sample")
 public class SampleProperties {
 
 	/**
 	 * Bearer token that the prefill worker requires on its sample API ({@code /prefill},
-	 * {@code /kv/handle}) and that the decode worker sends. Defaults to the metadata registry's
-	 * token.
+	 * {@code /kv/handle}) and that the decode worker sends. Defaults to the metadata
+	 * registry's token.
 	 */
 	private @Nullable String token;
 
@@ -27,15 +27,16 @@ public class SampleProperties {
 	private int maxPromptTokens = 8192;
 
 	/**
-	 * Largest request body that the sample's endpoints ({@code /prefill}, {@code /generate})
-	 * read; a larger one is answered 413 before it is parsed. Sized for the longest prompt as
-	 * token ids (8,192 ids of up to 7 digits) or as escaped text.
+	 * Largest request body that the sample's endpoints ({@code /prefill},
+	 * {@code /generate}) read; a larger one is answered 413 before it is parsed. Sized
+	 * for the longest prompt as token ids (8,192 ids of up to 7 digits) or as escaped
+	 * text.
 	 */
 	private DataSize maxRequestBytes = DataSize.ofKilobytes(256);
 
 	/**
-	 * Longest time that reading a request body of the sample's endpoints may take, from its
-	 * first byte to its last; a slower body is answered 408.
+	 * Longest time that reading a request body of the sample's endpoints may take, from
+	 * its first byte to its last; a slower body is answered 408.
 	 */
 	private Duration requestBodyTimeout = Duration.ofSeconds(10);
 
@@ -89,10 +90,10 @@ public class SampleProperties {
 	public static class Server {
 
 		/**
-		 * Longest time from the first byte of a request to the end of its headers (blank lines
-		 * before a request count from the first). Tomcat's own timeouts apply to each read, so a
-		 * client that sends a byte now and then could otherwise hold a connection for ever; a
-		 * connection past this deadline is closed.
+		 * Longest time from the first byte of a request to the end of its headers (blank
+		 * lines before a request count from the first). Tomcat's own timeouts apply to
+		 * each read, so a client that sends a byte now and then could otherwise hold a
+		 * connection for ever; a connection past this deadline is closed.
 		 */
 		private Duration requestHeaderTimeout = Duration.ofSeconds(10);
 
@@ -122,12 +123,14 @@ public class SampleProperties {
 		private Duration connectTimeout = Duration.ofSeconds(2);
 
 		/**
-		 * How long a call to the prefill worker may take, its fill of the blocks included.
+		 * How long a call to the prefill worker may take, its fill of the blocks
+		 * included.
 		 */
 		private Duration prefillTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * How long a pull (the READ of a request's blocks and the lease confirmation) may take.
+		 * How long a pull (the READ of a request's blocks and the lease confirmation) may
+		 * take.
 		 */
 		private Duration transferTimeout = Duration.ofSeconds(30);
 
@@ -137,7 +140,8 @@ public class SampleProperties {
 		private int maxTokens = 32;
 
 		/**
-		 * Longest simulated queue wait (the decodeDelayMillis of a request) a request may ask for.
+		 * Longest simulated queue wait (the decodeDelayMillis of a request) a request may
+		 * ask for.
 		 */
 		private Duration maxDecodeDelay = Duration.ofMinutes(1);
 

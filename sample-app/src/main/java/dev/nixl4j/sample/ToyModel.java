@@ -11,13 +11,14 @@ import dev.nixl4j.kv.KvCacheLayout;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The sample's stand-in for a model: a byte-level tokenizer, KV values that are a pure function
- * of (token, position, layer, K or V, head), so that any byte of any block can be checked, and a
- * "generation" that depends on every KV byte through their checksum.
+ * The sample's stand-in for a model: a byte-level tokenizer, KV values that are a pure
+ * function of (token, position, layer, K or V, head), so that any byte of any block can
+ * be checked, and a "generation" that depends on every KV byte through their checksum.
  *
- * <p>Each head of each token holds {@code headDim x dtypeSize} bytes drawn from a SplitMix64
- * stream seeded by (token id, position, region, part, head); slots of a block past the prompt's
- * end are zero. Both roles and the load generator compute the same bytes.
+ * <p>
+ * Each head of each token holds {@code headDim x dtypeSize} bytes drawn from a SplitMix64
+ * stream seeded by (token id, position, region, part, head); slots of a block past the
+ * prompt's end are zero. Both roles and the load generator compute the same bytes.
  */
 public final class ToyModel {
 
@@ -58,8 +59,8 @@ public final class ToyModel {
 	 * @param tokens the token ids, or {@code null}
 	 * @param maxTokens the longest prompt accepted
 	 * @return the token ids
-	 * @throws SampleException (400) for neither or both, an empty prompt, one too long or a token
-	 * id outside the vocabulary
+	 * @throws SampleException (400) for neither or both, an empty prompt, one too long or
+	 * a token id outside the vocabulary
 	 */
 	public static int[] tokens(@Nullable String prompt, @Nullable List<Integer> tokens, int maxTokens) {
 		if ((prompt == null) == (tokens == null)) {
@@ -88,7 +89,8 @@ public final class ToyModel {
 			for (int i = 0; i < ids.length; i++) {
 				Integer id = tokens.get(i);
 				if (id == null || id < 0 || id >= VOCABULARY) {
-					throw SampleException.badRequest("token " + i + " is " + id + ": token ids lie in [0, " + VOCABULARY + ")");
+					throw SampleException
+						.badRequest("token " + i + " is " + id + ": token ids lie in [0, " + VOCABULARY + ")");
 				}
 				ids[i] = id;
 			}
@@ -97,8 +99,8 @@ public final class ToyModel {
 	}
 
 	/**
-	 * Counts the bytes of a text in UTF-8 as {@link String#getBytes} writes them (an unpaired
-	 * surrogate as one byte), without encoding it.
+	 * Counts the bytes of a text in UTF-8 as {@link String#getBytes} writes them (an
+	 * unpaired surrogate as one byte), without encoding it.
 	 */
 	private static long utf8Length(String text) {
 		long bytes = 0;
@@ -110,7 +112,8 @@ public final class ToyModel {
 			else if (c < 0x800) {
 				bytes += 2;
 			}
-			else if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+			else if (Character.isHighSurrogate(c) && i + 1 < text.length()
+					&& Character.isLowSurrogate(text.charAt(i + 1))) {
 				bytes += 4;
 				i++;
 			}
@@ -174,8 +177,8 @@ public final class ToyModel {
 	}
 
 	/**
-	 * Visits the runs of one block of one region (one head of one token of K or V each) in
-	 * order, until the action reports a wrong byte.
+	 * Visits the runs of one block of one region (one head of one token of K or V each)
+	 * in order, until the action reports a wrong byte.
 	 * @return {@code null}, or where the wrong byte the action reported is
 	 */
 	private @Nullable String eachRun(int region, int[] tokens, int blockIndex, RunAction action) {
@@ -199,8 +202,8 @@ public final class ToyModel {
 	}
 
 	/**
-	 * Computes the CRC32C of a prompt's blocks as both roles lay them out: region by region,
-	 * blocks in token order.
+	 * Computes the CRC32C of a prompt's blocks as both roles lay them out: region by
+	 * region, blocks in token order.
 	 * @param tokens the prompt
 	 * @return the checksum
 	 */
@@ -218,8 +221,8 @@ public final class ToyModel {
 	}
 
 	/**
-	 * "Generates" text that depends on every KV byte: a stream seeded by the checksum of the
-	 * blocks and the prompt's length.
+	 * "Generates" text that depends on every KV byte: a stream seeded by the checksum of
+	 * the blocks and the prompt's length.
 	 * @param kvCrc32c the checksum of the blocks
 	 * @param promptTokens the prompt's length
 	 * @param count how many characters
@@ -277,7 +280,10 @@ public final class ToyModel {
 		return mix(((long) token << 32) ^ position) ^ mix(((long) region << 20) ^ ((long) part << 16) ^ head ^ GOLDEN);
 	}
 
-	/** What {@link #eachRun} does with one run; returns the offset of a wrong byte in it, or -1. */
+	/**
+	 * What {@link #eachRun} does with one run; returns the offset of a wrong byte in it,
+	 * or -1.
+	 */
 	@FunctionalInterface
 	private interface RunAction {
 

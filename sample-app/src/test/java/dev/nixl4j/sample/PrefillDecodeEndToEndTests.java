@@ -21,9 +21,10 @@ import tools.jackson.databind.JsonNode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample as its users run it: a prefill worker and a decode worker, each a JVM started from
- * the packaged jar, requests through the decode worker with every KV byte checked, and both
- * workers' Actuator health and meters read over HTTP. One subclass per engine.
+ * The sample as its users run it: a prefill worker and a decode worker, each a JVM
+ * started from the packaged jar, requests through the decode worker with every KV byte
+ * checked, and both workers' Actuator health and meters read over HTTP. One subclass per
+ * engine.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class PrefillDecodeEndToEndTests {
@@ -140,15 +141,15 @@ abstract class PrefillDecodeEndToEndTests {
 			assertThat(everything).doesNotContain(SampleWorker.TOKEN);
 			assertThat(worker.log()).doesNotContain(SampleWorker.TOKEN);
 		}
-		// The prefill worker is the metadata registry; nothing is served without the token.
+		// The prefill worker is the metadata registry; nothing is served without the
+		// token.
 		assertThat(this.prefill.get("/nixl/agents/x/metadata").statusCode()).isEqualTo(401);
 	}
 
 	@Test
 	void badPromptsAreRefusedWithTheReason() {
-		Map<GenerateRequest, String> cases = Map.of(
-				new GenerateRequest(null, "", null, null, null), "the prompt is empty",
-				new GenerateRequest(null, "both", List.of(1), null, null), "not both",
+		Map<GenerateRequest, String> cases = Map.of(new GenerateRequest(null, "", null, null, null),
+				"the prompt is empty", new GenerateRequest(null, "both", List.of(1), null, null), "not both",
 				new GenerateRequest(null, null, List.of(1, ToyModel.VOCABULARY), null, null), "token 1 is 1048576",
 				new GenerateRequest("has:colon", "text", null, null, null), "must not contain ':'",
 				new GenerateRequest(null, "x".repeat(8193), null, null, null), "takes at most 8192");

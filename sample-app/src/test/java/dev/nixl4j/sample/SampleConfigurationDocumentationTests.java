@@ -16,8 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Keeps the {@code sample.*} table of {@code docs/configuration.md} in step with the
  * configuration processor's metadata of {@link SampleProperties}: every property has a
- * description (its field's Javadoc) and one row, every row names a property, and a row shows the
- * property's default when the metadata has one (written as in the metadata, in backticks).
+ * description (its field's Javadoc) and one row, every row names a property, and a row
+ * shows the property's default when the metadata has one (written as in the metadata, in
+ * backticks).
  */
 class SampleConfigurationDocumentationTests {
 
@@ -40,7 +41,8 @@ class SampleConfigurationDocumentationTests {
 			}
 		}
 
-		assertThat(properties.values()).as("properties without a description: add Javadoc to the field in SampleProperties")
+		assertThat(properties.values())
+			.as("properties without a description: add Javadoc to the field in SampleProperties")
 			.filteredOn((property) -> property.path("description").asString("").isBlank())
 			.isEmpty();
 		assertThat(rows.keySet()).as("rows of the sample.* table in %s, against the metadata", DOCUMENT)

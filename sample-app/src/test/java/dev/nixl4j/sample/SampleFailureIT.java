@@ -28,11 +28,11 @@ import tools.jackson.databind.JsonNode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample's failure paths, with real worker processes on the embedded engine: a wrong token,
- * a decode worker whose model shape differs, a decode worker whose cache is full, a token holder
- * trying to delete the workers' registry entries, a lease that expires before the read, a prefill
- * worker that dies in the middle of a run and comes back, and one that stops gracefully while a
- * decode worker still has to read its leased blocks.
+ * The sample's failure paths, with real worker processes on the embedded engine: a wrong
+ * token, a decode worker whose model shape differs, a decode worker whose cache is full,
+ * a token holder trying to delete the workers' registry entries, a lease that expires
+ * before the read, a prefill worker that dies in the middle of a run and comes back, and
+ * one that stops gracefully while a decode worker still has to read its leased blocks.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SampleFailureIT {
@@ -86,7 +86,8 @@ class SampleFailureIT {
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(502);
 			JsonNode problem = SampleWorker.JSON.readTree(response.body());
 			assertThat(problem.path("title").asString()).isEqualTo("Prefill worker refused the token");
-			assertThat(problem.path("detail").asString()).contains("(401)", "sample.token must be the same on both workers");
+			assertThat(problem.path("detail").asString()).contains("(401)",
+					"sample.token must be the same on both workers");
 			assertThat(misconfigured.log()).doesNotContain("not-the-token-0123456789");
 		}
 	}
@@ -96,8 +97,8 @@ class SampleFailureIT {
 		double free = this.prefill.meter("sample.kv.blocks.free");
 		try (SampleWorker other = startDecode("decode-16-layers", this.prefill, SampleWorker.TOKEN,
 				"--nixl.kv.layers=16")) {
-			HttpResponse<String> response = other.post("/generate", new GenerateRequest(null, "a prompt", null, null, null),
-					REQUEST_TIMEOUT);
+			HttpResponse<String> response = other.post("/generate",
+					new GenerateRequest(null, "a prompt", null, null, null), REQUEST_TIMEOUT);
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(409);
 			JsonNode problem = SampleWorker.JSON.readTree(response.body());
 			assertThat(problem.path("title").asString()).isEqualTo("KV layout mismatch");
@@ -119,8 +120,8 @@ class SampleFailureIT {
 
 		// B takes the blocks A's lease gave back and overwrites them with its own values.
 		String prompt = "b".repeat(64);
-		HttpResponse<String> fast = this.decode.post("/generate", new GenerateRequest("fast-request", prompt, null, 8, null),
-				REQUEST_TIMEOUT);
+		HttpResponse<String> fast = this.decode.post("/generate",
+				new GenerateRequest("fast-request", prompt, null, 8, null), REQUEST_TIMEOUT);
 		assertThat(fast.statusCode()).as(fast.body()).isEqualTo(200);
 		GenerateResponse answer = SampleWorker.JSON.readValue(fast.body(), GenerateResponse.class);
 		KvCacheLayout layout = answer.layout().toLayout();
@@ -130,8 +131,9 @@ class SampleFailureIT {
 		assertThat(late.statusCode()).as(late.body()).isEqualTo(410);
 		JsonNode problem = SampleWorker.JSON.readTree(late.body());
 		assertThat(problem.path("title").asString()).isEqualTo("Lease lost");
-		assertThat(problem.path("detail").asString()).contains("request 'slow-request'",
-				"the prefill worker did not confirm its lease", "the data was discarded", "lease time 2000 ms")
+		assertThat(problem.path("detail").asString())
+			.contains("request 'slow-request'", "the prefill worker did not confirm its lease",
+					"the data was discarded", "lease time 2000 ms")
 			.containsPattern("\\((EXPIRED|UNKNOWN)\\)");
 		assertThat(late.body()).doesNotContain("\"text\"");
 		this.prefill.awaitMeter("sample.leases", completed + 1, "outcome:COMPLETED");
@@ -153,7 +155,8 @@ class SampleFailureIT {
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
 			JsonNode problem = SampleWorker.JSON.readTree(response.body());
 			assertThat(problem.path("title").asString()).isEqualTo("KV cache full");
-			assertThat(problem.path("detail").asString()).contains("request 'no-room'", "lease on the prefill worker was given back");
+			assertThat(problem.path("detail").asString()).contains("request 'no-room'",
+					"lease on the prefill worker was given back");
 			this.prefill.awaitMeter("sample.leases", released + 1, "outcome:RELEASED");
 			this.prefill.awaitMeter("sample.kv.blocks.free", free);
 			System.out.printf("cache-full decode worker: prefill's blocks free again %.0f ms after the 503%n",
@@ -183,7 +186,10 @@ class SampleFailureIT {
 		assertThat(this.prefill.getJson("/actuator/health").path("status").asString()).isEqualTo("UP");
 	}
 
-	/** A request to the prefill worker's registry about an agent's entry; returns the status. */
+	/**
+	 * A request to the prefill worker's registry about an agent's entry; returns the
+	 * status.
+	 */
 	private int registry(HttpClient http, String method, String agent) throws Exception {
 		HttpRequest request = HttpRequest.newBuilder(this.prefill.uri().resolve("/nixl/agents/" + agent + "/metadata"))
 			.timeout(Duration.ofSeconds(10))
@@ -199,8 +205,8 @@ class SampleFailureIT {
 		SampleWorker first = SampleWorker.start("prefill-dies", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
 		SampleWorker second = null;
 		try (SampleWorker consumer = startDecode("decode-survives", first, SampleWorker.TOKEN)) {
-			LoadGenerator client = new LoadGenerator(LoadOptions.parse(new String[] { "--url", consumer.uri().toString(),
-					"--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }));
+			LoadGenerator client = new LoadGenerator(LoadOptions.parse(new String[] { "--url",
+					consumer.uri().toString(), "--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }));
 			List<Phased> results = Collections.synchronizedList(new ArrayList<>());
 			AtomicReference<String> phase = new AtomicReference<>("up");
 			AtomicBoolean running = new AtomicBoolean(true);
@@ -217,9 +223,8 @@ class SampleFailureIT {
 				first.kill();
 				phase.set("down");
 				awaitResults(results, (r) -> r.phase().equals("down") && !r.result().ok(), 6);
-				awaitResults(results,
-						(r) -> r.phase().equals("down") && String.valueOf(r.result().error()).contains("circuit breaker 'prefill' is open"),
-						1);
+				awaitResults(results, (r) -> r.phase().equals("down")
+						&& String.valueOf(r.result().error()).contains("circuit breaker 'prefill' is open"), 1);
 
 				second = SampleWorker.start("prefill-back", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
 				phase.set("back");
@@ -234,12 +239,13 @@ class SampleFailureIT {
 			synchronized (results) {
 				all = List.copyOf(results);
 			}
-			// While the prefill worker was down, every request failed with a clear answer in time;
+			// While the prefill worker was down, every request failed with a clear answer
+			// in time;
 			// no request ever returned data that did not check out.
 			assertThat(all).filteredOn((r) -> r.phase().equals("down") && !r.result().ok())
 				.allSatisfy((r) -> assertThat(r.result().error()).matches("status 50[23]: .*")
-					.containsAnyOf("is not reachable", "circuit breaker 'prefill' is open", "pulling the blocks of request",
-							"could not exchange NIXL metadata"));
+					.containsAnyOf("is not reachable", "circuit breaker 'prefill' is open",
+							"pulling the blocks of request", "could not exchange NIXL metadata"));
 			assertThat(all).filteredOn((r) -> !r.result().ok())
 				.allSatisfy((r) -> assertThat(r.result().error()).startsWith("status ")
 					.doesNotContain("KV CRC32C", "generated text", "bytes, got", "unreadable answer"));
@@ -254,16 +260,20 @@ class SampleFailureIT {
 
 	@Test
 	void aPrefillWorkerStoppedGracefullyLetsTheDecodeWorkerReadItsLeasedBlocksFirst() {
-		SampleWorker stopping = SampleWorker.start("prefill-stops", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN,
-				EMBEDDED);
+		SampleWorker stopping = SampleWorker.start("prefill-stops", "prefill", SampleWorker.freePort(),
+				SampleWorker.TOKEN, EMBEDDED);
 		try (SampleWorker consumer = startDecode("decode-of-stopping", stopping, SampleWorker.TOKEN)) {
-			assertThat(consumer.post("/generate", new GenerateRequest(null, "warm up", null, null, null), REQUEST_TIMEOUT)
-				.statusCode()).isEqualTo(200);
+			assertThat(
+					consumer.post("/generate", new GenerateRequest(null, "warm up", null, null, null), REQUEST_TIMEOUT)
+						.statusCode())
+				.isEqualTo(200);
 			double free = stopping.meter("sample.kv.blocks.free");
 			String prompt = "c".repeat(80);
-			// The decode worker holds this request for 3 s between the prefill call and the pull.
-			CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(() -> consumer.post("/generate",
-					new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT));
+			// The decode worker holds this request for 3 s between the prefill call and
+			// the pull.
+			CompletableFuture<HttpResponse<String>> pending = CompletableFuture
+				.supplyAsync(() -> consumer.post("/generate",
+						new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT));
 			// 80 tokens: 5 blocks leased.
 			stopping.awaitMeter("sample.kv.blocks.free", free - 5);
 
@@ -271,13 +281,13 @@ class SampleFailureIT {
 			HttpResponse<String> answer = pending.join();
 			assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
 			GenerateResponse generated = SampleWorker.JSON.readValue(answer.body(), GenerateResponse.class);
-			assertThat(generated.kvCrc32c())
-				.isEqualTo(new ToyModel(generated.layout().toLayout()).expectedCrc32c(ToyModel.tokens(prompt, null, 80)));
+			assertThat(generated.kvCrc32c()).isEqualTo(
+					new ToyModel(generated.layout().toLayout()).expectedCrc32c(ToyModel.tokens(prompt, null, 80)));
 			assertThat(exit.join()).isIn(0, 143);
 			assertThat(stopping.log()).doesNotContain("KV lease(s) after the shutdown timeout");
 
-			HttpResponse<String> after = consumer.post("/generate", new GenerateRequest(null, "too late", null, null, null),
-					REQUEST_TIMEOUT);
+			HttpResponse<String> after = consumer.post("/generate",
+					new GenerateRequest(null, "too late", null, null, null), REQUEST_TIMEOUT);
 			assertThat(after.statusCode()).as(after.body()).isEqualTo(503);
 		}
 		finally {
@@ -307,8 +317,9 @@ class SampleFailureIT {
 			}
 			if (System.nanoTime() - deadline >= 0) {
 				synchronized (results) {
-					throw new AssertionError("expected " + count + " results of the condition within 90 s; got " + matching
-							+ ":\n" + results.stream().map(Phased::toString).reduce("", (a, b) -> a + b + "\n"));
+					throw new AssertionError(
+							"expected " + count + " results of the condition within 90 s; got " + matching + ":\n"
+									+ results.stream().map(Phased::toString).reduce("", (a, b) -> a + b + "\n"));
 				}
 			}
 			SampleWorker.pause(Duration.ofMillis(50));
@@ -319,8 +330,8 @@ class SampleFailureIT {
 
 		@Override
 		public String toString() {
-			return this.phase + " " + (this.result.ok() ? "ok " + this.result.answer().producerAgent()
-					: this.result.error());
+			return this.phase + " "
+					+ (this.result.ok() ? "ok " + this.result.answer().producerAgent() : this.result.error());
 		}
 
 	}

@@ -56,17 +56,20 @@ import tools.jackson.databind.JsonNode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The two-process sample on the embedded engine under continuous, verified load while it is
- * attacked in turn: the prefill worker killed and restarted, both registry entries deleted,
- * forged entries put over the agents' names, oversize request bodies, 1,000 idle sockets to the
- * prefill worker's embedded listener, and a few hundred slow connections to its HTTP port.
+ * The two-process sample on the embedded engine under continuous, verified load while it
+ * is attacked in turn: the prefill worker killed and restarted, both registry entries
+ * deleted, forged entries put over the agents' names, oversize request bodies, 1,000 idle
+ * sockets to the prefill worker's embedded listener, and a few hundred slow connections
+ * to its HTTP port.
  *
- * <p>After each fault it measures how long the workers took to show it (through health, a fast
- * failure or a refusal), how long until requests succeeded again, and the workers' live threads
- * before, at the peak and after. All faults run even when an earlier one missed its target; a
- * pair that does not recover is repaired (the deleted or forged entries put back, else both
- * workers restarted) so that the next fault starts from a working pair. The figures go to stdout
- * and to {@code target/fault-report.txt}; the assertions are checked together at the end.
+ * <p>
+ * After each fault it measures how long the workers took to show it (through health, a
+ * fast failure or a refusal), how long until requests succeeded again, and the workers'
+ * live threads before, at the peak and after. All faults run even when an earlier one
+ * missed its target; a pair that does not recover is repaired (the deleted or forged
+ * entries put back, else both workers restarted) so that the next fault starts from a
+ * working pair. The figures go to stdout and to {@code target/fault-report.txt}; the
+ * assertions are checked together at the end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
@@ -74,7 +77,10 @@ class SampleFaultIT {
 
 	private static final String EMBEDDED = "--nixl.agent.engine=embedded";
 
-	/** How soon a fault that stops data from moving must show, as health or a fast failure. */
+	/**
+	 * How soon a fault that stops data from moving must show, as health or a fast
+	 * failure.
+	 */
 	private static final Duration DETECTION_LIMIT = Duration.ofSeconds(5);
 
 	/** How soon after a fault ends requests must succeed again. */
@@ -109,12 +115,18 @@ class SampleFaultIT {
 	/** How long idle sockets are held: well above any deadline for a peer's hello. */
 	private static final Duration IDLE_WAIT = Duration.ofSeconds(20);
 
-	/** A connection closed this soon after it opened was refused for being beyond the bound. */
+	/**
+	 * A connection closed this soon after it opened was refused for being beyond the
+	 * bound.
+	 */
 	private static final Duration AT_ONCE = Duration.ofSeconds(1);
 
 	private static final int SLOW_CONNECTIONS = 300;
 
-	/** How long slow connections trickle: well above any deadline for reading request headers. */
+	/**
+	 * How long slow connections trickle: well above any deadline for reading request
+	 * headers.
+	 */
 	private static final Duration SLOW_WAIT = Duration.ofSeconds(25);
 
 	private static final Duration TRICKLE_EVERY = Duration.ofSeconds(3);
@@ -217,8 +229,10 @@ class SampleFaultIT {
 		this.prefill = startPrefill("prefill-restarted");
 		fault.end = now();
 		fault.note("restarted in " + seconds(fault.end - killed - DOWN_TIME.toNanos()));
-		// Every request that failed while the prefill worker was gone or starting, up to the first
-		// success after the restart: how long it took to learn that the producer was gone.
+		// Every request that failed while the prefill worker was gone or starting, up to
+		// the first
+		// success after the restart: how long it took to learn that the producer was
+		// gone.
 		awaitRecovery(fault.end, RECOVERY_WAIT);
 		long worst = -1;
 		int failed = 0;
@@ -245,14 +259,16 @@ class SampleFaultIT {
 		int decodeStatus = registryDelete(decodeAgent);
 		fault.end = now();
 		fault.note("DELETE answered " + prefillStatus + " (prefill) and " + decodeStatus + " (decode)");
-		this.soft.assertThat(List.of(prefillStatus, decodeStatus)).as(fault.name + ": DELETE statuses (204, or 403 "
-				+ "when only the owner may delete)").allMatch((s) -> s == 204 || s == 403);
+		this.soft.assertThat(List.of(prefillStatus, decodeStatus))
+			.as(fault.name + ": DELETE statuses (204, or 403 " + "when only the owner may delete)")
+			.allMatch((s) -> s == 204 || s == 403);
 		// A refused DELETE (403) leaves nothing to detect.
 		Long prefillSeen = (prefillStatus == 403) ? Long.valueOf(start)
 				: awaitRepublishedOrUnhealthy(prefillAgent, "prefill", null, start, fault);
 		Long decodeSeen = (decodeStatus == 403) ? Long.valueOf(start)
 				: awaitRepublishedOrUnhealthy(decodeAgent, "decode", null, start, fault);
-		fault.detection = (prefillSeen != null && decodeSeen != null) ? Math.max(prefillSeen, decodeSeen) - start : null;
+		fault.detection = (prefillSeen != null && decodeSeen != null) ? Math.max(prefillSeen, decodeSeen) - start
+				: null;
 	}
 
 	private void forgeEntries(FaultRecord fault) {
@@ -263,16 +279,17 @@ class SampleFaultIT {
 		fault.repair = () -> saved.forEach(this::putBack);
 		long start = now();
 		Map<String, Integer> statuses = new TreeMap<>();
-		Map<String, byte[]> forged = Map.of(prefillAgent, ForgedMetadata.oneByteUcxConnection(prefillAgent), decodeAgent,
-				ForgedMetadata.oneByteUcxConnection(decodeAgent));
+		Map<String, byte[]> forged = Map.of(prefillAgent, ForgedMetadata.oneByteUcxConnection(prefillAgent),
+				decodeAgent, ForgedMetadata.oneByteUcxConnection(decodeAgent));
 		for (String role : List.of("decode", "prefill")) {
 			String agent = role.equals("decode") ? decodeAgent : prefillAgent;
 			statuses.put(role, registryPut(agent, forged.get(agent)));
 		}
 		fault.end = now();
-		fault.note("PUT of a forged " + forged.get(decodeAgent).length + "-byte blob (one-byte UCX connection) answered "
-				+ statuses);
-		this.soft.assertThat(statuses).as(fault.name + ": a token holder's PUT over another agent's entry")
+		fault.note("PUT of a forged " + forged.get(decodeAgent).length
+				+ "-byte blob (one-byte UCX connection) answered " + statuses);
+		this.soft.assertThat(statuses)
+			.as(fault.name + ": a token holder's PUT over another agent's entry")
 			.containsOnly(Map.entry("decode", 403), Map.entry("prefill", 403));
 		long worst = fault.end - start;
 		for (String role : List.of("decode", "prefill")) {
@@ -288,7 +305,8 @@ class SampleFaultIT {
 			String agent = role.equals("decode") ? decodeAgent : prefillAgent;
 			HttpResponse<byte[]> entry = registryGet(agent);
 			this.soft.assertThat(entry.statusCode() == 200 && !Arrays.equals(entry.body(), forged.get(agent)))
-				.as(fault.name + ": the " + role + " agent's entry is its own again (status " + entry.statusCode() + ")")
+				.as(fault.name + ": the " + role + " agent's entry is its own again (status " + entry.statusCode()
+						+ ")")
 				.isTrue();
 		}
 	}
@@ -305,7 +323,8 @@ class SampleFaultIT {
 		fault.note("answers " + answers);
 		boolean all413 = answers.stream().allMatch((a) -> a.status().equals("413"));
 		fault.detection = all413 ? answers.stream().mapToLong(Oversize::nanos).max().orElseThrow() : null;
-		this.soft.assertThat(answers).as(fault.name + ": 413 within " + DETECTION_LIMIT)
+		this.soft.assertThat(answers)
+			.as(fault.name + ": 413 within " + DETECTION_LIMIT)
 			.allMatch((a) -> a.status().equals("413") && a.nanos() <= DETECTION_LIMIT.toNanos());
 		for (SampleWorker worker : List.of(prefill(), decode())) {
 			boolean oom = worker.log().contains("OutOfMemoryError");
@@ -323,7 +342,8 @@ class SampleFaultIT {
 		fault.end = now();
 		fault.detection = sockets.stillOpen == 0 ? sockets.lastClosed - fault.start : null;
 		fault.note(sockets.summary());
-		this.soft.assertThat(sockets.stillOpen).as(fault.name + ": idle sockets the listener kept open for " + IDLE_WAIT)
+		this.soft.assertThat(sockets.stillOpen)
+			.as(fault.name + ": idle sockets the listener kept open for " + IDLE_WAIT)
 			.isZero();
 		assertTrafficWentOn(fault);
 		this.soft.assertThat(listenerClosesABadHello())
@@ -348,8 +368,8 @@ class SampleFaultIT {
 	}
 
 	/**
-	 * Sends the embedded listener a hello of zeros (a wrong magic number) on a new connection;
-	 * a listener that still accepts and serves connections closes it at once.
+	 * Sends the embedded listener a hello of zeros (a wrong magic number) on a new
+	 * connection; a listener that still accepts and serves connections closes it at once.
 	 */
 	private boolean listenerClosesABadHello() {
 		try (Socket socket = new Socket()) {
@@ -420,12 +440,14 @@ class SampleFaultIT {
 		}
 		assertWithin(fault.recovery, RECOVERY_LIMIT, fault.name + ": time to recovery");
 		if (!fault.prefillRestarted && fault.repaired == null) {
-			this.soft.assertThat(fault.prefillAfter).as(fault.name + ": prefill live threads after, baseline "
-					+ fault.prefillBefore).isLessThanOrEqualTo(fault.prefillBefore + THREAD_TOLERANCE);
+			this.soft.assertThat(fault.prefillAfter)
+				.as(fault.name + ": prefill live threads after, baseline " + fault.prefillBefore)
+				.isLessThanOrEqualTo(fault.prefillBefore + THREAD_TOLERANCE);
 		}
 		if (fault.repaired == null || !fault.repaired.contains("restart")) {
-			this.soft.assertThat(fault.decodeAfter).as(fault.name + ": decode live threads after, baseline "
-					+ fault.decodeBefore).isLessThanOrEqualTo(fault.decodeBefore + THREAD_TOLERANCE);
+			this.soft.assertThat(fault.decodeAfter)
+				.as(fault.name + ": decode live threads after, baseline " + fault.decodeBefore)
+				.isLessThanOrEqualTo(fault.decodeBefore + THREAD_TOLERANCE);
 		}
 	}
 
@@ -450,8 +472,8 @@ class SampleFaultIT {
 	}
 
 	/**
-	 * Brings a pair that did not recover back: the fault's own repair first (entries put back),
-	 * then, if requests still fail, both workers restarted.
+	 * Brings a pair that did not recover back: the fault's own repair first (entries put
+	 * back), then, if requests still fail, both workers restarted.
 	 */
 	private void repair(FaultRecord fault) {
 		if (fault.repair != null && prefill().isAlive() && decode().isAlive()) {
@@ -484,7 +506,8 @@ class SampleFaultIT {
 	}
 
 	/**
-	 * Waits for an answer that checked out, from a request sent at or after {@code since}.
+	 * Waits for an answer that checked out, from a request sent at or after
+	 * {@code since}.
 	 * @return when it came, or {@code null} when none came in time
 	 */
 	private @Nullable Long awaitRecovery(long since, Duration wait) {
@@ -519,7 +542,8 @@ class SampleFaultIT {
 
 	/**
 	 * Waits, at most 10 s, until an agent's entry is back in the registry (and, when
-	 * {@code forged} is given, no longer the forged one), or its worker's health is not UP.
+	 * {@code forged} is given, no longer the forged one), or its worker's health is not
+	 * UP.
 	 * @return when that was seen, or {@code null} when neither happened
 	 */
 	private @Nullable Long awaitRepublishedOrUnhealthy(String agent, String role, byte @Nullable [] forged, long start,
@@ -552,11 +576,12 @@ class SampleFaultIT {
 			.filter((s) -> s.start() >= fault.start && s.end() <= fault.end)
 			.toList();
 		this.soft.assertThat(during).as(fault.name + ": verified answers while the fault lasted").anyMatch(Sample::ok);
-		this.soft.assertThat(during).as(fault.name + ": failed requests while the fault lasted")
-			.allMatch(Sample::ok);
+		this.soft.assertThat(during).as(fault.name + ": failed requests while the fault lasted").allMatch(Sample::ok);
 	}
 
-	/** Waits until a worker's live threads are back within the tolerance of a baseline. */
+	/**
+	 * Waits until a worker's live threads are back within the tolerance of a baseline.
+	 */
 	private int awaitThreads(SampleWorker worker, int baseline) {
 		long deadline = now() + THREAD_WAIT.toNanos();
 		int threads = threads(worker);
@@ -602,7 +627,8 @@ class SampleFaultIT {
 
 	private int registryPut(String agent, byte[] metadata) {
 		return send(registryRequest(agent).header("Content-Type", "application/octet-stream")
-			.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata)), HttpResponse.BodyHandlers.discarding()).statusCode();
+			.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata)), HttpResponse.BodyHandlers.discarding())
+			.statusCode();
 	}
 
 	private HttpRequest.Builder registryRequest(String agent) {
@@ -624,7 +650,10 @@ class SampleFaultIT {
 		}
 	}
 
-	/** Percent-encodes an agent name as one path segment, dots included (the registry's rule). */
+	/**
+	 * Percent-encodes an agent name as one path segment, dots included (the registry's
+	 * rule).
+	 */
 	private static String encode(String agent) {
 		StringBuilder encoded = new StringBuilder();
 		for (byte b : agent.getBytes(StandardCharsets.UTF_8)) {
@@ -664,15 +693,18 @@ class SampleFaultIT {
 	/** A worker's {@code jvm.threads.live}, or -1 when it cannot be read within 2 s. */
 	private static int threads(SampleWorker worker) {
 		try {
-			HttpResponse<String> response = HTTP.send(
-					HttpRequest.newBuilder(worker.uri().resolve("/actuator/metrics/jvm.threads.live"))
-						.timeout(Duration.ofSeconds(2))
-						.build(),
-					HttpResponse.BodyHandlers.ofString());
+			HttpResponse<String> response = HTTP
+				.send(HttpRequest.newBuilder(worker.uri().resolve("/actuator/metrics/jvm.threads.live"))
+					.timeout(Duration.ofSeconds(2))
+					.build(), HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200) {
 				return -1;
 			}
-			return (int) SampleWorker.JSON.readTree(response.body()).path("measurements").path(0).path("value").asDouble();
+			return (int) SampleWorker.JSON.readTree(response.body())
+				.path("measurements")
+				.path(0)
+				.path("value")
+				.asDouble();
 		}
 		catch (IOException | RuntimeException ex) {
 			return -1;
@@ -686,8 +718,8 @@ class SampleFaultIT {
 	// ---- oversize bodies
 
 	/**
-	 * How an oversize request ended: the status of the answer, or what happened instead, and
-	 * when, from the start of the request.
+	 * How an oversize request ended: the status of the answer, or what happened instead,
+	 * and when, from the start of the request.
 	 */
 	record Oversize(String status, long nanos, boolean chunked) {
 
@@ -699,9 +731,10 @@ class SampleFaultIT {
 	}
 
 	/**
-	 * Sends {@code POST /generate} with a JSON body of 64 MiB (a prompt of 'a's), streamed from a
-	 * small buffer while the answer is read on this thread: the answer counts as soon as its
-	 * status line arrives, even when the server stops reading the body.
+	 * Sends {@code POST /generate} with a JSON body of 64 MiB (a prompt of 'a's),
+	 * streamed from a small buffer while the answer is read on this thread: the answer
+	 * counts as soon as its status line arrives, even when the server stops reading the
+	 * body.
 	 */
 	private static Oversize sendOversize(int port, boolean chunked) {
 		long start = System.nanoTime();
@@ -795,8 +828,8 @@ class SampleFaultIT {
 	// ---- many sockets at once
 
 	/**
-	 * Many non-blocking connections to one address, held open until the server closes them or
-	 * the wait ends; each optionally sends a first chunk, then another every
+	 * Many non-blocking connections to one address, held open until the server closes
+	 * them or the wait ends; each optionally sends a first chunk, then another every
 	 * {@link #TRICKLE_EVERY}.
 	 */
 	private final class Sockets {
@@ -825,8 +858,7 @@ class SampleFaultIT {
 
 		long lastClosed;
 
-		Sockets(InetSocketAddress address, int count, byte @Nullable [] first,
-				@Nullable IntFunction<byte[]> trickle) {
+		Sockets(InetSocketAddress address, int count, byte @Nullable [] first, @Nullable IntFunction<byte[]> trickle) {
 			this.address = address;
 			this.count = count;
 			this.first = first;
@@ -848,8 +880,10 @@ class SampleFaultIT {
 				long nextTrickle = now() + TRICKLE_EVERY.toNanos();
 				int round = 0;
 				while (now() - deadline < 0 && (channels.size() < this.count || !selector.keys().isEmpty())) {
-					// Batches below the servers' accept backlog, so that a connection counts as open
-					// when the server accepted it, not while the kernel holds it half-open.
+					// Batches below the servers' accept backlog, so that a connection
+					// counts as open
+					// when the server accepted it, not while the kernel holds it
+					// half-open.
 					for (int i = 0; i < BATCH && channels.size() < this.count; i++) {
 						SocketChannel channel = SocketChannel.open();
 						channels.add(channel);
@@ -903,8 +937,10 @@ class SampleFaultIT {
 							this.stillOpen++;
 						}
 						else {
-							// the client completed the handshake but the server's accept queue was
-							// full: the kernel keeps it half-open and the server never saw it
+							// the client completed the handshake but the server's accept
+							// queue was
+							// full: the kernel keeps it half-open and the server never
+							// saw it
 							this.halfOpen++;
 						}
 					}
@@ -974,10 +1010,10 @@ class SampleFaultIT {
 
 		String summary() {
 			return this.count + " sockets: " + this.connected + " connected, " + this.refused + " refused, "
-					+ this.closedAtOnce + " closed by the server within " + AT_ONCE.toSeconds() + " s, " + this.closedLater
-					+ " closed later, " + this.stillOpen + " still open when released, " + this.halfOpen
-					+ " never established on the server's side (its accept queue was full), " + this.neverConnected
-					+ " never connected";
+					+ this.closedAtOnce + " closed by the server within " + AT_ONCE.toSeconds() + " s, "
+					+ this.closedLater + " closed later, " + this.stillOpen + " still open when released, "
+					+ this.halfOpen + " never established on the server's side (its accept queue was full), "
+					+ this.neverConnected + " never connected";
 		}
 
 		private static int localPort(SocketChannel channel) {
@@ -990,9 +1026,9 @@ class SampleFaultIT {
 		}
 
 		/**
-		 * The client ports of the connections to the given local server port that the kernel holds
-		 * established on the server's side (accepted, or waiting in the accept queue), read from
-		 * {@code /proc/net/tcp} and {@code /proc/net/tcp6}.
+		 * The client ports of the connections to the given local server port that the
+		 * kernel holds established on the server's side (accepted, or waiting in the
+		 * accept queue), read from {@code /proc/net/tcp} and {@code /proc/net/tcp6}.
 		 */
 		private static Set<Integer> establishedServerSides(int serverPort) throws IOException {
 			Set<Integer> clients = new HashSet<>();
@@ -1003,7 +1039,8 @@ class SampleFaultIT {
 				}
 				for (String line : Files.readAllLines(path, StandardCharsets.US_ASCII)) {
 					String[] fields = line.trim().split("\\s+");
-					// sl local_address rem_address st ...; addresses are hex address:port, st 01 is ESTABLISHED
+					// sl local_address rem_address st ...; addresses are hex
+					// address:port, st 01 is ESTABLISHED
 					if (fields.length < 4 || !fields[0].endsWith(":") || !fields[3].equals("01")) {
 						continue;
 					}
@@ -1028,9 +1065,9 @@ class SampleFaultIT {
 		}
 
 		/**
-		 * The kind of outcome: {@code ok}, {@code HTTP <status> <problem title>}, the exception's
-		 * class for a request that got no answer, or {@value #WRONG_DATA} for an answer of 200
-		 * whose data did not check out.
+		 * The kind of outcome: {@code ok}, {@code HTTP <status> <problem title>}, the
+		 * exception's class for a request that got no answer, or {@value #WRONG_DATA} for
+		 * an answer of 200 whose data did not check out.
 		 */
 		String kind() {
 			if (this.result.ok()) {
@@ -1063,7 +1100,10 @@ class SampleFaultIT {
 
 	}
 
-	/** A few client threads sending verified requests until stopped; bounded in count and time. */
+	/**
+	 * A few client threads sending verified requests until stopped; bounded in count and
+	 * time.
+	 */
 	private final class Load {
 
 		private final LoadGenerator client;
@@ -1078,12 +1118,16 @@ class SampleFaultIT {
 
 		private final long deadline = now() + Duration.ofMinutes(9).toNanos();
 
-		/** What the pair is going through; each answer is counted under the phase it ended in. */
+		/**
+		 * What the pair is going through; each answer is counted under the phase it ended
+		 * in.
+		 */
 		volatile String phase = "warm-up";
 
 		Load() {
-			this.client = new LoadGenerator(LoadOptions.parse(new String[] { "--url", "http://127.0.0.1:" + SampleFaultIT.this.decodePort,
-					"--prompt-tokens", "48", "--max-tokens", "8", "--timeout", Long.toString(CLIENT_TIMEOUT.toSeconds()) }));
+			this.client = new LoadGenerator(LoadOptions
+				.parse(new String[] { "--url", "http://127.0.0.1:" + SampleFaultIT.this.decodePort, "--prompt-tokens",
+						"48", "--max-tokens", "8", "--timeout", Long.toString(CLIENT_TIMEOUT.toSeconds()) }));
 			for (int i = 0; i < CLIENTS; i++) {
 				this.threads.add(Thread.ofPlatform().name("fault-load-" + i).start(this::loop));
 			}
@@ -1098,7 +1142,8 @@ class SampleFaultIT {
 				long start = now();
 				RequestResult result = this.client.send(index);
 				this.samples.add(new Sample(this.phase, start, now(), result));
-				// Leaves CPU to the workers and the faults on a small machine, and bounds the
+				// Leaves CPU to the workers and the faults on a small machine, and bounds
+				// the
 				// requests while a worker refuses them at once.
 				pause(Duration.ofMillis(result.ok() ? 20 : 100));
 			}
@@ -1148,7 +1193,8 @@ class SampleFaultIT {
 		private void loop() {
 			while (this.running.get() && now() - this.deadline < 0) {
 				for (String role : List.of("prefill", "decode")) {
-					SampleWorker worker = role.equals("prefill") ? SampleFaultIT.this.prefill : SampleFaultIT.this.decode;
+					SampleWorker worker = role.equals("prefill") ? SampleFaultIT.this.prefill
+							: SampleFaultIT.this.decode;
 					if (worker == null) {
 						continue;
 					}
@@ -1248,10 +1294,18 @@ class SampleFaultIT {
 		Map<String, Integer> kinds = new TreeMap<>();
 		all.forEach((s) -> kinds.merge(s.kind(), 1, Integer::sum));
 		long verified = all.stream().filter(Sample::ok).count();
-		out.append("Fault test of the sample (embedded engine), ").append(CLIENTS).append(" clients, ")
-			.append(all.size()).append(" requests in ").append(seconds(now())).append('\n');
-		out.append("answers verified: ").append(verified).append("; wrong data: ")
-			.append(kinds.getOrDefault(WRONG_DATA, 0)).append('\n');
+		out.append("Fault test of the sample (embedded engine), ")
+			.append(CLIENTS)
+			.append(" clients, ")
+			.append(all.size())
+			.append(" requests in ")
+			.append(seconds(now()))
+			.append('\n');
+		out.append("answers verified: ")
+			.append(verified)
+			.append("; wrong data: ")
+			.append(kinds.getOrDefault(WRONG_DATA, 0))
+			.append('\n');
 		Map<String, String> examples = new TreeMap<>();
 		all.forEach((s) -> examples.putIfAbsent(s.kind(), String.valueOf(s.result().error())));
 		out.append("outcomes by kind (with the first error of each):\n");
@@ -1267,13 +1321,17 @@ class SampleFaultIT {
 			out.append(String.format(Locale.ROOT, "%-28s %10s %10s %18s %18s  %s / %s%n", fault.name,
 					seconds(fault.detection), seconds(fault.recovery),
 					fault.prefillBefore + "/" + fault.prefillPeak + "/" + fault.prefillAfter,
-					fault.decodeBefore + "/" + fault.decodePeak + "/" + fault.decodeAfter, fault.answers, fault.healthSeen));
+					fault.decodeBefore + "/" + fault.decodePeak + "/" + fault.decodeAfter, fault.answers,
+					fault.healthSeen));
 			for (String note : fault.notes) {
 				out.append("      ").append(note).append('\n');
 			}
 			if (fault.repaired != null) {
-				out.append("      NOT RECOVERED within ").append(RECOVERY_WAIT.toSeconds()).append(" s; repaired: ")
-					.append(fault.repaired).append('\n');
+				out.append("      NOT RECOVERED within ")
+					.append(RECOVERY_WAIT.toSeconds())
+					.append(" s; repaired: ")
+					.append(fault.repaired)
+					.append('\n');
 			}
 		}
 		for (String death : this.deaths) {

@@ -33,11 +33,11 @@ import tools.jackson.databind.JsonNode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the two workers accept from outside, with real worker processes on the embedded engine:
- * request bodies bounded before they are parsed, strict JSON types, the bearer scheme in any
- * case, and a deadline on request headers that closes slow connections while other clients are
- * served. Both workers run with small limits: bodies of 64 KiB read within 3 s, headers within
- * 3 s, and each read within 2 s.
+ * What the two workers accept from outside, with real worker processes on the embedded
+ * engine: request bodies bounded before they are parsed, strict JSON types, the bearer
+ * scheme in any case, and a deadline on request headers that closes slow connections
+ * while other clients are served. Both workers run with small limits: bodies of 64 KiB
+ * read within 3 s, headers within 3 s, and each read within 2 s.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -59,7 +59,8 @@ class SampleInputLimitsIT {
 
 	@BeforeAll
 	void startWorkers() {
-		this.prefill = SampleWorker.start("prefill-limits", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN, LIMITS);
+		this.prefill = SampleWorker.start("prefill-limits", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN,
+				LIMITS);
 		List<String> args = new ArrayList<>(List.of(LIMITS));
 		args.add("--sample.decode.prefill-url=" + this.prefill.uri());
 		this.decode = SampleWorker.start("decode-limits", "decode", SampleWorker.freePort(), SampleWorker.TOKEN,
@@ -79,7 +80,8 @@ class SampleInputLimitsIT {
 	@Test
 	void oversizeBodiesAreRefusedWith413BeforeTheyAreRead() throws Exception {
 		byte[] huge = prompt(64 << 20);
-		// Four bodies of 64 MiB at once, with a Content-Length and chunked: the reproduction of the
+		// Four bodies of 64 MiB at once, with a Content-Length and chunked: the
+		// reproduction of the
 		// OutOfMemoryError, against a heap of 256 MiB.
 		try (ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
 			List<Future<RawResponse>> answers = new ArrayList<>();
@@ -104,15 +106,16 @@ class SampleInputLimitsIT {
 			assertThat(SampleWorker.JSON.readTree(answer.body()).path("detail").asString())
 				.contains("at most 65536 (sample.max-request-bytes)");
 		}
-		// A body under the limit with a prompt over the token limit: the prompt's own 400.
+		// A body under the limit with a prompt over the token limit: the prompt's own
+		// 400.
 		HttpResponse<String> tooLong = this.decode.post("/generate",
 				new GenerateRequest(null, "x".repeat(9000), null, null, null), REQUEST_TIMEOUT);
 		assertThat(tooLong.statusCode()).as(tooLong.body()).isEqualTo(400);
 		assertThat(SampleWorker.JSON.readTree(tooLong.body()).path("detail").asString())
 			.contains("the prompt has 9000 tokens", "takes at most 8192");
 
-		HttpResponse<String> fine = this.decode.post("/generate", new GenerateRequest(null, "after the big ones", null, 8, null),
-				REQUEST_TIMEOUT);
+		HttpResponse<String> fine = this.decode.post("/generate",
+				new GenerateRequest(null, "after the big ones", null, 8, null), REQUEST_TIMEOUT);
 		assertThat(fine.statusCode()).as(fine.body()).isEqualTo(200);
 		assertThat(this.decode.isAlive()).isTrue();
 		assertThat(this.decode.log() + this.prefill.log()).doesNotContain("OutOfMemoryError");
@@ -124,9 +127,11 @@ class SampleInputLimitsIT {
 			socket.setSoTimeout(20_000);
 			OutputStream out = socket.getOutputStream();
 			out.write(("POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-					+ "Content-Length: 64\r\n\r\n{").getBytes(StandardCharsets.US_ASCII));
+					+ "Content-Length: 64\r\n\r\n{")
+				.getBytes(StandardCharsets.US_ASCII));
 			long start = System.nanoTime();
-			// One byte a second: each read is within the 2 s timeout, the whole body is not.
+			// One byte a second: each read is within the 2 s timeout, the whole body is
+			// not.
 			Thread writer = Thread.ofVirtual().start(() -> {
 				try {
 					for (int i = 0; i < 20; i++) {
@@ -186,7 +191,8 @@ class SampleInputLimitsIT {
 					new PrefillRequest("scheme-" + scheme, "a prompt", null), REQUEST_TIMEOUT, "Authorization",
 					authorization);
 			assertThat(prefilled.statusCode()).as(prefilled.body()).isEqualTo(200);
-			// The registry on the same port answers 404 for an agent it does not know, not 401.
+			// The registry on the same port answers 404 for an agent it does not know,
+			// not 401.
 			assertThat(this.prefill.get("/nixl/agents/nobody/metadata", "Authorization", authorization).statusCode())
 				.as(scheme)
 				.isEqualTo(404);
@@ -208,7 +214,8 @@ class SampleInputLimitsIT {
 				int id = i;
 				closes.add(clients.submit(() -> trickleHeaders(this.prefill.port(), id)));
 			}
-			// Meanwhile, ordinary requests to the registry's port and through the decode worker.
+			// Meanwhile, ordinary requests to the registry's port and through the decode
+			// worker.
 			long end = System.nanoTime() + HEADER_DEADLINE.multipliedBy(2).toNanos();
 			while (System.nanoTime() - end < 0) {
 				assertThat(this.prefill.get("/kv/handle", "Authorization", "Bearer " + SampleWorker.TOKEN).statusCode())
@@ -227,8 +234,10 @@ class SampleInputLimitsIT {
 		Arrays.sort(seconds);
 		System.out.printf(Locale.ROOT, "%d slow-header connections closed after %.2f s (first) to %.2f s (last); "
 				+ "%d ordinary requests served meanwhile%n", slow, seconds[0], seconds[slow - 1], served);
-		// Each trickles a header line every second, so the per-read timeout (2 s) never ends one;
-		// the deadline (3 s from the first byte) does, within a sweep (at most 1 s) and the
+		// Each trickles a header line every second, so the per-read timeout (2 s) never
+		// ends one;
+		// the deadline (3 s from the first byte) does, within a sweep (at most 1 s) and
+		// the
 		// scheduling of a loaded machine.
 		assertThat(seconds[0]).isGreaterThanOrEqualTo(HEADER_DEADLINE.toMillis() / 1000.0 - 0.1);
 		assertThat(seconds[slow - 1]).isLessThan(HEADER_DEADLINE.toMillis() / 1000.0 + 5);
@@ -242,7 +251,8 @@ class SampleInputLimitsIT {
 			socket.setSoTimeout(10_000);
 			OutputStream out = socket.getOutputStream();
 			InputStream in = new BufferedInputStream(socket.getInputStream());
-			// Complete requests on one connection for twice the deadline: each is on time.
+			// Complete requests on one connection for twice the deadline: each is on
+			// time.
 			long start = System.nanoTime();
 			int requests = 0;
 			while (System.nanoTime() - start < HEADER_DEADLINE.multipliedBy(2).toNanos()) {
@@ -254,7 +264,8 @@ class SampleInputLimitsIT {
 				SampleWorker.pause(Duration.ofMillis(750));
 			}
 			assertThat(requests).isGreaterThan(1);
-			// Then a request whose header lines trickle in: the same connection is closed.
+			// Then a request whose header lines trickle in: the same connection is
+			// closed.
 			long late = System.nanoTime();
 			out.write("GET /actuator/health HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
 			socket.setSoTimeout(1000);
@@ -274,8 +285,8 @@ class SampleInputLimitsIT {
 	}
 
 	/**
-	 * Opens a connection, starts a request and sends one more header line every second, for at
-	 * most 20 s.
+	 * Opens a connection, starts a request and sends one more header line every second,
+	 * for at most 20 s.
 	 * @return the seconds from the first byte until the server closed the connection
 	 */
 	private static double trickleHeaders(int port, int id) throws IOException {
@@ -324,15 +335,16 @@ class SampleInputLimitsIT {
 	record RawResponse(int status, String body) {
 
 		/**
-		 * Posts a body with a Content-Length or chunked, on a raw socket: the body is written by
-		 * its own thread, since the worker answers, and closes, before it has read all of it.
+		 * Posts a body with a Content-Length or chunked, on a raw socket: the body is
+		 * written by its own thread, since the worker answers, and closes, before it has
+		 * read all of it.
 		 */
 		static RawResponse post(int port, String path, byte[] body, boolean chunked, String... headers)
 				throws IOException, InterruptedException {
 			try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
 				socket.setSoTimeout(30_000);
-				StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-						+ "Content-Type: application/json\r\n");
+				StringBuilder head = new StringBuilder(
+						"POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "Content-Type: application/json\r\n");
 				head.append(chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + body.length + "\r\n");
 				for (String header : headers) {
 					head.append(header).append("\r\n");
@@ -359,7 +371,8 @@ class SampleInputLimitsIT {
 						out.flush();
 					}
 					catch (IOException ex) {
-						// The worker answered and closed the connection before the end of the body.
+						// The worker answered and closed the connection before the end of
+						// the body.
 					}
 				});
 				try {

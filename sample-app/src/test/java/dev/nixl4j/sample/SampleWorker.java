@@ -31,7 +31,9 @@ final class SampleWorker implements AutoCloseable {
 
 	static final String TOKEN = "sample-test-token-0123456789";
 
-	static final JsonMapper JSON = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+	static final JsonMapper JSON = JsonMapper.builder()
+		.disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+		.build();
 
 	private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -58,7 +60,8 @@ final class SampleWorker implements AutoCloseable {
 	 * @param role prefill or decode
 	 * @param port its HTTP port
 	 * @param token the bearer token it gets through {@code NIXL_TOKEN}
-	 * @param args more Spring Boot arguments ({@code --nixl.kv.blocks=...} replaces the default of 64)
+	 * @param args more Spring Boot arguments ({@code --nixl.kv.blocks=...} replaces the
+	 * default of 64)
 	 * @return the ready worker
 	 */
 	static SampleWorker start(String name, String role, int port, String token, String... args) {
@@ -67,9 +70,10 @@ final class SampleWorker implements AutoCloseable {
 			throw new IllegalStateException("the packaged sample (system property sample.jar = " + jar
 					+ ") is missing: run these tests with Maven's verify phase (failsafe), after package");
 		}
-		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-				"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
-				"--spring.profiles.active=" + role, "--server.port=" + port));
+		List<String> command = new ArrayList<>(
+				List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+						"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
+						"--spring.profiles.active=" + role, "--server.port=" + port));
 		if (Arrays.stream(args).noneMatch(arg -> arg.startsWith("--nixl.kv.blocks="))) {
 			command.add("--nixl.kv.blocks=64");
 		}
@@ -77,8 +81,7 @@ final class SampleWorker implements AutoCloseable {
 		try {
 			Path dir = Files.createDirectories(Path.of("target", "sample-workers"));
 			Path log = dir.resolve(name + "-" + port + ".log");
-			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(log.toFile());
+			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
 			Map<String, String> environment = builder.environment();
 			environment.put("NIXL_TOKEN", token);
 			SampleWorker worker = new SampleWorker(name, port, log, builder.start());
@@ -111,8 +114,8 @@ final class SampleWorker implements AutoCloseable {
 		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
 		while (System.nanoTime() - deadline < 0) {
 			if (!this.process.isAlive()) {
-				throw new AssertionError(this.name + " exited with " + this.process.exitValue() + " before it was ready:\n"
-						+ logTail());
+				throw new AssertionError(
+						this.name + " exited with " + this.process.exitValue() + " before it was ready:\n" + logTail());
 			}
 			try {
 				if (get("/actuator/health/readiness").statusCode() == 200) {
@@ -139,8 +142,8 @@ final class SampleWorker implements AutoCloseable {
 	JsonNode getJson(String path) {
 		HttpResponse<String> response = get(path);
 		if (response.statusCode() != 200) {
-			throw new AssertionError("GET " + path + " on " + this.name + " answered " + response.statusCode() + ": "
-					+ response.body());
+			throw new AssertionError(
+					"GET " + path + " on " + this.name + " answered " + response.statusCode() + ": " + response.body());
 		}
 		return JSON.readTree(response.body());
 	}
@@ -156,7 +159,10 @@ final class SampleWorker implements AutoCloseable {
 		return send(request.build());
 	}
 
-	/** Returns a meter's first measurement, or 0 when the meter has not been registered yet. */
+	/**
+	 * Returns a meter's first measurement, or 0 when the meter has not been registered
+	 * yet.
+	 */
 	double meter(String name, String... tags) {
 		StringBuilder path = new StringBuilder("/actuator/metrics/").append(name);
 		for (int i = 0; i < tags.length; i++) {

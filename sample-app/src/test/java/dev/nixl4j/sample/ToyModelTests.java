@@ -17,13 +17,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The values both workers compute: every byte of a block, padding included, is checked, and a
- * change of any one byte is found and located.
+ * The values both workers compute: every byte of a block, padding included, is checked,
+ * and a change of any one byte is found and located.
  */
 class ToyModelTests {
 
 	static List<KvCacheLayout> layouts() {
-		KvCacheLayout.Builder base = KvCacheLayout.builder().layers(2).blocks(4).blockSize(4).kvHeads(2).headDim(6).dtypeSize(2);
+		KvCacheLayout.Builder base = KvCacheLayout.builder()
+			.layers(2)
+			.blocks(4)
+			.blockSize(4)
+			.kvHeads(2)
+			.headDim(6)
+			.dtypeSize(2);
 		return List.of(base.build(), base.splitKv(false).build(), base.splitKv(true).order(KvBlockOrder.NHD).build());
 	}
 
@@ -41,7 +47,8 @@ class ToyModelTests {
 					for (long i = 0; i < block.byteSize(); i++) {
 						byte original = block.get(ValueLayout.JAVA_BYTE, i);
 						block.set(ValueLayout.JAVA_BYTE, i, (byte) (original ^ 0x10));
-						assertThat(model.check(block, region, tokens, b)).as("byte %d of region %d block %d", i, region, b)
+						assertThat(model.check(block, region, tokens, b))
+							.as("byte %d of region %d block %d", i, region, b)
 							.isNotNull()
 							.contains("region " + region, "block " + b + " of the request");
 						block.set(ValueLayout.JAVA_BYTE, i, original);
@@ -64,14 +71,16 @@ class ToyModelTests {
 			model.fill(block, 0, new int[] { 1, 2, 3 }, 0);
 			assertThat(model.check(block, 1, new int[] { 1, 2, 3 }, 0)).isNotNull();
 		}
-		assertThat(ToyModel.generate(crc, 3, 20)).hasSize(20).isEqualTo(ToyModel.generate(crc, 3, 20))
+		assertThat(ToyModel.generate(crc, 3, 20)).hasSize(20)
+			.isEqualTo(ToyModel.generate(crc, 3, 20))
 			.isNotEqualTo(ToyModel.generate(crc + 1, 3, 20));
 	}
 
 	@Test
 	void promptsAreTokenizedAndChecked() {
 		assertThat(ToyModel.tokens("aé", null, 10)).containsExactly('a', 0xc3, 0xa9);
-		assertThat(ToyModel.tokens(null, List.of(0, ToyModel.VOCABULARY - 1), 10)).containsExactly(0, ToyModel.VOCABULARY - 1);
+		assertThat(ToyModel.tokens(null, List.of(0, ToyModel.VOCABULARY - 1), 10)).containsExactly(0,
+				ToyModel.VOCABULARY - 1);
 		assertThatExceptionOfType(SampleException.class).isThrownBy(() -> ToyModel.tokens(null, null, 10))
 			.withMessageContaining("not neither");
 		assertThatExceptionOfType(SampleException.class).isThrownBy(() -> ToyModel.tokens("x", List.of(1), 10))
@@ -88,7 +97,8 @@ class ToyModelTests {
 
 	@Test
 	void aPromptTooLongIsRefusedBeforeItsIdsAreAllocated() {
-		// 2^31 - 1 ids in a list that holds one: an int[] of that length cannot be allocated at all.
+		// 2^31 - 1 ids in a list that holds one: an int[] of that length cannot be
+		// allocated at all.
 		List<Integer> endless = Collections.nCopies(Integer.MAX_VALUE, 7);
 		assertThatExceptionOfType(SampleException.class).isThrownBy(() -> ToyModel.tokens(null, endless, 8192))
 			.withMessageContaining("2147483647 tokens", "at most 8192");
@@ -97,7 +107,8 @@ class ToyModelTests {
 	@Test
 	void aTextPromptHasOneTokenPerUtf8Byte() {
 		// 1-, 2-, 3- and 4-byte characters, and unpaired surrogates (encoded as '?').
-		for (String text : List.of("a", "\u00e9", "\u20ac", "\ud83d\ude00", "a\ud800b", "\udc00", "x\ud83d\ude00\ud83d")) {
+		for (String text : List.of("a", "\u00e9", "\u20ac", "\ud83d\ude00", "a\ud800b", "\udc00",
+				"x\ud83d\ude00\ud83d")) {
 			byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
 			assertThat(ToyModel.tokens(text, null, bytes.length)).as(text).hasSize(bytes.length);
 			assertThatExceptionOfType(SampleException.class).as(text)

@@ -39,10 +39,11 @@ import dev.nixl4j.internal.engine.EngineDriver;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The embedded engine's driver: one agent in pure Java. {@link dev.nixl4j.internal.engine.AgentCore} has
- * checked every argument before a call gets here; what arrives from peers (over TCP, or from an
- * agent in the same JVM) is checked here, against the registration ids and keys this agent gave
- * out, before any memory is touched.
+ * The embedded engine's driver: one agent in pure Java.
+ * {@link dev.nixl4j.internal.engine.AgentCore} has checked every argument before a call
+ * gets here; what arrives from peers (over TCP, or from an agent in the same JVM) is
+ * checked here, against the registration ids and keys this agent gave out, before any
+ * memory is touched.
  */
 public final class EmbeddedDriver implements EngineDriver {
 
@@ -52,9 +53,9 @@ public final class EmbeddedDriver implements EngineDriver {
 	private static final System.Logger logger = System.getLogger(EmbeddedDriver.class.getName());
 
 	/**
-	 * How long after its connection to a peer dropped the peer's own connections here may take to
-	 * end (delivering what they read) for the peer to count as lost. A peer that keeps them open
-	 * longer is alive and may still send.
+	 * How long after its connection to a peer dropped the peer's own connections here may
+	 * take to end (delivering what they read) for the peer to count as lost. A peer that
+	 * keeps them open longer is alive and may still send.
 	 */
 	private static final long LOSS_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -63,7 +64,8 @@ public final class EmbeddedDriver implements EngineDriver {
 
 		@Override
 		public void survived(String thread, Throwable error) {
-			logger.log(Level.WARNING, "one unit of work of the " + thread + " thread failed; the thread goes on", error);
+			logger.log(Level.WARNING, "one unit of work of the " + thread + " thread failed; the thread goes on",
+					error);
 		}
 
 		@Override
@@ -108,10 +110,15 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	private final Object networkInboxLock = new Object();
 
-	/** Bytes of notifications from network peers in {@link #inbox}; guarded by {@link #networkInboxLock}. */
+	/**
+	 * Bytes of notifications from network peers in {@link #inbox}; guarded by
+	 * {@link #networkInboxLock}.
+	 */
 	private long networkInboxBytes;
 
-	/** Peers whose connection dropped while their own connections here were still open. */
+	/**
+	 * Peers whose connection dropped while their own connections here were still open.
+	 */
 	private final Map<String, Dropped> dropping = new ConcurrentHashMap<>();
 
 	private volatile Runnable wakeUp = () -> {
@@ -135,7 +142,8 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * Creates an embedded agent's driver and starts its listener.
 	 * @param config the agent configuration
 	 * @return the driver
-	 * @throws NixlException {@link NixlStatus#UNAVAILABLE} when the listen address cannot be bound
+	 * @throws NixlException {@link NixlStatus#UNAVAILABLE} when the listen address cannot
+	 * be bound
 	 */
 	public static EmbeddedDriver open(AgentConfig config) {
 		try {
@@ -143,7 +151,9 @@ public final class EmbeddedDriver implements EngineDriver {
 		}
 		catch (IOException ex) {
 			throw new NixlException(NixlStatus.UNAVAILABLE, "create_agent", config.name(), null,
-					"the embedded engine cannot listen on " + config.embedded().listenAddress() + ": " + ex.getMessage(), ex);
+					"the embedded engine cannot listen on " + config.embedded().listenAddress() + ": "
+							+ ex.getMessage(),
+					ex);
 		}
 	}
 
@@ -177,14 +187,15 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/**
-	 * Hands a notification that a peer sent over the network to this agent's progress loop. While
-	 * notifications of {@value #MAX_NETWORK_INBOX_BYTES} bytes or more wait for the progress loop
-	 * (it stops draining while the agent's mailbox is full), the calling connection thread waits
-	 * too, and so stops reading from its peer: a peer that sends faster than this agent takes its
-	 * notifications is held back instead of filling the heap.
+	 * Hands a notification that a peer sent over the network to this agent's progress
+	 * loop. While notifications of {@value #MAX_NETWORK_INBOX_BYTES} bytes or more wait
+	 * for the progress loop (it stops draining while the agent's mailbox is full), the
+	 * calling connection thread waits too, and so stops reading from its peer: a peer
+	 * that sends faster than this agent takes its notifications is held back instead of
+	 * filling the heap.
 	 * @param open whether the connection is still open; the wait ends when it closes
-	 * @throws InterruptedIOException when the connection closed or the thread was interrupted
-	 * while waiting; the notification was not delivered
+	 * @throws InterruptedIOException when the connection closed or the thread was
+	 * interrupted while waiting; the notification was not delivered
 	 */
 	void deliverFromNetwork(String from, byte[] message, BooleanSupplier open) throws InterruptedIOException {
 		synchronized (this.networkInboxLock) {
@@ -207,10 +218,10 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/**
-	 * Learns that this agent's connection to a peer was dropped by the peer or the network. Once
-	 * the peer's own connections here have ended too (at once if there are none), every
-	 * notification it sent has been delivered and no more can come: waits for its notifications
-	 * fail then, after those notifications, in order.
+	 * Learns that this agent's connection to a peer was dropped by the peer or the
+	 * network. Once the peer's own connections here have ended too (at once if there are
+	 * none), every notification it sent has been delivered and no more can come: waits
+	 * for its notifications fail then, after those notifications, in order.
 	 */
 	void linkDropped(String peer, String why) {
 		if (this.closed) {
@@ -223,7 +234,9 @@ public final class EmbeddedDriver implements EngineDriver {
 		}
 	}
 
-	/** Learns that a connection from a peer ended; called after it delivered all it read. */
+	/**
+	 * Learns that a connection from a peer ended; called after it delivered all it read.
+	 */
 	void inboundEnded(String peer) {
 		Dropped dropped = this.dropping.get(peer);
 		if (dropped != null && !this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
@@ -242,8 +255,8 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/**
-	 * Fails connections to peers that stayed silent too long, and forgets dropped peers that
-	 * kept their connections here open. Called by the listener's accepting thread.
+	 * Fails connections to peers that stayed silent too long, and forgets dropped peers
+	 * that kept their connections here open. Called by the listener's accepting thread.
 	 */
 	void checkDeadlines(long now) {
 		Duration limit = this.config.embedded().responseTimeout();
@@ -274,20 +287,26 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/**
-	 * Counts the connections the listener closed because they missed the hello deadline or a
-	 * request's frame deadline (for diagnostics and tests).
+	 * Counts the connections the listener closed because they missed the hello deadline
+	 * or a request's frame deadline (for diagnostics and tests).
 	 * @return the count since the agent started
 	 */
 	public long timedOutConnections() {
 		return this.listener.timedOutConnections();
 	}
 
-	/** Replaces the factory of the listener's serving threads: a seam for tests of a failed thread start. */
+	/**
+	 * Replaces the factory of the listener's serving threads: a seam for tests of a
+	 * failed thread start.
+	 */
 	void serveThreads(ThreadFactory factory) {
 		this.listener.serveThreads(factory);
 	}
 
-	/** Closes the listener's server socket as if it broke: a seam for tests of a fatal fault. */
+	/**
+	 * Closes the listener's server socket as if it broke: a seam for tests of a fatal
+	 * fault.
+	 */
 	void breakListener() throws IOException {
 		this.listener.breakServerSocket();
 	}
@@ -329,8 +348,9 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public PluginInfo pluginInfo(String plugin) {
 		if (!ALIASES.contains(plugin)) {
-			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, NixlException.GET_PLUGIN_PARAMS, name(), null, "plugin '" + plugin
-					+ "' is not available in the embedded engine; available: " + availablePlugins());
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, NixlException.GET_PLUGIN_PARAMS, name(), null,
+					"plugin '" + plugin + "' is not available in the embedded engine; available: "
+							+ availablePlugins());
 		}
 		return new PluginInfo(EmbeddedMetadata.BACKEND, Map.of(), Set.of(MemoryType.DRAM));
 	}
@@ -338,8 +358,9 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public synchronized Backend createBackend(String plugin, Map<String, String> parameters) {
 		if (!ALIASES.contains(plugin)) {
-			throw new NixlException(NixlStatus.ERROR_BACKEND, NixlException.CREATE_BACKEND, name(), null, "the embedded engine "
-					+ "cannot create a '" + plugin + "' backend; available: " + availablePlugins());
+			throw new NixlException(NixlStatus.ERROR_BACKEND, NixlException.CREATE_BACKEND, name(), null,
+					"the embedded engine " + "cannot create a '" + plugin + "' backend; available: "
+							+ availablePlugins());
 		}
 		Backend backend = new Backend(EmbeddedMetadata.BACKEND, parameters, Set.of(MemoryType.DRAM));
 		this.backends.add(backend);
@@ -358,8 +379,8 @@ public final class EmbeddedDriver implements EngineDriver {
 						"no backend of this agent supports DRAM memory: create the EMBEDDED backend first");
 			}
 		}
-		List<MemorySegment> views = segments.isEmpty() ? regions.descriptors().stream().map(EmbeddedDriver::view).toList()
-				: List.copyOf(segments);
+		List<MemorySegment> views = segments.isEmpty()
+				? regions.descriptors().stream().map(EmbeddedDriver::view).toList() : List.copyOf(segments);
 		long id = this.ids.incrementAndGet();
 		this.registrations.put(id, new RegisteredMemory(id, secret(), regions.descriptors(), views));
 		return id;
@@ -425,9 +446,10 @@ public final class EmbeddedDriver implements EngineDriver {
 				known.regions.addAll(parsed.regions());
 			}
 			else {
-				throw new NixlException(NixlStatus.ERROR_BACKEND, "load_remote_md", name(), peer, "metadata of an agent "
-						+ "of this name is already loaded with other connection information (a restarted peer?); "
-						+ "invalidate it first");
+				throw new NixlException(NixlStatus.ERROR_BACKEND, "load_remote_md", name(), peer,
+						"metadata of an agent "
+								+ "of this name is already loaded with other connection information (a restarted peer?); "
+								+ "invalidate it first");
 			}
 		}
 		return peer;
@@ -554,7 +576,8 @@ public final class EmbeddedDriver implements EngineDriver {
 			request.wireId = wireId;
 			request.notification = notification;
 			request.detail = null;
-			request.postedMicros = this.config.telemetry() ? ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()) : 0;
+			request.postedMicros = this.config.telemetry() ? ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())
+					: 0;
 			request.postStart = System.nanoTime();
 			request.status = Request.IN_PROGRESS;
 		}
@@ -578,7 +601,10 @@ public final class EmbeddedDriver implements EngineDriver {
 		return request.status;
 	}
 
-	/** The peer's agent when it lives in this JVM and in-process copies are on, else {@code null}. */
+	/**
+	 * The peer's agent when it lives in this JVM and in-process copies are on, else
+	 * {@code null}.
+	 */
 	private @Nullable EmbeddedDriver inProcessTarget(RemotePeer peer) {
 		return this.config.embedded().inProcessCopies() ? inProcess.get(peer.instanceId) : null;
 	}
@@ -589,7 +615,10 @@ public final class EmbeddedDriver implements EngineDriver {
 		return status.code();
 	}
 
-	/** Moves a request's data to or from an agent of this JVM, checked like a request from the network. */
+	/**
+	 * Moves a request's data to or from an agent of this JVM, checked like a request from
+	 * the network.
+	 */
 	private void copyInProcess(Request request, long wireId, EmbeddedDriver target) {
 		Access access;
 		try {
@@ -614,7 +643,8 @@ public final class EmbeddedDriver implements EngineDriver {
 			}
 		}
 		catch (IllegalStateException ex) {
-			request.finish(wireId, NixlStatus.ERROR_BACKEND.code(), "memory of the transfer is gone: " + ex.getMessage());
+			request.finish(wireId, NixlStatus.ERROR_BACKEND.code(),
+					"memory of the transfer is gone: " + ex.getMessage());
 			return;
 		}
 		finally {
@@ -632,11 +662,15 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	/**
-	 * Resolves a peer's descriptors to this agent's memory and marks the registrations in use.
-	 * @param regions the descriptors with the registration ids and keys the peer presented
-	 * @param connection the peer's connection, cut if it is stuck when the memory is deregistered
+	 * Resolves a peer's descriptors to this agent's memory and marks the registrations in
+	 * use.
+	 * @param regions the descriptors with the registration ids and keys the peer
+	 * presented
+	 * @param connection the peer's connection, cut if it is stuck when the memory is
+	 * deregistered
 	 * @return the access, to close once the data moved
-	 * @throws AccessDenied when a descriptor is outside the registration it names, or the key is wrong
+	 * @throws AccessDenied when a descriptor is outside the registration it names, or the
+	 * key is wrong
 	 */
 	Access access(List<RemoteRegion> regions, @Nullable Closeable connection) throws AccessDenied {
 		List<MemorySegment> segments = new ArrayList<>(regions.size());
@@ -691,7 +725,8 @@ public final class EmbeddedDriver implements EngineDriver {
 			return Request.SUCCESS;
 		}
 		if (request.cancel()) {
-			// its data is on the wire: cut the connection so no thread touches the memory after this
+			// its data is on the wire: cut the connection so no thread touches the memory
+			// after this
 			request.peer.close("the connection to '" + request.peer.name
 					+ "' was reset: a transfer was cancelled while its data was moving");
 		}
@@ -704,7 +739,8 @@ public final class EmbeddedDriver implements EngineDriver {
 		Request request = this.requests.get(handle);
 		if (request == null || !this.config.telemetry()) {
 			throw new NixlException(NixlStatus.ERROR_NO_TELEMETRY, "get_xfer_telemetry", name(),
-					(request != null) ? request.peer.name : null, "telemetry is off for this agent (AgentConfig.telemetry)");
+					(request != null) ? request.peer.name : null,
+					"telemetry is off for this agent (AgentConfig.telemetry)");
 		}
 		long finished = request.finished;
 		return new TransferTelemetry(request.postedMicros, Duration.ofNanos(request.postEnd - request.postStart),
@@ -766,7 +802,10 @@ public final class EmbeddedDriver implements EngineDriver {
 		this.registrations.clear();
 	}
 
-	/** A notification from a peer, or, with a reason, the news that no more can come from it. */
+	/**
+	 * A notification from a peer, or, with a reason, the news that no more can come from
+	 * it.
+	 */
 	private record Incoming(String from, byte[] message, @Nullable String lost, boolean fromNetwork) {
 
 		Incoming(String from, byte[] message, @Nullable String lost) {
@@ -781,7 +820,9 @@ public final class EmbeddedDriver implements EngineDriver {
 	private record Prepared(@Nullable RemotePeer peer, List<MemorySegment> segments, List<RemoteRegion> regions) {
 	}
 
-	/** Memory of this agent that a peer's request may touch until the access is closed. */
+	/**
+	 * Memory of this agent that a peer's request may touch until the access is closed.
+	 */
 	record Access(List<MemorySegment> segments, List<RegisteredMemory> entered, @Nullable Closeable connection) {
 
 		void close() {

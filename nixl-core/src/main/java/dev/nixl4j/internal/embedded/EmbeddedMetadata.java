@@ -14,14 +14,15 @@ import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes and reads the embedded engine's metadata in NIXL's own serialization (the layout that
- * {@link dev.nixl4j.metadata.MetadataFraming} checks), so that it passes the same checks as NIXL's
- * and carries the same information: the agent's name, one connection entry of backend
- * {@value #BACKEND}, and one DRAM section whose descriptors carry, after NIXL's address, length
- * and device id, the registration id and its key.
+ * Writes and reads the embedded engine's metadata in NIXL's own serialization (the layout
+ * that {@link dev.nixl4j.metadata.MetadataFraming} checks), so that it passes the same
+ * checks as NIXL's and carries the same information: the agent's name, one connection
+ * entry of backend {@value #BACKEND}, and one DRAM section whose descriptors carry, after
+ * NIXL's address, length and device id, the registration id and its key.
  *
- * <p>Connection info: a version byte, the agent instance id (16 bytes), the access token
- * (16 bytes), the port (2 bytes, big-endian) and the host (UTF-8, the rest).
+ * <p>
+ * Connection info: a version byte, the agent instance id (16 bytes), the access token (16
+ * bytes), the port (2 bytes, big-endian) and the host (UTF-8, the rest).
  */
 final class EmbeddedMetadata {
 
@@ -66,14 +67,18 @@ final class EmbeddedMetadata {
 			return new Connection(instance, token, host, port);
 		}
 
-		/** Identifies the agent's incarnation: a restarted agent of the same name has another. */
+		/**
+		 * Identifies the agent's incarnation: a restarted agent of the same name has
+		 * another.
+		 */
 		String instanceId() {
 			return java.util.HexFormat.of().formatHex(this.instance);
 		}
 
 		boolean sameAs(Connection other) {
-			return java.util.Arrays.equals(this.instance, other.instance) && java.util.Arrays.equals(this.token, other.token)
-					&& this.host.equals(other.host) && this.port == other.port;
+			return java.util.Arrays.equals(this.instance, other.instance)
+					&& java.util.Arrays.equals(this.token, other.token) && this.host.equals(other.host)
+					&& this.port == other.port;
 		}
 
 		// the token grants access: it never appears in text
@@ -119,22 +124,31 @@ final class EmbeddedMetadata {
 		if (!regions.isEmpty()) {
 			writer.field("bknd", ascii(BACKEND));
 			writer.field("nixlDList", ascii("nixlSDList"));
-			writer.field("t", ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN)
-				.putInt(MemoryType.DRAM.code()).array());
+			writer.field("t",
+					ByteBuffer.allocate(Integer.BYTES)
+						.order(ByteOrder.LITTLE_ENDIAN)
+						.putInt(MemoryType.DRAM.code())
+						.array());
 			writer.field("n", u64(regions.size()));
 			for (RemoteRegion region : regions) {
 				MemoryDescriptor d = region.descriptor();
-				writer.field("", ByteBuffer.allocate(DESCRIPTOR_BYTES).order(ByteOrder.LITTLE_ENDIAN)
-					.putLong(d.address()).putLong(d.length()).putLong(d.deviceId())
-					.putLong(region.registration()).put(region.key())
-					.array());
+				writer.field("",
+						ByteBuffer.allocate(DESCRIPTOR_BYTES)
+							.order(ByteOrder.LITTLE_ENDIAN)
+							.putLong(d.address())
+							.putLong(d.length())
+							.putLong(d.deviceId())
+							.putLong(region.registration())
+							.put(region.key())
+							.array());
 			}
 		}
 		return writer.bytes();
 	}
 
 	/**
-	 * Reads metadata that already passed {@link dev.nixl4j.metadata.MetadataFraming}'s check.
+	 * Reads metadata that already passed {@link dev.nixl4j.metadata.MetadataFraming}'s
+	 * check.
 	 * @param data the blob
 	 * @return what it says
 	 * @throws NixlException when it is not an embedded agent's metadata
@@ -155,9 +169,10 @@ final class EmbeddedMetadata {
 			}
 		}
 		if (connections > 0 && connection == null) {
-			throw new NixlException(NixlStatus.NOT_SUPPORTED, OPERATION, null, agent, "the metadata comes from an "
-					+ "agent without the embedded engine's transport (its backends: " + backends + "); an embedded agent "
-					+ "only talks to embedded agents, a native one to native ones");
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, OPERATION, null, agent,
+					"the metadata comes from an " + "agent without the embedded engine's transport (its backends: "
+							+ backends + "); an embedded agent "
+							+ "only talks to embedded agents, a native one to native ones");
 		}
 		reader.field(""); // "MemSection"
 		long sections = reader.u64("nixlSecElms");

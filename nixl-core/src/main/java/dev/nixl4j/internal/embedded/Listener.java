@@ -35,14 +35,14 @@ import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The target side of the embedded engine's TCP path. One thread accepts connections and reads
- * their hellos without blocking, so a connection that has not yet presented the token costs no
- * thread; the same thread enforces every deadline (the hello's, each request frame's, and the
- * agent's own connections' response deadline) by closing the connection that missed it. A peer
- * that presented the token is served on a thread of its own, moving data straight between the
- * socket and the registered segments. The listener holds at most
- * {@link EmbeddedOptions#maxConnections()} connections. A peer that breaks the protocol loses its
- * connection; other peers are not affected.
+ * The target side of the embedded engine's TCP path. One thread accepts connections and
+ * reads their hellos without blocking, so a connection that has not yet presented the
+ * token costs no thread; the same thread enforces every deadline (the hello's, each
+ * request frame's, and the agent's own connections' response deadline) by closing the
+ * connection that missed it. A peer that presented the token is served on a thread of its
+ * own, moving data straight between the socket and the registered segments. The listener
+ * holds at most {@link EmbeddedOptions#maxConnections()} connections. A peer that breaks
+ * the protocol loses its connection; other peers are not affected.
  */
 final class Listener implements Closeable {
 
@@ -59,10 +59,16 @@ final class Listener implements Closeable {
 	/** The shortest accept backlog asked of the system. */
 	private static final int MIN_BACKLOG = 128;
 
-	/** Most connections accepted in one turn, so hellos and deadlines are not starved by a flood. */
+	/**
+	 * Most connections accepted in one turn, so hellos and deadlines are not starved by a
+	 * flood.
+	 */
 	private static final int ACCEPT_BATCH = 64;
 
-	/** How long accepting pauses after accept failed (for example out of file descriptors). */
+	/**
+	 * How long accepting pauses after accept failed (for example out of file
+	 * descriptors).
+	 */
 	private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
 	/** Shortest interval between warnings about refused or timed-out connections. */
@@ -90,14 +96,16 @@ final class Listener implements Closeable {
 
 	private final Thread acceptor;
 
-	/** Connections still saying hello, oldest first; used by the accepting thread only. */
+	/**
+	 * Connections still saying hello, oldest first; used by the accepting thread only.
+	 */
 	private final LinkedHashSet<Greeting> greetings = new LinkedHashSet<>();
 
 	private final Set<Served> served = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * Connections greeted in this turn of the accepting thread and not yet served: they are in
-	 * neither set but count against the limit. Accepting thread only.
+	 * Connections greeted in this turn of the accepting thread and not yet served: they
+	 * are in neither set but count against the limit. Accepting thread only.
 	 */
 	private int handingOver;
 
@@ -132,12 +140,17 @@ final class Listener implements Closeable {
 		this.frameTimeout = options.frameTimeout();
 		this.helloNanos = options.helloTimeout().toNanos();
 		this.frameNanos = options.frameTimeout().toNanos();
-		this.serveThreads = Thread.ofPlatform().daemon(true).name("nixl-embedded-" + owner.name() + "-serve-", 1).factory();
+		this.serveThreads = Thread.ofPlatform()
+			.daemon(true)
+			.name("nixl-embedded-" + owner.name() + "-serve-", 1)
+			.factory();
 		this.server = ServerSocketChannel.open();
 		Selector opened = null;
 		try {
-			// a backlog as deep as the limit, so a burst of connections waits for the accepting thread
-			// in the kernel instead of being held half-open there (the system may cap it lower)
+			// a backlog as deep as the limit, so a burst of connections waits for the
+			// accepting thread
+			// in the kernel instead of being held half-open there (the system may cap it
+			// lower)
 			this.server.bind(options.listenAddress(), Math.max(MIN_BACKLOG, this.maxConnections));
 			this.server.configureBlocking(false);
 			opened = Selector.open();
@@ -166,7 +179,9 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** Counts connections from peers that presented the token and are being served now. */
+	/**
+	 * Counts connections from peers that presented the token and are being served now.
+	 */
 	int servedConnections() {
 		return this.served.size();
 	}
@@ -191,12 +206,18 @@ final class Listener implements Closeable {
 		return false;
 	}
 
-	/** Closes the server socket under the accepting thread, as if it broke: a seam for tests of a fatal fault. */
+	/**
+	 * Closes the server socket under the accepting thread, as if it broke: a seam for
+	 * tests of a fatal fault.
+	 */
 	void breakServerSocket() throws IOException {
 		this.server.close();
 	}
 
-	/** Replaces the factory of serving threads: a seam for tests that make a thread start fail. */
+	/**
+	 * Replaces the factory of serving threads: a seam for tests that make a thread start
+	 * fail.
+	 */
 	void serveThreads(ThreadFactory factory) {
 		this.serveThreads = factory;
 	}
@@ -228,7 +249,8 @@ final class Listener implements Closeable {
 					}
 				}
 				if (greeted != null) {
-					// the cancelled keys leave the selector here, so the channels can block again
+					// the cancelled keys leave the selector here, so the channels can
+					// block again
 					this.selector.selectNow();
 					for (Greeting greeting : greeted) {
 						serve(greeting);
@@ -252,7 +274,9 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** Accepts the connections waiting, up to a batch; the server socket closing is fatal. */
+	/**
+	 * Accepts the connections waiting, up to a batch; the server socket closing is fatal.
+	 */
 	private void acceptSome() throws ClosedChannelException {
 		for (int i = 0; i < ACCEPT_BATCH; i++) {
 			SocketChannel channel;
@@ -263,7 +287,8 @@ final class Listener implements Closeable {
 				throw ex;
 			}
 			catch (IOException ex) {
-				// out of file descriptors, for example: pause instead of spinning on the ready socket
+				// out of file descriptors, for example: pause instead of spinning on the
+				// ready socket
 				this.acceptKey.interestOps(0);
 				this.acceptPausedUntil = System.nanoTime() + ACCEPT_PAUSE_NANOS;
 				this.owner.faults().survived(THREAD, ex);
@@ -286,9 +311,9 @@ final class Listener implements Closeable {
 	}
 
 	/**
-	 * Takes a new connection unless the listener holds its limit: then the oldest connection
-	 * still saying hello makes room, or, when every connection belongs to a peer that presented
-	 * the token, the new one is closed at once.
+	 * Takes a new connection unless the listener holds its limit: then the oldest
+	 * connection still saying hello makes room, or, when every connection belongs to a
+	 * peer that presented the token, the new one is closed at once.
 	 */
 	private void admit(SocketChannel channel) throws IOException {
 		if (this.greetings.size() + this.handingOver + this.served.size() >= this.maxConnections) {
@@ -357,7 +382,10 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** Hands a greeted connection to a thread of its own; a thread that cannot start costs only this connection. */
+	/**
+	 * Hands a greeted connection to a thread of its own; a thread that cannot start costs
+	 * only this connection.
+	 */
 	private void serve(Greeting greeting) {
 		Served connection = null;
 		try {
@@ -410,7 +438,10 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** One warning per interval at most, saying how many connections were closed, and why, since the last. */
+	/**
+	 * One warning per interval at most, saying how many connections were closed, and why,
+	 * since the last.
+	 */
 	private void warnIfDue(long now) {
 		long refusedNow = this.refused.get();
 		long timedOutNow = this.timedOut.get();
@@ -420,11 +451,13 @@ final class Listener implements Closeable {
 				|| (this.lastWarned != 0 && now - this.lastWarned < WARN_INTERVAL_NANOS)) {
 			return;
 		}
-		logger.log(Level.WARNING, "agent '" + this.owner.name() + "' closed, since the last such warning, "
-				+ (refusedNow - this.warnedRefused) + " connections over its limit of " + this.maxConnections
-				+ " (EmbeddedOptions.maxConnections), " + (timedOutNow - this.warnedTimedOut)
-				+ " that missed the hello deadline of " + this.helloTimeout + " or a frame deadline of " + this.frameTimeout
-				+ ", and " + (badHellosNow - this.warnedBadHellos) + " whose hello was malformed or lacked the token");
+		logger.log(Level.WARNING,
+				"agent '" + this.owner.name() + "' closed, since the last such warning, "
+						+ (refusedNow - this.warnedRefused) + " connections over its limit of " + this.maxConnections
+						+ " (EmbeddedOptions.maxConnections), " + (timedOutNow - this.warnedTimedOut)
+						+ " that missed the hello deadline of " + this.helloTimeout + " or a frame deadline of "
+						+ this.frameTimeout + ", and " + (badHellosNow - this.warnedBadHellos)
+						+ " whose hello was malformed or lacked the token");
 		this.lastWarned = now;
 		this.warnedRefused = refusedNow;
 		this.warnedTimedOut = timedOutNow;
@@ -478,7 +511,10 @@ final class Listener implements Closeable {
 		}
 	}
 
-	/** A connection that has not completed its hello; read without blocking by the accepting thread. */
+	/**
+	 * A connection that has not completed its hello; read without blocking by the
+	 * accepting thread.
+	 */
 	private static final class Greeting {
 
 		final SocketChannel channel;
@@ -521,7 +557,8 @@ final class Listener implements Closeable {
 				this.presented = new byte[EmbeddedMetadata.SECRET_BYTES];
 				this.fixed.get(this.presented);
 				int nameLength = Short.toUnsignedInt(this.fixed.getShort());
-				if (magic != Wire.MAGIC || version != Wire.VERSION || nameLength == 0 || nameLength > Wire.MAX_NAME_BYTES) {
+				if (magic != Wire.MAGIC || version != Wire.VERSION || nameLength == 0
+						|| nameLength > Wire.MAX_NAME_BYTES) {
 					throw new IOException("not a hello of this protocol");
 				}
 				this.name = ByteBuffer.allocate(nameLength);
@@ -561,7 +598,10 @@ final class Listener implements Closeable {
 		/** When the request header being read must be complete, or 0 between requests. */
 		private volatile long headerDeadline;
 
-		/** Whether the data of a request or of its response is moving: then stalls are timed. */
+		/**
+		 * Whether the data of a request or of its response is moving: then stalls are
+		 * timed.
+		 */
 		private volatile boolean streaming;
 
 		private volatile @Nullable String cut;
@@ -596,7 +636,10 @@ final class Listener implements Closeable {
 			}
 		}
 
-		/** Closes the connection if it missed its frame deadline; called by the accepting thread. */
+		/**
+		 * Closes the connection if it missed its frame deadline; called by the accepting
+		 * thread.
+		 */
 		void check(long now) {
 			if (this.streaming) {
 				if (now - this.channel.lastMoved() > Listener.this.frameNanos) {
@@ -622,7 +665,8 @@ final class Listener implements Closeable {
 		/** Serves one request; {@code false} when the connection must end. */
 		private boolean serveOne() throws IOException {
 			ByteBuffer head = this.header.clear();
-			// between requests a peer may stay silent; a request's deadline starts with its first byte
+			// between requests a peer may stay silent; a request's deadline starts with
+			// its first byte
 			while (head.position() == 0) {
 				if (this.channel.read(head) < 0) {
 					throw new EOFException("the connection was closed by the other side");
@@ -683,7 +727,8 @@ final class Listener implements Closeable {
 			}
 			catch (AccessDenied denied) {
 				respond(id, denied.status(), denied.getMessage());
-				// a refused WRITE's data follows on the stream: end the connection instead of reading it
+				// a refused WRITE's data follows on the stream: end the connection
+				// instead of reading it
 				return kind == Wire.READ;
 			}
 			this.streaming = true;
@@ -730,14 +775,15 @@ final class Listener implements Closeable {
 		}
 
 		private void respondHeader(long id, int status, byte[] message) throws IOException {
-			byte[] text = (message.length > Wire.MAX_MESSAGE_BYTES) ? java.util.Arrays.copyOf(message, Wire.MAX_MESSAGE_BYTES)
-					: message;
-			Wire.writeFully(this.channel, ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES + text.length)
-				.putLong(id)
-				.putInt(status)
-				.putInt(text.length)
-				.put(text)
-				.flip());
+			byte[] text = (message.length > Wire.MAX_MESSAGE_BYTES)
+					? java.util.Arrays.copyOf(message, Wire.MAX_MESSAGE_BYTES) : message;
+			Wire.writeFully(this.channel,
+					ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES + text.length)
+						.putLong(id)
+						.putInt(status)
+						.putInt(text.length)
+						.put(text)
+						.flip());
 		}
 
 		@Override

@@ -20,12 +20,12 @@ import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The initiator's TCP connection to one peer: a sender thread that connects, greets and writes
- * requests in order, and a receiver thread that reads responses, for READs straight into the
- * local segments. When the connection fails, every request on it fails with the reason. The
- * listener's watchdog declares the connection dropped when the peer stays silent for
- * {@link dev.nixl4j.EmbeddedOptions#responseTimeout()} while a request is outstanding, so a
- * stopped peer fails its transfers as fast as a dead one.
+ * The initiator's TCP connection to one peer: a sender thread that connects, greets and
+ * writes requests in order, and a receiver thread that reads responses, for READs
+ * straight into the local segments. When the connection fails, every request on it fails
+ * with the reason. The listener's watchdog declares the connection dropped when the peer
+ * stays silent for {@link dev.nixl4j.EmbeddedOptions#responseTimeout()} while a request
+ * is outstanding, so a stopped peer fails its transfers as fast as a dead one.
  */
 final class PeerConnection {
 
@@ -41,7 +41,10 @@ final class PeerConnection {
 
 	private final Map<Long, Request> pending = new ConcurrentHashMap<>();
 
-	/** Requests sent and not yet answered, in the order sent (the peer answers in that order). */
+	/**
+	 * Requests sent and not yet answered, in the order sent (the peer answers in that
+	 * order).
+	 */
 	private final ConcurrentLinkedQueue<Sent> unanswered = new ConcurrentLinkedQueue<>();
 
 	private final Thread sender;
@@ -69,7 +72,8 @@ final class PeerConnection {
 			this.sender.start();
 		}
 		catch (OutOfMemoryError ex) {
-			// no thread for this connection: its posts fail, a later post tries a new connection
+			// no thread for this connection: its posts fail, a later post tries a new
+			// connection
 			fail("no thread could be started for the connection to '" + peer.name + "': " + ex, false);
 			owner.faults().survived(thread(), ex);
 		}
@@ -170,8 +174,8 @@ final class PeerConnection {
 	private void sendPost(Post post) throws IOException {
 		Request request = post.request();
 		byte[] notification = (post.notification() != null) ? post.notification() : new byte[0];
-		ByteBuffer header = ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES
-				+ request.remote.size() * Wire.DESCRIPTOR_BYTES + notification.length);
+		ByteBuffer header = ByteBuffer
+			.allocate(Wire.REQUEST_HEADER_BYTES + request.remote.size() * Wire.DESCRIPTOR_BYTES + notification.length);
 		header.put(request.op == XferOp.READ ? Wire.READ : Wire.WRITE)
 			.putLong(post.wireId())
 			.putInt(request.remote.size())
@@ -235,7 +239,8 @@ final class PeerConnection {
 
 	/**
 	 * Records a request as awaiting its response, unless the connection failed meanwhile.
-	 * @return its entry among the unanswered requests, or {@code null} if it failed at once
+	 * @return its entry among the unanswered requests, or {@code null} if it failed at
+	 * once
 	 */
 	private @Nullable Sent track(Request request, long id) {
 		this.pending.put(id, request);
@@ -299,13 +304,17 @@ final class PeerConnection {
 			fail(describe(ex), true);
 		}
 		catch (RuntimeException | Error ex) {
-			if (fail("connection to '" + this.peer.name + "' failed: unexpected failure while receiving: " + ex, false)) {
+			if (fail("connection to '" + this.peer.name + "' failed: unexpected failure while receiving: " + ex,
+					false)) {
 				this.owner.faults().survived(thread(), ex);
 			}
 		}
 	}
 
-	/** Forgets an answered request's timing; answers come in the order sent, so it is almost always the first. */
+	/**
+	 * Forgets an answered request's timing; answers come in the order sent, so it is
+	 * almost always the first.
+	 */
 	private void answered(long id) {
 		Sent first = this.unanswered.peek();
 		if (first != null && first.id == id) {
@@ -366,10 +375,12 @@ final class PeerConnection {
 	}
 
 	/**
-	 * Declares the connection dropped if the peer stayed silent too long: a write that moved no
-	 * byte, a hello or a sent request with no answer. Called by the listener's watchdog.
+	 * Declares the connection dropped if the peer stayed silent too long: a write that
+	 * moved no byte, a hello or a sent request with no answer. Called by the listener's
+	 * watchdog.
 	 * @param now the present {@link System#nanoTime()}
-	 * @param limit the longest silence, {@link dev.nixl4j.EmbeddedOptions#responseTimeout()}
+	 * @param limit the longest silence,
+	 * {@link dev.nixl4j.EmbeddedOptions#responseTimeout()}
 	 */
 	void check(long now, Duration limit) {
 		TimedChannel ch = this.channel;
@@ -398,10 +409,11 @@ final class PeerConnection {
 	}
 
 	/**
-	 * Fails the connection: every request on it ends with the reason, and new ones go elsewhere.
+	 * Fails the connection: every request on it ends with the reason, and new ones go
+	 * elsewhere.
 	 * @param why the reason, naming the peer
-	 * @param dropped whether the peer or the network ended it (not this agent), so that waits for
-	 * the peer's notifications can end too
+	 * @param dropped whether the peer or the network ended it (not this agent), so that
+	 * waits for the peer's notifications can end too
 	 * @return whether this call failed it (it had not failed before)
 	 */
 	boolean fail(String why, boolean dropped) {
@@ -466,6 +478,7 @@ final class PeerConnection {
 	}
 
 	private sealed interface Outgoing permits Post, Notify {
+
 	}
 
 	private record Post(Request request, long wireId, byte @Nullable [] notification) implements Outgoing {

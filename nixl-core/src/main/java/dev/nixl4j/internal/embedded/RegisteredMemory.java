@@ -14,11 +14,11 @@ import dev.nixl4j.MemoryDescriptor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One registration of an embedded agent: its regions, the segments behind them, and the key a
- * peer must present to touch them. Peers' requests {@link #enter enter} before they touch the
- * memory and {@link #exit exit} after; {@link #close()} refuses new entries and waits for those
- * inside, closing the connections of any that are stuck, so memory is never touched after it
- * was deregistered.
+ * One registration of an embedded agent: its regions, the segments behind them, and the
+ * key a peer must present to touch them. Peers' requests {@link #enter enter} before they
+ * touch the memory and {@link #exit exit} after; {@link #close()} refuses new entries and
+ * waits for those inside, closing the connections of any that are stuck, so memory is
+ * never touched after it was deregistered.
  */
 final class RegisteredMemory {
 
@@ -64,9 +64,9 @@ final class RegisteredMemory {
 	}
 
 	/**
-	 * Returns the segment of a range inside one region, or {@code null} if no region holds it.
-	 * Segments registered as segments keep their arena's checks: an arena closed under a
-	 * registration makes accesses fail instead of touching freed memory.
+	 * Returns the segment of a range inside one region, or {@code null} if no region
+	 * holds it. Segments registered as segments keep their arena's checks: an arena
+	 * closed under a registration makes accesses fail instead of touching freed memory.
 	 */
 	@Nullable MemorySegment slice(MemoryDescriptor range) {
 		for (int i = 0; i < this.regions.size(); i++) {
@@ -111,7 +111,8 @@ final class RegisteredMemory {
 				return;
 			}
 		}
-		// a peer stalled in the middle of its data: cut its connection so its thread leaves
+		// a peer stalled in the middle of its data: cut its connection so its thread
+		// leaves
 		for (Closeable connection : this.users) {
 			try {
 				connection.close();
@@ -129,8 +130,9 @@ final class RegisteredMemory {
 	}
 
 	/**
-	 * Waits for the users to leave. An interrupt does not end the wait (returning while a peer's
-	 * thread still writes would let the caller free memory under it); it is kept for the caller.
+	 * Waits for the users to leave. An interrupt does not end the wait (returning while a
+	 * peer's thread still writes would let the caller free memory under it); it is kept
+	 * for the caller.
 	 */
 	private boolean awaitEmpty(long nanos) {
 		long deadline = System.nanoTime() + nanos;

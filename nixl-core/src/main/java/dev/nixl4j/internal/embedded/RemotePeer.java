@@ -9,8 +9,8 @@ import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A peer whose metadata an embedded agent loaded: where it listens, what it registered, and the
- * TCP connection to it once one was needed.
+ * A peer whose metadata an embedded agent loaded: where it listens, what it registered,
+ * and the TCP connection to it once one was needed.
  */
 final class RemotePeer {
 
@@ -42,7 +42,10 @@ final class RemotePeer {
 		return null;
 	}
 
-	/** Returns the open connection to the peer, opening a new one if there is none or it failed. */
+	/**
+	 * Returns the open connection to the peer, opening a new one if there is none or it
+	 * failed.
+	 */
 	synchronized PeerConnection link(EmbeddedDriver owner) {
 		if (this.link == null || this.link.isDead()) {
 			this.link = new PeerConnection(owner, this);
@@ -50,7 +53,10 @@ final class RemotePeer {
 		return this.link;
 	}
 
-	/** The connection to the peer, if one was opened; read without the lock by the watchdog. */
+	/**
+	 * The connection to the peer, if one was opened; read without the lock by the
+	 * watchdog.
+	 */
 	@Nullable PeerConnection current() {
 		return this.link;
 	}

@@ -9,9 +9,10 @@ import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A transfer request of the embedded engine: local segments paired with a peer's regions. It
- * can be posted again once done. Threads that move its data count themselves in {@link #io}
- * (under this object's monitor) so that cancelling waits until none touches its memory.
+ * A transfer request of the embedded engine: local segments paired with a peer's regions.
+ * It can be posted again once done. Threads that move its data count themselves in
+ * {@link #io} (under this object's monitor) so that cancelling waits until none touches
+ * its memory.
  */
 final class Request {
 
@@ -97,8 +98,8 @@ final class Request {
 
 	/**
 	 * Cancels the request.
-	 * @return whether a thread is moving its data for a post still in progress (its connection
-	 * must be cut); a thread of a finished post is only about to leave
+	 * @return whether a thread is moving its data for a post still in progress (its
+	 * connection must be cut); a thread of a finished post is only about to leave
 	 */
 	synchronized boolean cancel() {
 		this.cancelled = true;
@@ -106,8 +107,8 @@ final class Request {
 	}
 
 	/**
-	 * Waits until no thread moves this request's data. An interrupt does not end the wait (the
-	 * caller may free the memory once this returns); it is kept for the caller.
+	 * Waits until no thread moves this request's data. An interrupt does not end the wait
+	 * (the caller may free the memory once this returns); it is kept for the caller.
 	 */
 	synchronized void awaitNoIo() {
 		long deadline = System.nanoTime() + IO_LEAVE_LIMIT_NANOS;
@@ -116,7 +117,8 @@ final class Request {
 			while (this.io > 0) {
 				long left = deadline - System.nanoTime();
 				if (left <= 0) {
-					throw new IllegalStateException("a transfer's data was still moving 10 s after its connection was cut");
+					throw new IllegalStateException(
+							"a transfer's data was still moving 10 s after its connection was cut");
 				}
 				try {
 					TimeUnit.NANOSECONDS.timedWait(this, left);

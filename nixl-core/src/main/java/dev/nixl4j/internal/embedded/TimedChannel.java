@@ -6,9 +6,9 @@ import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
 
 /**
- * A blocking socket that remembers when a byte was last read and last written. The listener's
- * watchdog reads those times to close connections that stall, which wakes the thread blocked on
- * them; the data path pays one clock read per system call.
+ * A blocking socket that remembers when a byte was last read and last written. The
+ * listener's watchdog reads those times to close connections that stall, which wakes the
+ * thread blocked on them; the data path pays one clock read per system call.
  */
 final class TimedChannel implements ByteChannel {
 
@@ -26,12 +26,16 @@ final class TimedChannel implements ByteChannel {
 		return this.channel;
 	}
 
-	/** The {@link System#nanoTime()} of the last read that moved a byte, or of creation. */
+	/**
+	 * The {@link System#nanoTime()} of the last read that moved a byte, or of creation.
+	 */
 	long lastRead() {
 		return this.lastRead;
 	}
 
-	/** The {@link System#nanoTime()} of the last write that moved a byte, or of creation. */
+	/**
+	 * The {@link System#nanoTime()} of the last write that moved a byte, or of creation.
+	 */
 	long lastWrite() {
 		return this.lastWrite;
 	}
@@ -41,7 +45,10 @@ final class TimedChannel implements ByteChannel {
 		return later(this.lastRead, this.lastWrite);
 	}
 
-	/** The later of two {@link System#nanoTime()} readings (compared by difference, as nanoTime requires). */
+	/**
+	 * The later of two {@link System#nanoTime()} readings (compared by difference, as
+	 * nanoTime requires).
+	 */
 	static long later(long a, long b) {
 		return (a - b > 0) ? a : b;
 	}

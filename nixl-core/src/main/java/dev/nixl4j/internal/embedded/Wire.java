@@ -18,10 +18,9 @@ import java.nio.channels.WritableByteChannel;
  *                notification bytes, and for a WRITE the data of every descriptor in order
  * response:      id (8), status (4, NIXL's codes), message length (4), message (UTF-8),
  *                and for a successful READ the data of every descriptor in order
- * </pre>
- * A NOTIFY request has no descriptors and gets no response. A request over the limits below is
- * answered with an error and the connection is closed; so is any request after a refused WRITE,
- * whose data the server does not read.
+ * </pre> A NOTIFY request has no descriptors and gets no response. A request over the
+ * limits below is answered with an error and the connection is closed; so is any request
+ * after a refused WRITE, whose data the server does not read.
  */
 final class Wire {
 
@@ -55,7 +54,10 @@ final class Wire {
 	/** Longest error message in a response. */
 	static final int MAX_MESSAGE_BYTES = 4096;
 
-	/** Largest piece of a segment handed to the socket at once (a ByteBuffer holds at most 2 GiB). */
+	/**
+	 * Largest piece of a segment handed to the socket at once (a ByteBuffer holds at most
+	 * 2 GiB).
+	 */
 	private static final long CHUNK_BYTES = 1L << 30;
 
 	/** How long closing waits for one of the engine's threads to end. */
@@ -64,7 +66,10 @@ final class Wire {
 	private Wire() {
 	}
 
-	/** Waits (bounded) for one of the engine's threads to end; a thread never waits for itself. */
+	/**
+	 * Waits (bounded) for one of the engine's threads to end; a thread never waits for
+	 * itself.
+	 */
 	static void join(Thread thread) {
 		if (thread == Thread.currentThread()) {
 			return;
@@ -77,7 +82,10 @@ final class Wire {
 		}
 	}
 
-	/** Socket buffers of 4 MiB: a megabyte-sized block goes out without waiting for the window to grow. */
+	/**
+	 * Socket buffers of 4 MiB: a megabyte-sized block goes out without waiting for the
+	 * window to grow.
+	 */
 	static void tune(java.nio.channels.NetworkChannel channel) throws IOException {
 		channel.setOption(java.net.StandardSocketOptions.SO_SNDBUF, 4 << 20);
 		channel.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4 << 20);
@@ -100,14 +108,16 @@ final class Wire {
 	/** Receives straight into a segment (no copy through the heap). */
 	static void readInto(ReadableByteChannel channel, MemorySegment segment) throws IOException {
 		for (long offset = 0; offset < segment.byteSize(); offset += CHUNK_BYTES) {
-			readFully(channel, segment.asSlice(offset, Math.min(CHUNK_BYTES, segment.byteSize() - offset)).asByteBuffer());
+			readFully(channel,
+					segment.asSlice(offset, Math.min(CHUNK_BYTES, segment.byteSize() - offset)).asByteBuffer());
 		}
 	}
 
 	/** Sends straight from a segment (no copy through the heap). */
 	static void writeFrom(WritableByteChannel channel, MemorySegment segment) throws IOException {
 		for (long offset = 0; offset < segment.byteSize(); offset += CHUNK_BYTES) {
-			writeFully(channel, segment.asSlice(offset, Math.min(CHUNK_BYTES, segment.byteSize() - offset)).asByteBuffer());
+			writeFully(channel,
+					segment.asSlice(offset, Math.min(CHUNK_BYTES, segment.byteSize() - offset)).asByteBuffer());
 		}
 	}
 

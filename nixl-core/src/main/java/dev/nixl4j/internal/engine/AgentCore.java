@@ -41,14 +41,16 @@ import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.metadata.MetadataFraming;
 
 /**
- * The {@link NixlAgent} every engine shares: checks arguments in Java before any engine call,
- * keeps native handles away from a destroyed agent, runs the progress loop, dispatches
- * notifications and tracks registrations and transfers.
+ * The {@link NixlAgent} every engine shares: checks arguments in Java before any engine
+ * call, keeps native handles away from a destroyed agent, runs the progress loop,
+ * dispatches notifications and tracks registrations and transfers.
  *
- * <p>Its concerns are each in a class of their own: {@link AgentLifecycle} (open, failed, closed,
- * and the lock that keeps the engine alive under a call), {@link DescriptorChecks},
- * {@link RemoteMemory} (what loaded peers registered), {@link AgentStatisticsCounter},
- * {@link AgentFaults} (what internal threads report) and {@link ListenerFanOut}.
+ * <p>
+ * Its concerns are each in a class of their own: {@link AgentLifecycle} (open, failed,
+ * closed, and the lock that keeps the engine alive under a call),
+ * {@link DescriptorChecks}, {@link RemoteMemory} (what loaded peers registered),
+ * {@link AgentStatisticsCounter}, {@link AgentFaults} (what internal threads report) and
+ * {@link ListenerFanOut}.
  */
 public final class AgentCore implements NixlAgent {
 
@@ -84,7 +86,10 @@ public final class AgentCore implements NixlAgent {
 
 	private final ListenerFanOut listeners = new ListenerFanOut();
 
-	/** Whether the last notification drain failed; read and written by the progress loop only. */
+	/**
+	 * Whether the last notification drain failed; read and written by the progress loop
+	 * only.
+	 */
 	private boolean drainFailing;
 
 	private final AgentFaults faults;
@@ -131,8 +136,8 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	/**
-	 * Returns what the agent's internal threads report to: the progress loop and the engine's own
-	 * threads.
+	 * Returns what the agent's internal threads report to: the progress loop and the
+	 * engine's own threads.
 	 * @return the fault listener
 	 */
 	EngineDriver.FaultListener faults() {
@@ -198,8 +203,9 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	/**
-	 * Creates a backend, turning the driver's failure into one that names the backend: the engines
-	 * word their failures differently, and callers must not have to read the words.
+	 * Creates a backend, turning the driver's failure into one that names the backend:
+	 * the engines word their failures differently, and callers must not have to read the
+	 * words.
 	 */
 	private static Backend createBackend(EngineDriver driver, String plugin, Map<String, String> parameters,
 			int index) {
@@ -269,8 +275,8 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public AgentMetadata localMetadata(Registration... registrations) {
 		DescriptorList list = this.checks.partialMetadataRegions(registrations);
-		return AgentMetadata.of(this.lifecycle.guarded("get_local_partial_md",
-				() -> this.driver.localPartialMetadata(list)));
+		return AgentMetadata
+			.of(this.lifecycle.guarded("get_local_partial_md", () -> this.driver.localPartialMetadata(list)));
 	}
 
 	@Override
@@ -283,7 +289,8 @@ public final class AgentCore implements NixlAgent {
 				remote = this.driver.loadRemoteMetadata(bytes);
 			}
 			catch (NixlException ex) {
-				// A refused update can make NIXL drop the peer it had: keep the Java view in step.
+				// A refused update can make NIXL drop the peer it had: keep the Java view
+				// in step.
 				if (!this.driver.hasRemoteMetadata(parsed.agentName())) {
 					this.remotes.forget(parsed.agentName());
 				}
@@ -312,14 +319,16 @@ public final class AgentCore implements NixlAgent {
 				this.driver.invalidateRemoteMetadata(remoteAgent);
 			}
 			catch (NixlException ex) {
-				// The engine may have dropped the peer on its own (a disconnect, a refused update);
+				// The engine may have dropped the peer on its own (a disconnect, a
+				// refused update);
 				// forgetting a peer this agent knew is then already done.
 				if (!known || ex.status() != NixlStatus.ERROR_NOT_FOUND) {
 					throw ex;
 				}
 			}
 			finally {
-				// only after the engine: a peer missing from remoteAgents() is gone from the engine too
+				// only after the engine: a peer missing from remoteAgents() is gone from
+				// the engine too
 				this.remotes.forget(remoteAgent);
 			}
 		});
@@ -334,7 +343,8 @@ public final class AgentCore implements NixlAgent {
 	public Transfer createTransfer(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent,
 			byte @Nullable [] notification) {
 		String operation = "create_xfer_req";
-		// Checked under the lifecycle lock: an agent closing meanwhile gives CLOSED, not "not registered".
+		// Checked under the lifecycle lock: an agent closing meanwhile gives CLOSED, not
+		// "not registered".
 		return this.lifecycle.guarded(operation, () -> {
 			this.checks.checkPairs(operation, remoteAgent, local.descriptors(), remote.descriptors());
 			List<RegistrationImpl> pinned = this.checks.localRegistrations(operation, local);
@@ -419,7 +429,8 @@ public final class AgentCore implements NixlAgent {
 		this.progressLoop.submit(transfer);
 		NixlException failed = this.lifecycle.failure();
 		if (failed != null) {
-			// posted while the agent failed, after fail() aborted what was in flight: the progress
+			// posted while the agent failed, after fail() aborted what was in flight: the
+			// progress
 			// loop may be gone, so nobody else would end it
 			transfer.abort(failed);
 		}
@@ -453,7 +464,8 @@ public final class AgentCore implements NixlAgent {
 		CompletableFuture<Notification> future = this.notifications.expect(matcher, timeout);
 		NixlException failed = this.lifecycle.failure();
 		if (failed != null) {
-			// the agent failed after the check above, perhaps after its waiters were failed
+			// the agent failed after the check above, perhaps after its waiters were
+			// failed
 			this.notifications.failWaiters(failed);
 		}
 		this.progressLoop.wakeUp();
@@ -472,8 +484,10 @@ public final class AgentCore implements NixlAgent {
 
 	/** Called by the progress loop only. */
 	boolean drainNotifications() {
-		// An agent without backends (they may be created later) cannot receive notifications, and
-		// NIXL answers every drain with an error and a log line: do not ask until one exists.
+		// An agent without backends (they may be created later) cannot receive
+		// notifications, and
+		// NIXL answers every drain with an error and a log line: do not ask until one
+		// exists.
 		if (this.backends.isEmpty() || !this.notifications.hasRoom()) {
 			return false;
 		}
@@ -483,10 +497,12 @@ public final class AgentCore implements NixlAgent {
 			return drained;
 		}
 		catch (NixlException ex) {
-			// The loop retries every few milliseconds: say it once per run of failures, not each time.
+			// The loop retries every few milliseconds: say it once per run of failures,
+			// not each time.
 			if (!this.drainFailing) {
 				this.drainFailing = true;
-				logger.log(Level.WARNING, ex.getMessage() + " (further failures are not logged until a drain succeeds)");
+				logger.log(Level.WARNING,
+						ex.getMessage() + " (further failures are not logged until a drain succeeds)");
 			}
 			return false;
 		}
@@ -524,7 +540,8 @@ public final class AgentCore implements NixlAgent {
 			if (!this.lifecycle.isOpen()) {
 				return;
 			}
-			// a transfer whose engine call throws must not keep the agent open, its thread running
+			// a transfer whose engine call throws must not keep the agent open, its
+			// thread running
 			// and its engine unclosed
 			for (TransferImpl transfer : List.copyOf(this.inFlight)) {
 				try {

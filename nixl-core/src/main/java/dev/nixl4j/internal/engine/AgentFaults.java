@@ -11,9 +11,10 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 
 /**
- * Logs, counts and acts on what an agent's internal threads report: the progress loop and the
- * engine's own threads. A thread that keeps failing logs its stack trace at most once a second;
- * the rest are counted. A fatal fault turns the agent {@link AgentState#FAILED}.
+ * Logs, counts and acts on what an agent's internal threads report: the progress loop and
+ * the engine's own threads. A thread that keeps failing logs its stack trace at most once
+ * a second; the rest are counted. A fatal fault turns the agent
+ * {@link AgentState#FAILED}.
  */
 final class AgentFaults implements EngineDriver.FaultListener {
 
@@ -63,9 +64,9 @@ final class AgentFaults implements EngineDriver.FaultListener {
 	}
 
 	/**
-	 * Turns the agent {@link AgentState#FAILED}: from now on posts and notification waits are
-	 * refused, transfers in flight fail and notification waiters fail at once. Only the first call
-	 * counts.
+	 * Turns the agent {@link AgentState#FAILED}: from now on posts and notification waits
+	 * are refused, transfers in flight fail and notification waiters fail at once. Only
+	 * the first call counts.
 	 */
 	private void fail(String thread, Throwable error) {
 		NixlException failed = new NixlException(NixlStatus.FAILED, "agent", this.agentName, null,
@@ -73,7 +74,8 @@ final class AgentFaults implements EngineDriver.FaultListener {
 		if (!this.lifecycle.failed(thread, failed)) {
 			return;
 		}
-		// waiters and transfers first: logging goes through the application's handlers, which may
+		// waiters and transfers first: logging goes through the application's handlers,
+		// which may
 		// throw as well
 		this.notifications.failWaiters(failed);
 		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
@@ -81,7 +83,8 @@ final class AgentFaults implements EngineDriver.FaultListener {
 				transfer.abort(failed);
 			}
 			catch (Throwable ex) {
-				// a listener threw after the transfer ended: the next transfer must still end
+				// a listener threw after the transfer ended: the next transfer must still
+				// end
 				survived(thread, ex);
 			}
 		}

@@ -9,11 +9,13 @@ import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The lifecycle of one agent: open, failed or closed, and the lock that keeps the engine alive
- * while a call is inside it.
+ * The lifecycle of one agent: open, failed or closed, and the lock that keeps the engine
+ * alive while a call is inside it.
  *
- * <p>Every engine call of the control path and every post holds the read side of the lock;
- * closing takes the write side, so the engine is destroyed only when no call is inside it.
+ * <p>
+ * Every engine call of the control path and every post holds the read side of the lock;
+ * closing takes the write side, so the engine is destroyed only when no call is inside
+ * it.
  */
 final class AgentLifecycle {
 
@@ -81,8 +83,8 @@ final class AgentLifecycle {
 	}
 
 	/**
-	 * Throws unless the agent is open and has not failed: the check of everything that moves data
-	 * or waits for it (posts, notifications).
+	 * Throws unless the agent is open and has not failed: the check of everything that
+	 * moves data or waits for it (posts, notifications).
 	 */
 	void ensureActive(String operation) {
 		ensureOpen(operation);

@@ -14,11 +14,11 @@ import dev.nixl4j.Registration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The checks in Java of an agent's descriptor arguments, made before any engine call: local
- * descriptors inside this agent's registered memory, matching local and remote pairs, prepared
- * lists and indices of this agent. A refused argument is
- * {@link NixlStatus#ERROR_INVALID_PARAM} (or {@link IllegalArgumentException}) naming what was
- * wrong.
+ * The checks in Java of an agent's descriptor arguments, made before any engine call:
+ * local descriptors inside this agent's registered memory, matching local and remote
+ * pairs, prepared lists and indices of this agent. A refused argument is
+ * {@link NixlStatus#ERROR_INVALID_PARAM} (or {@link IllegalArgumentException}) naming
+ * what was wrong.
  */
 final class DescriptorChecks {
 
@@ -40,7 +40,9 @@ final class DescriptorChecks {
 		this.preparedLists = preparedLists;
 	}
 
-	/** Returns the regions of open registrations of this agent, all of one memory type. */
+	/**
+	 * Returns the regions of open registrations of this agent, all of one memory type.
+	 */
 	DescriptorList partialMetadataRegions(Registration... registrations) {
 		if (registrations.length == 0) {
 			throw new IllegalArgumentException("partial metadata needs at least one registration");
@@ -49,8 +51,8 @@ final class DescriptorChecks {
 		MemoryType type = registrations[0].memoryType();
 		for (int i = 0; i < registrations.length; i++) {
 			if (!(registrations[i] instanceof RegistrationImpl impl) || !this.registrations.contains(impl)) {
-				throw new IllegalArgumentException("registration " + i + " is not an open registration of agent '"
-						+ this.agentName + "'");
+				throw new IllegalArgumentException(
+						"registration " + i + " is not an open registration of agent '" + this.agentName + "'");
 			}
 			if (impl.memoryType() != type) {
 				throw new IllegalArgumentException("partial metadata covers one memory type; registration " + i + " is "
@@ -79,8 +81,9 @@ final class DescriptorChecks {
 		for (int i = 0; i < indices.length; i++) {
 			int index = indices[i];
 			if (index < 0 || index >= descriptors.size()) {
-				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, remoteAgent, side + " index " + i
-						+ " is " + index + ", outside the prepared list of " + descriptors.size() + " descriptor(s)");
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, null, remoteAgent,
+						side + " index " + i + " is " + index + ", outside the prepared list of " + descriptors.size()
+								+ " descriptor(s)");
 			}
 			selected.add(descriptors.get(index));
 		}
@@ -90,8 +93,8 @@ final class DescriptorChecks {
 	void checkPairs(String operation, @Nullable String remoteAgent, List<MemoryDescriptor> local,
 			List<MemoryDescriptor> remote) {
 		if (local.size() != remote.size()) {
-			throw invalid(operation, remoteAgent, "local and remote descriptor counts differ: " + local.size() + " vs "
-					+ remote.size());
+			throw invalid(operation, remoteAgent,
+					"local and remote descriptor counts differ: " + local.size() + " vs " + remote.size());
 		}
 		for (int i = 0; i < local.size(); i++) {
 			if (local.get(i).length() != remote.get(i).length()) {
@@ -101,7 +104,9 @@ final class DescriptorChecks {
 		}
 	}
 
-	/** Finds the registration of every local descriptor; refuses descriptors outside them. */
+	/**
+	 * Finds the registration of every local descriptor; refuses descriptors outside them.
+	 */
 	List<RegistrationImpl> localRegistrations(String operation, DescriptorList local) {
 		List<RegistrationImpl> found = new ArrayList<>(2);
 		List<MemoryDescriptor> descriptors = local.descriptors();

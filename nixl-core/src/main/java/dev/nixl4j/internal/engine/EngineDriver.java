@@ -15,11 +15,11 @@ import org.jspecify.annotations.Nullable;
 import dev.nixl4j.NativeLibraryInfo;
 
 /**
- * The raw operations of one engine's agent, on opaque {@code long} handles. {@link AgentCore}
- * validates every argument (descriptors inside registered memory, indices in range, handles
- * alive) and serialises handle lifetimes before it calls a driver, so drivers trust their input.
- * Control-path methods throw {@link dev.nixl4j.NixlException}; data-path methods return NIXL
- * status codes.
+ * The raw operations of one engine's agent, on opaque {@code long} handles.
+ * {@link AgentCore} validates every argument (descriptors inside registered memory,
+ * indices in range, handles alive) and serialises handle lifetimes before it calls a
+ * driver, so drivers trust their input. Control-path methods throw
+ * {@link dev.nixl4j.NixlException}; data-path methods return NIXL status codes.
  */
 public interface EngineDriver extends AutoCloseable {
 
@@ -67,8 +67,8 @@ public interface EngineDriver extends AutoCloseable {
 	/**
 	 * Registers memory.
 	 * @param regions the regions
-	 * @param segments the segments the regions were made from, in the same order, or an empty
-	 * list when the caller gave addresses only
+	 * @param segments the segments the regions were made from, in the same order, or an
+	 * empty list when the caller gave addresses only
 	 * @return a handle for {@link #deregister(long)}
 	 */
 	long register(DescriptorList regions, List<MemorySegment> segments);
@@ -102,8 +102,8 @@ public interface EngineDriver extends AutoCloseable {
 
 	/**
 	 * Returns NIXL's built-in etcd exchange of this driver's agent.
-	 * @return the exchange, or {@code null} when the engine has none or the agent was created
-	 * without etcd endpoints
+	 * @return the exchange, or {@code null} when the engine has none or the agent was
+	 * created without etcd endpoints
 	 */
 	default @Nullable EtcdExchangeDriver etcdExchange() {
 		return null;
@@ -173,8 +173,8 @@ public interface EngineDriver extends AutoCloseable {
 	int status(long request);
 
 	/**
-	 * Explains, in words, why a request failed: what the engine knows beyond the status code.
-	 * Called after {@link #post} or {@link #status} returned an error.
+	 * Explains, in words, why a request failed: what the engine knows beyond the status
+	 * code. Called after {@link #post} or {@link #status} returned an error.
 	 * @param request the handle
 	 * @return the explanation, or {@code null} when the status code says all
 	 */
@@ -184,16 +184,17 @@ public interface EngineDriver extends AutoCloseable {
 
 	/**
 	 * Gives the driver a way to wake the agent's progress loop, for engines that learn of
-	 * completions and notifications on their own threads. Called once, before any other call.
+	 * completions and notifications on their own threads. Called once, before any other
+	 * call.
 	 * @param wakeUp wakes the progress loop; cheap and safe to call from any thread
 	 */
 	default void progressListener(Runnable wakeUp) {
 	}
 
 	/**
-	 * Gives the driver the agent's {@link FaultListener}, for engines that run threads of their own
-	 * (listeners, connections): they report there what a unit of work threw, and a thread that
-	 * cannot go on. Called once, before any other call.
+	 * Gives the driver the agent's {@link FaultListener}, for engines that run threads of
+	 * their own (listeners, connections): they report there what a unit of work threw,
+	 * and a thread that cannot go on. Called once, before any other call.
 	 * @param faults receives the faults; safe to call from any thread
 	 */
 	default void faultListener(FaultListener faults) {
@@ -247,9 +248,9 @@ public interface EngineDriver extends AutoCloseable {
 		void accept(String remoteAgent, byte[] message);
 
 		/**
-		 * Learns that a peer's connection dropped (the peer died, stopped answering or restarted)
-		 * and that every notification it sent before was handed over: waits for notifications
-		 * from that peer can end at once instead of at their deadline.
+		 * Learns that a peer's connection dropped (the peer died, stopped answering or
+		 * restarted) and that every notification it sent before was handed over: waits
+		 * for notifications from that peer can end at once instead of at their deadline.
 		 * @param remoteAgent the peer
 		 * @param detail why, naming the peer
 		 */
@@ -259,15 +260,16 @@ public interface EngineDriver extends AutoCloseable {
 	}
 
 	/**
-	 * Receives what an agent's internal threads (the progress loop, an engine's own threads) could
-	 * not handle. The agent logs and counts each report, and turns
+	 * Receives what an agent's internal threads (the progress loop, an engine's own
+	 * threads) could not handle. The agent logs and counts each report, and turns
 	 * {@link dev.nixl4j.AgentState#FAILED} on a fatal one.
 	 */
 	interface FaultListener {
 
 		/**
 		 * Reports that one unit of work of a thread threw and that the thread goes on.
-		 * @param thread what the thread does, for the log (for example {@code "embedded listener"})
+		 * @param thread what the thread does, for the log (for example
+		 * {@code "embedded listener"})
 		 * @param error what the unit of work threw
 		 */
 		void survived(String thread, Throwable error);

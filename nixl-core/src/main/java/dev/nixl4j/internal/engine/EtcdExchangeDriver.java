@@ -1,9 +1,9 @@
 package dev.nixl4j.internal.engine;
 
 /**
- * The calls of NIXL's built-in etcd exchange, offered by a driver whose agent was created with
- * etcd endpoints ({@link EngineDriver#etcdExchange()}). Each only queues work to NIXL's metadata
- * thread.
+ * The calls of NIXL's built-in etcd exchange, offered by a driver whose agent was created
+ * with etcd endpoints ({@link EngineDriver#etcdExchange()}). Each only queues work to
+ * NIXL's metadata thread.
  */
 public interface EtcdExchangeDriver {
 

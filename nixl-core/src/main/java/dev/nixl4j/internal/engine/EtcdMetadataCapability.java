@@ -15,7 +15,10 @@ import dev.nixl4j.NixlStatus;
  */
 final class EtcdMetadataCapability implements NixlEtcdMetadata {
 
-	/** NIXL gives up a fetch whose key did not appear within this long (its etcd watch timeout). */
+	/**
+	 * NIXL gives up a fetch whose key did not appear within this long (its etcd watch
+	 * timeout).
+	 */
 	private static final long NIXL_FETCH_WINDOW = TimeUnit.SECONDS.toNanos(5);
 
 	private static final long FIRST_POLL = TimeUnit.MILLISECONDS.toNanos(1);
@@ -57,7 +60,8 @@ final class EtcdMetadataCapability implements NixlEtcdMetadata {
 		while (true) {
 			long now = System.nanoTime();
 			if (now - nextFetch >= 0) {
-				// NIXL waits a limited time for a key that is not there yet, then drops the request
+				// NIXL waits a limited time for a key that is not there yet, then drops
+				// the request
 				this.agent.lifecycle().guarded(operation, () -> this.driver.fetchRemoteMetadata(remoteAgent));
 				nextFetch = now + NIXL_FETCH_WINDOW;
 			}

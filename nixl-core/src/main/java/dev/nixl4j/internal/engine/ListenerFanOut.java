@@ -13,9 +13,9 @@ import dev.nixl4j.TransferState;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The transfer listeners of one agent and how a post is told to them: every listener is asked
- * before the post, those that accepted hear a refusal or the post's end, in the order they were
- * added.
+ * The transfer listeners of one agent and how a post is told to them: every listener is
+ * asked before the post, those that accepted hear a refusal or the post's end, in the
+ * order they were added.
  */
 final class ListenerFanOut {
 
@@ -32,7 +32,10 @@ final class ListenerFanOut {
 		this.listeners.remove(listener);
 	}
 
-	/** Asks every listener; when one refuses, those that accepted hear it and the refusal propagates. */
+	/**
+	 * Asks every listener; when one refuses, those that accepted hear it and the refusal
+	 * propagates.
+	 */
 	List<TransferListener> admit(Transfer transfer) {
 		List<TransferListener> listeners = this.listeners;
 		if (listeners.isEmpty()) {
@@ -64,9 +67,9 @@ final class ListenerFanOut {
 	}
 
 	/**
-	 * Tells the listeners that accepted a post its end. An {@link Error} from a listener must not
-	 * keep the others or the waiter from hearing the end: the first one is returned, for the caller
-	 * to throw once everyone has heard.
+	 * Tells the listeners that accepted a post its end. An {@link Error} from a listener
+	 * must not keep the others or the waiter from hearing the end: the first one is
+	 * returned, for the caller to throw once everyone has heard.
 	 * @return the first error a listener threw, or {@code null}
 	 */
 	static @Nullable Error afterPost(List<TransferListener> listeners, Transfer transfer, TransferState state,

@@ -16,18 +16,19 @@ import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Delivers each received notification exactly once: to the oldest waiter whose matcher accepts
- * it, or else into a mailbox where a later waiter or poll finds it. A waiter that times out at
- * the same moment a message is handed to it gives the message back to the mailbox, so none is
- * lost.
+ * Delivers each received notification exactly once: to the oldest waiter whose matcher
+ * accepts it, or else into a mailbox where a later waiter or poll finds it. A waiter that
+ * times out at the same moment a message is handed to it gives the message back to the
+ * mailbox, so none is lost.
  */
 final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	private final String agentName;
 
 	/**
-	 * The most bytes of unclaimed messages the mailbox holds before draining pauses, beside its
-	 * count: a peer sending large notifications nobody claims cannot fill the heap.
+	 * The most bytes of unclaimed messages the mailbox holds before draining pauses,
+	 * beside its count: a peer sending large notifications nobody claims cannot fill the
+	 * heap.
 	 */
 	static final long MAX_MAILBOX_BYTES = 64L << 20;
 
@@ -57,8 +58,8 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	/**
-	 * Whether the progress loop may drain more notifications from the engine. While the mailbox
-	 * is full, messages wait inside the engine instead of being dropped.
+	 * Whether the progress loop may drain more notifications from the engine. While the
+	 * mailbox is full, messages wait inside the engine instead of being dropped.
 	 */
 	boolean hasRoom() {
 		return this.mailboxSize < this.capacity && this.mailboxBytesBelowCap;
@@ -74,8 +75,9 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	/**
-	 * Fails at once, with {@link NixlStatus#ERROR_BACKEND} naming the peer, every wait for a
-	 * notification from a peer whose connection dropped; waits that accept any sender go on.
+	 * Fails at once, with {@link NixlStatus#ERROR_BACKEND} naming the peer, every wait
+	 * for a notification from a peer whose connection dropped; waits that accept any
+	 * sender go on.
 	 */
 	@Override
 	public void peerLost(String remoteAgent, String detail) {
@@ -91,8 +93,9 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 			updateCounts();
 		}
 		for (Waiter waiter : lost) {
-			waiter.future.completeExceptionally(new NixlException(NixlStatus.ERROR_BACKEND, "get_notifs",
-					this.agentName, remoteAgent, "no notification matching " + waiter.matcher + " can come: " + detail));
+			waiter.future
+				.completeExceptionally(new NixlException(NixlStatus.ERROR_BACKEND, "get_notifs", this.agentName,
+						remoteAgent, "no notification matching " + waiter.matcher + " can come: " + detail));
 		}
 	}
 

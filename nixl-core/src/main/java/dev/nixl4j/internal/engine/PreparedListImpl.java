@@ -9,7 +9,8 @@ import dev.nixl4j.PreparedList;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A prepared descriptor list and, for a local one, the registrations its descriptors lie in.
+ * A prepared descriptor list and, for a local one, the registrations its descriptors lie
+ * in.
  */
 final class PreparedListImpl implements PreparedList {
 

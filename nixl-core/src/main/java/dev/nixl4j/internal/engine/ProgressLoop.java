@@ -11,22 +11,25 @@ import dev.nixl4j.TransferState;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one thread per agent that polls transfers in flight and drains notifications, so that
- * users never write a polling loop. NIXL sends a transfer's notification only while its
- * initiator keeps polling the transfer, which is why this loop must run.
+ * The one thread per agent that polls transfers in flight and drains notifications, so
+ * that users never write a polling loop. NIXL sends a transfer's notification only while
+ * its initiator keeps polling the transfer, which is why this loop must run.
  *
- * <p>Pacing: right after any progress it spins for a few microseconds (small transfers finish
- * there, at the latency of the backend), then parks with a back-off that grows to
+ * <p>
+ * Pacing: right after any progress it spins for a few microseconds (small transfers
+ * finish there, at the latency of the backend), then parks with a back-off that grows to
  * {@value #ACTIVE_PARK_MAX_NANOS} ns while transfers or waiters exist, and sleeps
  * {@value #IDLE_PARK_NANOS} ns between notification drains when idle. Parking instead of
  * spinning leaves the cores to the backend's own progress threads.
  *
- * <p>Faults: each unit of work (the poll of one transfer with its listeners, one notification
- * drain) that throws is reported to the agent as survived and the loop goes on; a transfer whose
- * poll throws is ended {@link dev.nixl4j.TransferState#FAILED} rather than polled again. When a
- * unit cannot be completed for {@value #STUCK_LIMIT_NANOS} ns in a row (a drain that keeps
- * throwing, a transfer that cannot even be ended), or when the thread dies anyway, the loop
- * reports a fatal fault, which turns the agent {@link dev.nixl4j.AgentState#FAILED}, and stops.
+ * <p>
+ * Faults: each unit of work (the poll of one transfer with its listeners, one
+ * notification drain) that throws is reported to the agent as survived and the loop goes
+ * on; a transfer whose poll throws is ended {@link dev.nixl4j.TransferState#FAILED}
+ * rather than polled again. When a unit cannot be completed for
+ * {@value #STUCK_LIMIT_NANOS} ns in a row (a drain that keeps throwing, a transfer that
+ * cannot even be ended), or when the thread dies anyway, the loop reports a fatal fault,
+ * which turns the agent {@link dev.nixl4j.AgentState#FAILED}, and stops.
  */
 final class ProgressLoop implements Runnable {
 
@@ -140,7 +143,10 @@ final class ProgressLoop implements Runnable {
 		}
 	}
 
-	/** Reports a unit of work that threw and could not be completed: it counts towards the limit. */
+	/**
+	 * Reports a unit of work that threw and could not be completed: it counts towards the
+	 * limit.
+	 */
 	private void stuck(Throwable error) {
 		this.stuck = true;
 		this.stuckBy = error;
@@ -176,8 +182,8 @@ final class ProgressLoop implements Runnable {
 	}
 
 	/**
-	 * Polls one transfer. When the poll throws, the transfer is ended as failed (unless it had
-	 * already ended and a listener threw), so it is never polled again.
+	 * Polls one transfer. When the poll throws, the transfer is ended as failed (unless
+	 * it had already ended and a listener threw), so it is never polled again.
 	 * @return {@code true} when the transfer left the in-progress state
 	 */
 	private boolean poll(TransferImpl transfer) {

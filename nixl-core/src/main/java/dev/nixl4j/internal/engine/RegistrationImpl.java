@@ -11,8 +11,8 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Registration;
 
 /**
- * Registered memory plus the count of transfers in flight that use it. The segments are held
- * so that memory handed to the engine stays reachable while it is registered.
+ * Registered memory plus the count of transfers in flight that use it. The segments are
+ * held so that memory handed to the engine stays reachable while it is registered.
  */
 final class RegistrationImpl implements Registration {
 
@@ -22,7 +22,8 @@ final class RegistrationImpl implements Registration {
 
 	private final long handle;
 
-	@SuppressWarnings("unused") // reachability: the engine holds raw addresses of these segments
+	@SuppressWarnings("unused") // reachability: the engine holds raw addresses of these
+								// segments
 	private final List<MemorySegment> segments;
 
 	private int inFlight;
@@ -95,8 +96,8 @@ final class RegistrationImpl implements Registration {
 				return;
 			}
 			if (this.inFlight > 0) {
-				throw new NixlException(NixlStatus.BUSY, "deregister_mem", this.agent.name(), null,
-						this.inFlight + " transfer(s) using this memory are in flight; wait for them or cancel them first");
+				throw new NixlException(NixlStatus.BUSY, "deregister_mem", this.agent.name(), null, this.inFlight
+						+ " transfer(s) using this memory are in flight; wait for them or cancel them first");
 			}
 			this.open = false;
 		}

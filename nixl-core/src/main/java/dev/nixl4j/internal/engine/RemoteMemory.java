@@ -10,9 +10,9 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryDescriptor;
 
 /**
- * What an agent knows of the peers whose metadata it loaded: their connection information and
- * the memory they registered, by peer name. Metadata loaded some other way (for example NIXL's own
- * etcd exchange) is not here and is left to NIXL to check.
+ * What an agent knows of the peers whose metadata it loaded: their connection information
+ * and the memory they registered, by peer name. Metadata loaded some other way (for
+ * example NIXL's own etcd exchange) is not here and is left to NIXL to check.
  */
 final class RemoteMemory {
 
@@ -30,8 +30,8 @@ final class RemoteMemory {
 	}
 
 	/**
-	 * Full metadata (it carries connection information) replaces what was known of a peer;
-	 * partial metadata adds the sections it describes.
+	 * Full metadata (it carries connection information) replaces what was known of a
+	 * peer; partial metadata adds the sections it describes.
 	 */
 	private static MetadataFraming.ParsedMetadata update(MetadataFraming.ParsedMetadata known,
 			MetadataFraming.ParsedMetadata loaded) {
@@ -56,8 +56,8 @@ final class RemoteMemory {
 	}
 
 	/**
-	 * Checks remote descriptors against the metadata loaded through this agent. A peer not known
-	 * here is left to NIXL to check.
+	 * Checks remote descriptors against the metadata loaded through this agent. A peer
+	 * not known here is left to NIXL to check.
 	 */
 	void check(String operation, String remoteAgent, DescriptorList remote) {
 		MetadataFraming.ParsedMetadata parsed = this.remotes.get(remoteAgent);

@@ -18,8 +18,9 @@ import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A transfer request. Every use of the native handle (post, poll, release) happens under this
- * object's monitor, so the progress loop never polls a handle that another thread released.
+ * A transfer request. Every use of the native handle (post, poll, release) happens under
+ * this object's monitor, so the progress loop never polls a handle that another thread
+ * released.
  */
 final class TransferImpl implements Transfer {
 
@@ -58,7 +59,9 @@ final class TransferImpl implements Transfer {
 	/** The listeners that accepted the latest post; guarded by this object's monitor. */
 	private List<TransferListener> listening = List.of();
 
-	/** Whether the latest post carries a notification; guarded by this object's monitor. */
+	/**
+	 * Whether the latest post carries a notification; guarded by this object's monitor.
+	 */
 	private boolean notified;
 
 	private long stallDeadline;
@@ -169,11 +172,12 @@ final class TransferImpl implements Transfer {
 				status = this.driver.post(this.handle, message);
 			}
 			catch (RuntimeException | Error ex) {
-				// the engine threw instead of answering: the post failed like one it answered with an
+				// the engine threw instead of answering: the post failed like one it
+				// answered with an
 				// error, or it would stay in progress for ever with nobody polling it
 				NixlException failure = (ex instanceof NixlException nixl) ? nixl
-						: new NixlException(NixlStatus.ERROR_EXCEPTION, "post_xfer_req", this.agent.name(), this.remoteAgent,
-								this.op + " of " + this.byteSize + " bytes: posting threw " + ex, ex);
+						: new NixlException(NixlStatus.ERROR_EXCEPTION, "post_xfer_req", this.agent.name(),
+								this.remoteAgent, this.op + " of " + this.byteSize + " bytes: posting threw " + ex, ex);
 				return end(TransferState.FAILED, failure);
 			}
 			return onStatus(status, "post_xfer_req");
@@ -194,9 +198,9 @@ final class TransferImpl implements Transfer {
 			if (finish == null && System.nanoTime() - this.stallDeadline > 0) {
 				this.driver.release(this.handle);
 				this.handle = 0;
-				finish = end(TransferState.STALLED, failure(NixlStatus.STALLED, "get_xfer_status",
-						"still in progress after the stall limit of " + this.agent.config().stallTimeout()
-								+ "; the request was cancelled"));
+				finish = end(TransferState.STALLED,
+						failure(NixlStatus.STALLED, "get_xfer_status", "still in progress after the stall limit of "
+								+ this.agent.config().stallTimeout() + "; the request was cancelled"));
 			}
 		}
 		if (finish == null) {
@@ -206,7 +210,10 @@ final class TransferImpl implements Transfer {
 		return true;
 	}
 
-	/** Maps a status to the end of this post, or {@code null} while in progress. Holds the monitor. */
+	/**
+	 * Maps a status to the end of this post, or {@code null} while in progress. Holds the
+	 * monitor.
+	 */
 	private @Nullable Finish onStatus(int status, String operation) {
 		if (status == IN_PROGRESS) {
 			return null;
@@ -232,7 +239,8 @@ final class TransferImpl implements Transfer {
 		long duration = this.endedAt - this.postedAt;
 		this.agent.transferEnded(this, newState, this.notified, failure);
 		return () -> {
-			// an Error from a listener is thrown once everyone has heard, to the progress loop (which
+			// an Error from a listener is thrown once everyone has heard, to the progress
+			// loop (which
 			// counts it) or the caller
 			Error thrown = ListenerFanOut.afterPost(listeners, this, newState, duration, failure);
 			if (future != null) {
@@ -301,19 +309,21 @@ final class TransferImpl implements Transfer {
 	}
 
 	/**
-	 * Ends a post in flight as {@link TransferState#FAILED} with the given failure, releasing (and
-	 * so cancelling) its native request: the agent failed. When the release throws, the post
-	 * still ends, and what the release threw is thrown afterwards.
+	 * Ends a post in flight as {@link TransferState#FAILED} with the given failure,
+	 * releasing (and so cancelling) its native request: the agent failed. When the
+	 * release throws, the post still ends, and what the release threw is thrown
+	 * afterwards.
 	 */
 	void abort(NixlException failure) {
 		releaseAndEnd(TransferState.FAILED, () -> failure);
 	}
 
 	/**
-	 * Releases the native request of a post in flight and ends the post in the given state; does
-	 * nothing when no post is in flight. The request is given up either way: if releasing it
-	 * throws, the post still ends (or it would stay in progress, and its waiter wait, for ever),
-	 * and what the release threw is thrown once the post ended, for the caller to count.
+	 * Releases the native request of a post in flight and ends the post in the given
+	 * state; does nothing when no post is in flight. The request is given up either way:
+	 * if releasing it throws, the post still ends (or it would stay in progress, and its
+	 * waiter wait, for ever), and what the release threw is thrown once the post ended,
+	 * for the caller to count.
 	 */
 	private void releaseAndEnd(TransferState outcome, Supplier<NixlException> failure) {
 		Finish finish = null;
@@ -342,14 +352,14 @@ final class TransferImpl implements Transfer {
 	}
 
 	/**
-	 * Ends a post in flight as {@link TransferState#FAILED} because polling it threw, so that it
-	 * is not polled again: its native request is released (and so cancelled). Does nothing when
-	 * the transfer had already ended (a listener threw after its end).
+	 * Ends a post in flight as {@link TransferState#FAILED} because polling it threw, so
+	 * that it is not polled again: its native request is released (and so cancelled).
+	 * Does nothing when the transfer had already ended (a listener threw after its end).
 	 */
 	void pollThrew(Throwable cause) {
-		abort(new NixlException(NixlStatus.ERROR_EXCEPTION, "get_xfer_status", this.agent.name(), this.remoteAgent,
-				this.op + " of " + this.byteSize + " bytes: polling its status threw " + cause
-						+ "; the request was cancelled",
+		abort(new NixlException(
+				NixlStatus.ERROR_EXCEPTION, "get_xfer_status", this.agent.name(), this.remoteAgent, this.op + " of "
+						+ this.byteSize + " bytes: polling its status threw " + cause + "; the request was cancelled",
 				cause));
 	}
 
@@ -361,7 +371,8 @@ final class TransferImpl implements Transfer {
 
 	@Override
 	public void close() {
-		// closed even when the engine cannot release the request: what it threw comes last
+		// closed even when the engine cannot release the request: what it threw comes
+		// last
 		Throwable releaseFailure = null;
 		try {
 			cancel();

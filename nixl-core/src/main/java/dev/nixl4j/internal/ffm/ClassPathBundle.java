@@ -36,18 +36,21 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * NIXL's libraries carried as resources by the {@code nixl-native-linux-x86_64} artifact, and
- * their extraction into the cache.
+ * NIXL's libraries carried as resources by the {@code nixl-native-linux-x86_64} artifact,
+ * and their extraction into the cache.
  *
- * <p>The artifact holds, under {@value #PREFIX}, {@code bundle.properties} (keys
- * {@code nixl.version}, {@code bundle.id}), {@code files.sha256} (one {@code sha256sum} line per
- * file) and the files at the relative paths it lists. They are read as resources, never as files,
- * so that they load from inside a Spring Boot jar too. They are extracted once into
- * {@code <cache>/native/<nixl.version>-<first 16 hex of bundle.id>/}: written to a temporary
- * sibling directory under a file lock and moved into place, so two JVMs starting at once are safe.
- * Every file is checked against {@code files.sha256} before NIXL is loaded, also when the
- * directory was extracted earlier: a directory that does not match is extracted again. Nothing is
- * loaded from a place another user could write to.
+ * <p>
+ * The artifact holds, under {@value #PREFIX}, {@code bundle.properties} (keys
+ * {@code nixl.version}, {@code bundle.id}), {@code files.sha256} (one {@code sha256sum}
+ * line per file) and the files at the relative paths it lists. They are read as
+ * resources, never as files, so that they load from inside a Spring Boot jar too. They
+ * are extracted once into
+ * {@code <cache>/native/<nixl.version>-<first 16 hex of bundle.id>/}: written to a
+ * temporary sibling directory under a file lock and moved into place, so two JVMs
+ * starting at once are safe. Every file is checked against {@code files.sha256} before
+ * NIXL is loaded, also when the directory was extracted earlier: a directory that does
+ * not match is extracted again. Nothing is loaded from a place another user could write
+ * to.
  */
 final class ClassPathBundle {
 
@@ -116,11 +119,13 @@ final class ClassPathBundle {
 	}
 
 	/**
-	 * Looks for the artifact with nixl4j's class loader, then the thread's context class loader
-	 * (which, in an application server, may be the one that sees the application's jars).
+	 * Looks for the artifact with nixl4j's class loader, then the thread's context class
+	 * loader (which, in an application server, may be the one that sees the application's
+	 * jars).
 	 * @param cacheRoot where to extract
 	 * @return the artifact, or {@code null} when neither loader sees it
-	 * @throws BundleException when one is there but its {@code bundle.properties} is unusable
+	 * @throws BundleException when one is there but its {@code bundle.properties} is
+	 * unusable
 	 */
 	static @Nullable ClassPathBundle find(Path cacheRoot) throws BundleException {
 		List<ClassLoader> loaders = new ArrayList<>();
@@ -151,7 +156,8 @@ final class ClassPathBundle {
 			String version = properties.getProperty("nixl.version", "").strip();
 			String id = properties.getProperty("bundle.id", "").strip().toLowerCase(Locale.ROOT);
 			if (!VERSION.matcher(version).matches()) {
-				throw new BundleException("its bundle.properties has no valid nixl.version ('" + abbreviate(version) + "')");
+				throw new BundleException(
+						"its bundle.properties has no valid nixl.version ('" + abbreviate(version) + "')");
 			}
 			if (!HEX_64.matcher(id).matches()) {
 				throw new BundleException("its bundle.properties has no valid bundle.id (64 hex digits expected)");
@@ -182,8 +188,8 @@ final class ClassPathBundle {
 	}
 
 	/**
-	 * Makes sure a verified copy of the artifact's files is in {@link #directory()}, extracting it
-	 * when it is missing or does not match.
+	 * Makes sure a verified copy of the artifact's files is in {@link #directory()},
+	 * extracting it when it is missing or does not match.
 	 * @return the directory
 	 * @throws BundleException when it cannot be extracted or must not be used
 	 */
@@ -192,7 +198,8 @@ final class ClassPathBundle {
 		Path nativeDirectory = this.cacheRoot.resolve("native");
 		Path target = directory();
 		try {
-			// Only when missing: a cache prepared in a read-only image must not need a write.
+			// Only when missing: a cache prepared in a read-only image must not need a
+			// write.
 			if (!Files.isDirectory(nativeDirectory)) {
 				Files.createDirectories(nativeDirectory);
 			}
@@ -208,7 +215,8 @@ final class ClassPathBundle {
 			problem = verify(target, index);
 		}
 		catch (BundleException ex) {
-			// Another process may be replacing the directory; decided again under the lock.
+			// Another process may be replacing the directory; decided again under the
+			// lock.
 			problem = ex.getMessage();
 		}
 		if (problem == null) {
@@ -252,7 +260,8 @@ final class ClassPathBundle {
 				}
 			}
 			catch (OverlappingFileLockException ex) {
-				// nixl4j loaded by another class loader of this JVM holds it: wait as for another process
+				// nixl4j loaded by another class loader of this JVM holds it: wait as for
+				// another process
 			}
 			if (System.nanoTime() - deadline > 0) {
 				throw new BundleException("another process held the extraction lock " + lockFile + " for longer than "
@@ -328,8 +337,8 @@ final class ClassPathBundle {
 	}
 
 	/**
-	 * Refuses a directory another user could write to: writable by everyone without the sticky
-	 * bit, or owned by someone other than this process's user or root.
+	 * Refuses a directory another user could write to: writable by everyone without the
+	 * sticky bit, or owned by someone other than this process's user or root.
 	 */
 	private static void requireSafe(Path directory, boolean followLinks) throws BundleException {
 		LinkOption[] options = followLinks ? new LinkOption[0] : new LinkOption[] { LinkOption.NOFOLLOW_LINKS };
@@ -346,10 +355,11 @@ final class ClassPathBundle {
 			throw new BundleException("the owner and permissions of " + directory + " cannot be read (" + ex + ")");
 		}
 		if ((mode & 0002) != 0 && (mode & 01000) == 0) {
-			throw new BundleException("the cache directory " + directory + " is writable by every user and has no sticky "
-					+ "bit (mode " + Integer.toOctalString(mode & 07777) + "), so another user could replace the "
-					+ "libraries: remove that permission (chmod o-w), or point -D" + NativeLibrary.CACHE_PROPERTY
-					+ " or NIXL4J_CACHE at a private directory");
+			throw new BundleException(
+					"the cache directory " + directory + " is writable by every user and has no sticky " + "bit (mode "
+							+ Integer.toOctalString(mode & 07777) + "), so another user could replace the "
+							+ "libraries: remove that permission (chmod o-w), or point -D"
+							+ NativeLibrary.CACHE_PROPERTY + " or NIXL4J_CACHE at a private directory");
 		}
 		int own = processUid();
 		if (uid != 0 && own >= 0 && uid != own) {
@@ -386,8 +396,8 @@ final class ClassPathBundle {
 		long total = 0;
 		for (Entry entry : index) {
 			Path file = target.resolve(entry.path());
-			for (Path parent = file.getParent(); parent != null && !checkedDirectories.contains(parent);
-					parent = parent.getParent()) {
+			for (Path parent = file.getParent(); parent != null
+					&& !checkedDirectories.contains(parent); parent = parent.getParent()) {
 				if (!Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)) {
 					return parent + " is not a plain directory";
 				}
@@ -439,8 +449,8 @@ final class ClassPathBundle {
 						OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE_NEW,
 								StandardOpenOption.WRITE)) {
 					if (in == null) {
-						throw new BundleException("the artifact lists " + entry.path() + " in files.sha256 but does not "
-								+ "hold it");
+						throw new BundleException(
+								"the artifact lists " + entry.path() + " in files.sha256 but does not " + "hold it");
 					}
 					for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
 						total += n;
@@ -499,7 +509,8 @@ final class ClassPathBundle {
 			}
 
 			@Override
-			public FileVisitResult postVisitDirectory(Path directory, @Nullable IOException failure) throws IOException {
+			public FileVisitResult postVisitDirectory(Path directory, @Nullable IOException failure)
+					throws IOException {
 				if (failure != null) {
 					throw failure;
 				}

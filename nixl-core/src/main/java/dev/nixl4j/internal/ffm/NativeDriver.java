@@ -36,8 +36,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The native engine: one {@code nixlAgent} of NIXL's C API. Handles are the native pointers.
- * {@link dev.nixl4j.internal.engine.AgentCore} has checked every argument before a call gets here.
+ * The native engine: one {@code nixlAgent} of NIXL's C API. Handles are the native
+ * pointers. {@link dev.nixl4j.internal.engine.AgentCore} has checked every argument
+ * before a call gets here.
  */
 public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
@@ -92,10 +93,11 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	/**
-	 * Loads NIXL if needed, sets the configured native environment and creates a native agent.
-	 * Synchronized so that the environment NIXL reads while creating the agent is this
-	 * configuration's, not that of an agent created at the same time; the variables NIXL reads only
-	 * then ({@link NativeLibrary#AGENT_VARIABLES}) are put back afterwards.
+	 * Loads NIXL if needed, sets the configured native environment and creates a native
+	 * agent. Synchronized so that the environment NIXL reads while creating the agent is
+	 * this configuration's, not that of an agent created at the same time; the variables
+	 * NIXL reads only then ({@link NativeLibrary#AGENT_VARIABLES}) are put back
+	 * afterwards.
 	 * @param config the agent configuration
 	 * @return the driver
 	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} when NIXL cannot load
@@ -194,9 +196,10 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			MemorySegment params = arena.allocate(ADDRESS);
 			int rc = (int) Capi.GET_PLUGIN_PARAMS.invokeExact(this.agent, arena.allocateFrom(plugin), mems, params);
 			if (rc != SUCCESS) {
-				check(rc, NixlException.GET_PLUGIN_PARAMS, null, "plugin '" + plugin
-						+ "' is not available or could not be loaded (" + PluginFiles.loadError(this.libraryInfo.pluginDirectory(),
-								plugin) + "); available: " + availablePlugins());
+				check(rc, NixlException.GET_PLUGIN_PARAMS, null,
+						"plugin '" + plugin + "' is not available or could not be loaded ("
+								+ PluginFiles.loadError(this.libraryInfo.pluginDirectory(), plugin) + "); available: "
+								+ availablePlugins());
 			}
 			return new PluginInfo(plugin, consumeParams(params.get(ADDRESS, 0)), consumeMemList(mems.get(ADDRESS, 0)));
 		}
@@ -215,15 +218,16 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			try {
 				for (Map.Entry<String, String> entry : parameters.entrySet()) {
 					check((int) Capi.PARAMS_ADD.invokeExact(params, arena.allocateFrom(entry.getKey()),
-							arena.allocateFrom(entry.getValue())), NixlException.CREATE_BACKEND, null, "parameter " + entry.getKey());
+							arena.allocateFrom(entry.getValue())), NixlException.CREATE_BACKEND, null,
+							"parameter " + entry.getKey());
 				}
 				rc = (int) Capi.CREATE_BACKEND.invokeExact(this.agent, arena.allocateFrom(plugin), params, out);
 			}
 			finally {
 				int ignored = (int) Capi.DESTROY_PARAMS.invokeExact(params);
 			}
-			check(rc, NixlException.CREATE_BACKEND, null, "NIXL could not create a '" + plugin + "' backend with parameters "
-					+ parameters.keySet() + " (see NIXL's log above for the reason)");
+			check(rc, NixlException.CREATE_BACKEND, null, "NIXL could not create a '" + plugin
+					+ "' backend with parameters " + parameters.keySet() + " (see NIXL's log above for the reason)");
 			MemorySegment backend = out.get(ADDRESS, 0);
 			this.backendHandles.add(backend);
 			MemorySegment mems = arena.allocate(ADDRESS);
@@ -293,9 +297,10 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			int rc = (int) Capi.REGISTER_MEM.invokeExact(this.agent, dlist, NULL);
 			if (rc != SUCCESS) {
 				int ignored = (int) Capi.DESTROY_REG_DLIST.invokeExact(dlist);
-				check(rc, "register_mem", null, "NIXL refused to register " + regions.size() + " " + regions.memoryType()
-						+ " region(s) of " + regions.totalBytes() + " bytes; no backend of this agent supports "
-						+ regions.memoryType() + ", or the backend failed (see NIXL's log above)");
+				check(rc, "register_mem", null,
+						"NIXL refused to register " + regions.size() + " " + regions.memoryType() + " region(s) of "
+								+ regions.totalBytes() + " bytes; no backend of this agent supports "
+								+ regions.memoryType() + ", or the backend failed (see NIXL's log above)");
 			}
 			return dlist.address();
 		}
@@ -320,7 +325,8 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	private MemorySegment regDlist(DescriptorList regions) {
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment out = arena.allocate(ADDRESS);
-			check((int) Capi.CREATE_REG_DLIST.invokeExact(regions.memoryType().code(), out), "create_reg_dlist", null, "");
+			check((int) Capi.CREATE_REG_DLIST.invokeExact(regions.memoryType().code(), out), "create_reg_dlist", null,
+					"");
 			MemorySegment dlist = out.get(ADDRESS, 0);
 			for (MemoryDescriptor region : regions.descriptors()) {
 				int rc = (int) Capi.REG_DLIST_ADD_DESC.invokeExact(dlist, region.address(), region.length(),
@@ -493,16 +499,17 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	/**
-	 * Asks NIXL's built-in exchange to fetch a peer's metadata and load it ({@code fetch_remote_md}).
-	 * Asynchronous: {@link #hasRemoteMetadata} tells when it is loaded.
+	 * Asks NIXL's built-in exchange to fetch a peer's metadata and load it
+	 * ({@code fetch_remote_md}). Asynchronous: {@link #hasRemoteMetadata} tells when it
+	 * is loaded.
 	 * @param remoteAgent the peer
 	 */
 	@Override
 	public void fetchRemoteMetadata(String remoteAgent) {
 		try (Arena arena = Arena.ofConfined()) {
 			check((int) Capi.FETCH_REMOTE_MD.invokeExact(this.agent, arena.allocateFrom(remoteAgent), NULL),
-					"fetch_remote_md", remoteAgent, "NIXL could not start fetching the metadata from etcd (see NIXL's "
-							+ "log above)");
+					"fetch_remote_md", remoteAgent,
+					"NIXL could not start fetching the metadata from etcd (see NIXL's " + "log above)");
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "fetch_remote_md");
@@ -510,8 +517,9 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	/**
-	 * Withdraws this agent's metadata from NIXL's built-in exchange ({@code invalidate_local_md}):
-	 * NIXL deletes the agent's keys asynchronously, and peers watching them forget the agent.
+	 * Withdraws this agent's metadata from NIXL's built-in exchange
+	 * ({@code invalidate_local_md}): NIXL deletes the agent's keys asynchronously, and
+	 * peers watching them forget the agent.
 	 */
 	@Override
 	public void invalidateLocalMetadata() {
@@ -585,11 +593,11 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			MemorySegment localIdx = arena.allocateFrom(JAVA_INT, localIndices);
 			MemorySegment remoteIdx = arena.allocateFrom(JAVA_INT, remoteIndices);
 			MemorySegment out = arena.allocate(ADDRESS);
-			int rc = (int) Capi.MAKE_XFER_REQ.invokeExact(this.agent, op.code(), MemorySegment.ofAddress(local), localIdx,
-					(long) localIndices.length, MemorySegment.ofAddress(remote), remoteIdx, (long) remoteIndices.length,
-					out, NULL);
-			check(rc, "make_xfer_req", null, "NIXL refused a " + op + " of " + localIndices.length
-					+ " prepared descriptor(s)");
+			int rc = (int) Capi.MAKE_XFER_REQ.invokeExact(this.agent, op.code(), MemorySegment.ofAddress(local),
+					localIdx, (long) localIndices.length, MemorySegment.ofAddress(remote), remoteIdx,
+					(long) remoteIndices.length, out, NULL);
+			check(rc, "make_xfer_req", null,
+					"NIXL refused a " + op + " of " + localIndices.length + " prepared descriptor(s)");
 			return out.get(ADDRESS, 0).address();
 		}
 		catch (Throwable ex) {
@@ -609,8 +617,8 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 					check((int) Capi.OPT_ARGS_SET_NOTIF_MSG.invokeExact(opt, message, (long) notification.length),
 							"opt_args_set_notif_msg", null, "");
 				}
-				check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, notification != null), "opt_args_set_has_notif",
-						null, "");
+				check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, notification != null),
+						"opt_args_set_has_notif", null, "");
 				return (int) Capi.POST_XFER_REQ.invokeExact(this.agent, MemorySegment.ofAddress(request), opt);
 			}
 			finally {
@@ -650,8 +658,9 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment t = arena.allocate(Capi.TELEMETRY);
 			int rc = (int) Capi.GET_XFER_TELEMETRY.invokeExact(this.agent, MemorySegment.ofAddress(request), t);
-			check(rc, "get_xfer_telemetry", null, "no telemetry for this transfer (telemetry must be on in AgentConfig, "
-					+ "and the transfer must have been posted)");
+			check(rc, "get_xfer_telemetry", null,
+					"no telemetry for this transfer (telemetry must be on in AgentConfig, "
+							+ "and the transfer must have been posted)");
 			return new TransferTelemetry(t.get(JAVA_LONG, 0), Duration.ofNanos(t.get(JAVA_LONG, 8) * 1000),
 					Duration.ofNanos(t.get(JAVA_LONG, 16) * 1000), t.get(JAVA_LONG, 24), t.get(JAVA_LONG, 32));
 		}
@@ -663,10 +672,12 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	@Override
 	public void sendNotification(String remoteAgent, byte[] message) {
 		try (Arena arena = Arena.ofConfined()) {
-			MemorySegment data = (message.length > 0) ? arena.allocateFrom(ValueLayout.JAVA_BYTE, message) : arena.allocate(1);
+			MemorySegment data = (message.length > 0) ? arena.allocateFrom(ValueLayout.JAVA_BYTE, message)
+					: arena.allocate(1);
 			int rc = (int) Capi.GEN_NOTIF.invokeExact(this.agent, arena.allocateFrom(remoteAgent), data,
 					(long) message.length, NULL);
-			check(rc, "gen_notif", remoteAgent, "NIXL could not send the notification (is the agent's metadata loaded?)");
+			check(rc, "gen_notif", remoteAgent,
+					"NIXL could not send the notification (is the agent's metadata loaded?)");
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "gen_notif");

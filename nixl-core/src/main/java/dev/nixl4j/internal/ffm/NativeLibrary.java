@@ -25,26 +25,27 @@ import dev.nixl4j.AgentConfig;
 /**
  * Finds and loads {@code libnixl_capi.so} once per JVM.
  *
- * <p>Places tried, in order, each labelled in what {@link #source()} and errors report:
+ * <p>
+ * Places tried, in order, each labelled in what {@link #source()} and errors report:
  * <ol>
  * <li>explicit configuration: the agent configuration's directory, then system property
  * {@value #DIR_PROPERTY};
- * <li>the environment: {@code NIXL_LIB_DIR}, then {@code $NIXL_PREFIX/lib/x86_64-linux-gnu} and
- * {@code $NIXL_PREFIX/lib};
+ * <li>the environment: {@code NIXL_LIB_DIR}, then
+ * {@code $NIXL_PREFIX/lib/x86_64-linux-gnu} and {@code $NIXL_PREFIX/lib};
  * <li>a system install: {@code /opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu} and
  * {@code /opt/nvidia/nvda_nixl/lib} (NIXL's default prefix, as in Dynamo's containers);
- * <li>NIXL installed in a Python environment from the {@code nixl-cu12} or {@code nixl-cu13} wheel
- * (as vLLM and Dynamo containers carry it): the active virtual environment ({@code $VIRTUAL_ENV},
- * {@code $CONDA_PREFIX}), then the system interpreters' and the user's site-packages, found by
- * listing directories;
- * <li>the {@code nixl-native-linux-x86_64} artifact on the class path, extracted once into
- * {@code <cache>/native/} and verified against its checksums before every load;
+ * <li>NIXL installed in a Python environment from the {@code nixl-cu12} or
+ * {@code nixl-cu13} wheel (as vLLM and Dynamo containers carry it): the active virtual
+ * environment ({@code $VIRTUAL_ENV}, {@code $CONDA_PREFIX}), then the system
+ * interpreters' and the user's site-packages, found by listing directories;
+ * <li>the {@code nixl-native-linux-x86_64} artifact on the class path, extracted once
+ * into {@code <cache>/native/} and verified against its checksums before every load;
  * <li>the cache that {@code src/native/fetch-nixl.sh} fills, {@code <cache>/current/lib}.
  * </ol>
- * A NIXL the host already runs is built for its hardware and matches its Python peers' version,
- * so it wins over the one bundled with nixl4j. When nothing loads, the error lists every place
- * tried and why each was refused. Nothing is loaded unless the JVM allows native access
- * ({@link NativeAccess}).
+ * A NIXL the host already runs is built for its hardware and matches its Python peers'
+ * version, so it wins over the one bundled with nixl4j. When nothing loads, the error
+ * lists every place tried and why each was refused. Nothing is loaded unless the JVM
+ * allows native access ({@link NativeAccess}).
  */
 public final class NativeLibrary {
 
@@ -52,15 +53,15 @@ public final class NativeLibrary {
 	public static final String DIR_PROPERTY = AgentConfig.NATIVE_DIRECTORY_PROPERTY;
 
 	/**
-	 * System property naming nixl4j's cache directory, where the native artifact is extracted; it
-	 * wins over {@code $NIXL4J_CACHE}.
+	 * System property naming nixl4j's cache directory, where the native artifact is
+	 * extracted; it wins over {@code $NIXL4J_CACHE}.
 	 */
 	public static final String CACHE_PROPERTY = "nixl.native.cache";
 
 	/**
-	 * Variables NIXL reads when it creates an agent (its metadata exchange). Set through an
-	 * agent's native environment, they apply to that agent only: they are put back as they were
-	 * once it is created.
+	 * Variables NIXL reads when it creates an agent (its metadata exchange). Set through
+	 * an agent's native environment, they apply to that agent only: they are put back as
+	 * they were once it is created.
 	 */
 	public static final Set<String> AGENT_VARIABLES = Set.of("NIXL_ETCD_ENDPOINTS", "NIXL_ETCD_NAMESPACE",
 			"NIXL_TCPSTORE_ENDPOINT");
@@ -102,8 +103,8 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Returns the NIXL version, as recorded beside the library (or by the Python package or the
-	 * native artifact it came from), or {@code "unknown"}.
+	 * Returns the NIXL version, as recorded beside the library (or by the Python package
+	 * or the native artifact it came from), or {@code "unknown"}.
 	 * @return the version
 	 */
 	public String version() {
@@ -134,20 +135,23 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Loads the library, or returns the one loaded earlier, and sets the environment. A failure is
-	 * remembered: the same JVM will not retry a load that failed.
+	 * Loads the library, or returns the one loaded earlier, and sets the environment. A
+	 * failure is remembered: the same JVM will not retry a load that failed.
 	 *
-	 * <p>The environment is set on every call, not only the first: NIXL reads some variables when
-	 * an agent is created ({@code NIXL_ETCD_ENDPOINTS}, {@code NIXL_ETCD_NAMESPACE}) and UCX reads
-	 * its own when a backend is created, so each agent sees what its configuration set. Variables
-	 * stay set for the process (an agent whose configuration does not name a variable sees the
-	 * value an earlier agent set), except {@link #AGENT_VARIABLES}, which {@link NativeDriver}
-	 * puts back once the agent is created.
+	 * <p>
+	 * The environment is set on every call, not only the first: NIXL reads some variables
+	 * when an agent is created ({@code NIXL_ETCD_ENDPOINTS}, {@code NIXL_ETCD_NAMESPACE})
+	 * and UCX reads its own when a backend is created, so each agent sees what its
+	 * configuration set. Variables stay set for the process (an agent whose configuration
+	 * does not name a variable sees the value an earlier agent set), except
+	 * {@link #AGENT_VARIABLES}, which {@link NativeDriver} puts back once the agent is
+	 * created.
 	 * @param directory a directory to try first, or {@code null}
 	 * @param environment variables to set
 	 * @return the library
-	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place tried, or
-	 * {@link NixlStatus#NATIVE_ACCESS_DENIED} when the JVM denies nixl4j native access
+	 * @throws NixlException {@link NixlStatus#LIBRARY_UNAVAILABLE} with every place
+	 * tried, or {@link NixlStatus#NATIVE_ACCESS_DENIED} when the JVM denies nixl4j native
+	 * access
 	 */
 	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
 		if (loaded != null) {
@@ -223,20 +227,21 @@ public final class NativeLibrary {
 	/**
 	 * Fails when the JVM denies nixl4j native access. It must run before nixl4j's first
 	 * restricted call ({@link NativeAccess#current()}).
-	 * @throws NixlException {@link NixlStatus#NATIVE_ACCESS_DENIED} saying how to enable it
+	 * @throws NixlException {@link NixlStatus#NATIVE_ACCESS_DENIED} saying how to enable
+	 * it
 	 */
 	static void requireNativeAccess() {
 		if (NativeAccess.current() == NativeAccess.DENIED) {
 			throw new NixlException(NixlStatus.NATIVE_ACCESS_DENIED, "load_library", null, null,
-					"the JVM denies native access to nixl4j (" + NativeAccess.class.getModule() + "), which it needs to "
-							+ "call NIXL: " + NativeAccess.howToEnable(),
+					"the JVM denies native access to nixl4j (" + NativeAccess.class.getModule()
+							+ "), which it needs to " + "call NIXL: " + NativeAccess.howToEnable(),
 					null);
 		}
 	}
 
 	/**
-	 * A place to look: a directory, or the artifact on the class path (extracted when tried), or
-	 * a place already known to be of no use, with why.
+	 * A place to look: a directory, or the artifact on the class path (extracted when
+	 * tried), or a place already known to be of no use, with why.
 	 */
 	private record Candidate(String label, @Nullable Path directory, @Nullable ClassPathBundle bundle,
 			@Nullable String version, @Nullable String refusal) {
@@ -252,9 +257,9 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Lists the places the locator tries that are directories, labelled with where each came from.
-	 * The artifact on the class path appears as the directory it is extracted to; Python
-	 * environments appear only where they hold NIXL.
+	 * Lists the places the locator tries that are directories, labelled with where each
+	 * came from. The artifact on the class path appears as the directory it is extracted
+	 * to; Python environments appear only where they hold NIXL.
 	 * @param directory a configured directory, or {@code null}
 	 * @return label to directory, in order
 	 */
@@ -292,14 +297,15 @@ public final class NativeLibrary {
 		List<PythonEnvironments.Installation> installations = PythonEnvironments.find();
 		for (PythonEnvironments.Installation installation : installations) {
 			String version = installation.version();
-			candidates.add(new Candidate("Python environment " + installation.sitePackages() + " ("
-					+ installation.wheel() + ((version != null) ? " " + version : "") + ")", installation.libraries(),
-					null, version, null));
+			candidates.add(new Candidate(
+					"Python environment " + installation.sitePackages() + " (" + installation.wheel()
+							+ ((version != null) ? " " + version : "") + ")",
+					installation.libraries(), null, version, null));
 		}
 		if (installations.isEmpty()) {
 			List<Path> searched = PythonEnvironments.sitePackages();
-			candidates.add(Candidate.refused("Python environments", searched.isEmpty() ? "no site-packages directory found"
-					: "no nixl-cu12 or nixl-cu13 wheel installed in " + searched));
+			candidates.add(Candidate.refused("Python environments", searched.isEmpty()
+					? "no site-packages directory found" : "no nixl-cu12 or nixl-cu13 wheel installed in " + searched));
 		}
 		candidates.add(classPath());
 		candidates.add(Candidate.directory("nixl4j cache", cacheDirectory().resolve("current").resolve("lib")));
@@ -311,8 +317,8 @@ public final class NativeLibrary {
 		String os = System.getProperty("os.name", "");
 		String arch = System.getProperty("os.arch", "");
 		if (!os.equals("Linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-			return Candidate.refused(label, ClassPathBundle.ARTIFACT + " serves linux-x86_64 only; this JVM runs on "
-					+ os + " " + arch);
+			return Candidate.refused(label,
+					ClassPathBundle.ARTIFACT + " serves linux-x86_64 only; this JVM runs on " + os + " " + arch);
 		}
 		ClassPathBundle bundle;
 		try {
@@ -322,16 +328,17 @@ public final class NativeLibrary {
 			return Candidate.refused(label + " (" + ClassPathBundle.ARTIFACT + ")", ex.getMessage());
 		}
 		if (bundle == null) {
-			return Candidate.refused(label, "no " + ClassPathBundle.ARTIFACT + " artifact (resources "
-					+ ClassPathBundle.PREFIX + ")");
+			return Candidate.refused(label,
+					"no " + ClassPathBundle.ARTIFACT + " artifact (resources " + ClassPathBundle.PREFIX + ")");
 		}
 		return new Candidate(label + " (" + ClassPathBundle.ARTIFACT + " " + bundle.version() + ")",
 				bundle.directory().resolve("lib"), bundle, bundle.version(), null);
 	}
 
 	/**
-	 * Returns the directory NIXL loads its plugins from: {@code NIXL_PLUGIN_DIR} as an agent's
-	 * native environment or the process sets it, else {@code plugins/} beside the library.
+	 * Returns the directory NIXL loads its plugins from: {@code NIXL_PLUGIN_DIR} as an
+	 * agent's native environment or the process sets it, else {@code plugins/} beside the
+	 * library.
 	 * @param environment an agent's native environment
 	 * @return the directory
 	 */
@@ -342,8 +349,8 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Returns nixl4j's cache directory: where {@code src/native/fetch-nixl.sh} puts NIXL and where
-	 * the native artifact is extracted.
+	 * Returns nixl4j's cache directory: where {@code src/native/fetch-nixl.sh} puts NIXL
+	 * and where the native artifact is extracted.
 	 * @return system property {@value #CACHE_PROPERTY}, else {@code $NIXL4J_CACHE}, else
 	 * {@code $XDG_CACHE_HOME/nixl4j}, else {@code ~/.cache/nixl4j}
 	 */
@@ -381,7 +388,8 @@ public final class NativeLibrary {
 		if (symbol == null) {
 			return false;
 		}
-		MethodHandle isStub = Linker.nativeLinker().downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_BOOLEAN));
+		MethodHandle isStub = Linker.nativeLinker()
+			.downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_BOOLEAN));
 		try {
 			return (boolean) isStub.invokeExact();
 		}
@@ -391,11 +399,11 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Adds nixl4j's defaults to the configured environment. On a host without RDMA devices UCX's
-	 * InfiniBand modules serve nothing, yet loading them makes the wheel's own copy of
-	 * libibverbs load the system's verbs providers, which bring a second libibverbs and libnl
-	 * into the process; libnl's destructor then crashes the JVM at exit. So unless the user chose
-	 * {@code UCX_MODULES}, they are left out there.
+	 * Adds nixl4j's defaults to the configured environment. On a host without RDMA
+	 * devices UCX's InfiniBand modules serve nothing, yet loading them makes the wheel's
+	 * own copy of libibverbs load the system's verbs providers, which bring a second
+	 * libibverbs and libnl into the process; libnl's destructor then crashes the JVM at
+	 * exit. So unless the user chose {@code UCX_MODULES}, they are left out there.
 	 * @param configured the configured environment
 	 * @return the environment to apply
 	 */
@@ -419,17 +427,16 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Sets environment variables through libc, where NIXL and UCX read them (Java's own view of
-	 * the environment does not change).
+	 * Sets environment variables through libc, where NIXL and UCX read them (Java's own
+	 * view of the environment does not change).
 	 */
 	private static void applyEnvironment(Map<String, String> environment) {
 		if (environment.isEmpty()) {
 			return;
 		}
 		Linker linker = Linker.nativeLinker();
-		MethodHandle setenv = linker.downcallHandle(
-				linker.defaultLookup().findOrThrow("setenv"),
-				FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+		MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().findOrThrow("setenv"), FunctionDescriptor
+			.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
 		try (Arena arena = Arena.ofConfined()) {
 			for (Map.Entry<String, String> entry : environment.entrySet()) {
 				String name = Objects.requireNonNull(entry.getKey());
@@ -452,8 +459,9 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Reads the variables NIXL reads when it creates an agent ({@link #AGENT_VARIABLES}), through
-	 * libc, so that {@link #restoreAgentVariables} can put them back once the agent exists.
+	 * Reads the variables NIXL reads when it creates an agent ({@link #AGENT_VARIABLES}),
+	 * through libc, so that {@link #restoreAgentVariables} can put them back once the
+	 * agent exists.
 	 * @return each variable's value, empty where it is not set
 	 */
 	static Map<String, Optional<String>> agentVariables() {
@@ -476,8 +484,8 @@ public final class NativeLibrary {
 	}
 
 	/**
-	 * Puts back what {@link #agentVariables} read: an agent's NIXL metadata settings apply to that
-	 * agent only, not to every agent created after it.
+	 * Puts back what {@link #agentVariables} read: an agent's NIXL metadata settings
+	 * apply to that agent only, not to every agent created after it.
 	 * @param values the values to restore
 	 */
 	static void restoreAgentVariables(Map<String, Optional<String>> values) {

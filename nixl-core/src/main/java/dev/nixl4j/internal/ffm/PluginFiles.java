@@ -6,8 +6,9 @@ import java.nio.file.Path;
 import dev.nixl4j.AgentConfig;
 
 /**
- * Where NIXL looks for its plugins: {@code $NIXL_PLUGIN_DIR}, else {@code plugins/} beside the
- * library, and one plugin's shared object there. Used by the readiness report and the native driver's errors.
+ * Where NIXL looks for its plugins: {@code $NIXL_PLUGIN_DIR}, else {@code plugins/}
+ * beside the library, and one plugin's shared object there. Used by the readiness report
+ * and the native driver's errors.
  */
 public final class PluginFiles {
 
@@ -16,7 +17,8 @@ public final class PluginFiles {
 
 	/**
 	 * Returns the plugin directory NIXL uses.
-	 * @param config the configuration, whose native environment may set {@code NIXL_PLUGIN_DIR}
+	 * @param config the configuration, whose native environment may set
+	 * {@code NIXL_PLUGIN_DIR}
 	 * @param library the loaded library
 	 * @return the directory
 	 */

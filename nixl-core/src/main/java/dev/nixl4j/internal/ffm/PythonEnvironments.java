@@ -13,18 +13,22 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Finds NIXL installed in Python environments from NIXL's {@code nixl-cu12} and {@code nixl-cu13}
- * wheels (as vLLM and Dynamo containers carry them), by listing directories: no interpreter is
- * started. A wheel puts the libraries in {@code site-packages/.nixl_cu12.mesonpy.libs/} (with
- * {@code plugins/}) and their bundled dependencies in {@code site-packages/nixl_cu12.libs/}, which
- * the libraries find through their {@code $ORIGIN}-relative run path.
+ * Finds NIXL installed in Python environments from NIXL's {@code nixl-cu12} and
+ * {@code nixl-cu13} wheels (as vLLM and Dynamo containers carry them), by listing
+ * directories: no interpreter is started. A wheel puts the libraries in
+ * {@code site-packages/.nixl_cu12.mesonpy.libs/} (with {@code plugins/}) and their
+ * bundled dependencies in {@code site-packages/nixl_cu12.libs/}, which the libraries find
+ * through their {@code $ORIGIN}-relative run path.
  */
 final class PythonEnvironments {
 
 	/** The wheels' flavours, newest CUDA first. */
 	private static final List<String> FLAVOURS = List.of("cu13", "cu12");
 
-	/** At most this many {@code python3*} directories are looked at under one {@code lib/}. */
+	/**
+	 * At most this many {@code python3*} directories are looked at under one
+	 * {@code lib/}.
+	 */
 	private static final int MAX_INTERPRETERS = 32;
 
 	private PythonEnvironments() {
@@ -32,19 +36,22 @@ final class PythonEnvironments {
 
 	/**
 	 * An installed wheel.
+	 *
 	 * @param sitePackages the site-packages (or dist-packages) directory holding it
 	 * @param wheel the distribution's name, for example {@code nixl-cu12}
 	 * @param libraries the directory holding {@code libnixl_capi.so}
-	 * @param version the installed version, from its {@code .dist-info} directory, or {@code null}
+	 * @param version the installed version, from its {@code .dist-info} directory, or
+	 * {@code null}
 	 */
 	record Installation(Path sitePackages, String wheel, Path libraries, @Nullable String version) {
 	}
 
 	/**
-	 * Lists the site-packages directories looked at, in order: the active virtual environment
-	 * ({@code $VIRTUAL_ENV}), the active conda environment ({@code $CONDA_PREFIX}), the system
-	 * interpreters' ({@code /usr/local/lib/python3*}, {@code /usr/lib/python3*}) and the user's
-	 * ({@code ~/.local/lib/python3*}); newer interpreters first.
+	 * Lists the site-packages directories looked at, in order: the active virtual
+	 * environment ({@code $VIRTUAL_ENV}), the active conda environment
+	 * ({@code $CONDA_PREFIX}), the system interpreters' ({@code /usr/local/lib/python3*},
+	 * {@code /usr/lib/python3*}) and the user's ({@code ~/.local/lib/python3*}); newer
+	 * interpreters first.
 	 * @return the directories that exist
 	 */
 	static List<Path> sitePackages() {
@@ -66,7 +73,8 @@ final class PythonEnvironments {
 	}
 
 	/**
-	 * Finds the NIXL wheels installed in the {@linkplain #sitePackages() site-packages directories}.
+	 * Finds the NIXL wheels installed in the {@linkplain #sitePackages() site-packages
+	 * directories}.
 	 * @return the installations, in search order
 	 */
 	static List<Installation> find() {
@@ -120,7 +128,10 @@ final class PythonEnvironments {
 		}
 	}
 
-	/** Reads the version from {@code nixl_cu12-<version>.dist-info}, the name pip gives it. */
+	/**
+	 * Reads the version from {@code nixl_cu12-<version>.dist-info}, the name pip gives
+	 * it.
+	 */
 	private static @Nullable String version(Path sitePackages, String flavour) {
 		String prefix = "nixl_" + flavour + "-";
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(sitePackages, prefix + "*.dist-info")) {

@@ -9,13 +9,16 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * Asks the dynamic loader why a shared object does not load. NIXL only says that a plugin "could
- * not be loaded"; {@code dlerror()} names the missing dependency (for example
- * {@code libcudart.so.12} for GDS on a host without CUDA), which is what an operator needs.
+ * Asks the dynamic loader why a shared object does not load. NIXL only says that a plugin
+ * "could not be loaded"; {@code dlerror()} names the missing dependency (for example
+ * {@code libcudart.so.12} for GDS on a host without CUDA), which is what an operator
+ * needs.
  */
 public final class SharedObjects {
 
-	/** {@code RTLD_LAZY}: resolve functions on first call, so only missing libraries fail. */
+	/**
+	 * {@code RTLD_LAZY}: resolve functions on first call, so only missing libraries fail.
+	 */
 	private static final int RTLD_LAZY = 1;
 
 	private SharedObjects() {

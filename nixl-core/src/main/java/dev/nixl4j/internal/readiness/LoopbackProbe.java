@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
 import dev.nixl4j.readiness.Patterns;
 
 /**
- * The smallest proof that a configuration moves data: two agents, 64 KiB of registered memory
- * each, a WRITE that carries a notification and a READ, every byte compared.
+ * The smallest proof that a configuration moves data: two agents, 64 KiB of registered
+ * memory each, a WRITE that carries a notification and a READ, every byte compared.
  */
 final class LoopbackProbe {
 
@@ -61,8 +61,9 @@ final class LoopbackProbe {
 				if (!Patterns.holds(remote, 1)) {
 					throw new Failure("WRITE completed but the target's memory does not hold the bytes sent");
 				}
-				evidence.add("loopback: WRITE of " + SIZE + " bytes from '" + initiator.name() + "' to '" + target.name()
-						+ "' verified byte for byte in " + micros(writeNanos) + ", its notification delivered");
+				evidence
+					.add("loopback: WRITE of " + SIZE + " bytes from '" + initiator.name() + "' to '" + target.name()
+							+ "' verified byte for byte in " + micros(writeNanos) + ", its notification delivered");
 				Patterns.fill(remote, 3);
 				long readNanos = transfer(initiator, XferOp.READ, local, remote, target.name(), null);
 				if (!Patterns.holds(local, 3)) {

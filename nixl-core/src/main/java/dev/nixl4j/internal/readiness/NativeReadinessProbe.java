@@ -8,8 +8,8 @@ import dev.nixl4j.readiness.ReadinessProbe;
 import dev.nixl4j.readiness.ReadinessReport;
 
 /**
- * The readiness check of native NIXL, as {@link ReadinessReport#check} runs it. Registered in
- * {@code META-INF/services/dev.nixl4j.readiness.ReadinessProbe}.
+ * The readiness check of native NIXL, as {@link ReadinessReport#check} runs it.
+ * Registered in {@code META-INF/services/dev.nixl4j.readiness.ReadinessProbe}.
  */
 public final class NativeReadinessProbe implements ReadinessProbe {
 

@@ -26,8 +26,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One run of the readiness check: environment first (native access, library), then each
- * configured backend (installed, loadable, creatable, memory types), then a loopback transfer.
- * The first failure decides the classification; everything looked at until then is evidence.
+ * configured backend (installed, loadable, creatable, memory types), then a loopback
+ * transfer. The first failure decides the classification; everything looked at until then
+ * is evidence.
  */
 final class ReadinessCheck {
 
@@ -52,14 +53,14 @@ final class ReadinessCheck {
 		NativeAccess access = NativeAccess.current();
 		this.evidence.add("native access: " + switch (access) {
 			case ENABLED -> "enabled";
-			case ALLOWED_WITH_WARNING -> "NOT enabled, allowed with the JVM's warning (to enable it: "
-					+ NativeAccess.howToEnable() + ")";
+			case ALLOWED_WITH_WARNING ->
+				"NOT enabled, allowed with the JVM's warning (to enable it: " + NativeAccess.howToEnable() + ")";
 			case DENIED -> "DENIED";
 		} + " for " + ReadinessCheck.class.getModule());
 		listPlaces();
 		if (access == NativeAccess.DENIED) {
-			return report(Readiness.ENVIRONMENT_NOT_READY, "the JVM denies native access to nixl4j: "
-					+ NativeAccess.howToEnable());
+			return report(Readiness.ENVIRONMENT_NOT_READY,
+					"the JVM denies native access to nixl4j: " + NativeAccess.howToEnable());
 		}
 		NativeLibrary library;
 		try {
@@ -70,11 +71,11 @@ final class ReadinessCheck {
 				this.evidence.add("load error: " + line.strip());
 			}
 			this.evidence.add("install: " + NativeLibrary.INSTALL_HINT);
-			return report(Readiness.ENVIRONMENT_NOT_READY, "NIXL's native library could not be loaded: "
-					+ firstLine(ex.getMessage()));
+			return report(Readiness.ENVIRONMENT_NOT_READY,
+					"NIXL's native library could not be loaded: " + firstLine(ex.getMessage()));
 		}
-		this.evidence.add("library: " + library.path() + " (NIXL " + library.version() + ", from " + library.source()
-				+ ")");
+		this.evidence
+			.add("library: " + library.path() + " (NIXL " + library.version() + ", from " + library.source() + ")");
 		return checkBackends(library);
 	}
 
@@ -88,12 +89,14 @@ final class ReadinessCheck {
 		});
 		this.evidence.add("process environment: " + (shown.isEmpty() ? "no UCX_* or NIXL_* variables" : shown));
 		if (!this.config.nativeEnvironment().isEmpty()) {
-			this.evidence.add("native environment from the configuration: " + new TreeMap<>(this.config.nativeEnvironment()));
+			this.evidence
+				.add("native environment from the configuration: " + new TreeMap<>(this.config.nativeEnvironment()));
 		}
 	}
 
 	private void listPlaces() {
-		for (Map.Entry<String, Path> place : NativeLibrary.candidates(this.config.nativeLibraryDirectory()).entrySet()) {
+		for (Map.Entry<String, Path> place : NativeLibrary.candidates(this.config.nativeLibraryDirectory())
+			.entrySet()) {
 			Path file = place.getValue().resolve(NativeLibrary.LIBRARY_FILE);
 			this.evidence.add("searched " + place.getKey() + ": " + file + " "
 					+ (Files.isRegularFile(file) ? "(present)" : "(absent)"));
@@ -104,12 +107,13 @@ final class ReadinessCheck {
 		String base = this.config.name() + "-doctor-" + ProcessHandle.current().pid() + "-" + runs.incrementAndGet();
 		NixlAgent initiator;
 		try {
-			// No backends yet: they are created one by one below, so that a failure names its backend.
+			// No backends yet: they are created one by one below, so that a failure names
+			// its backend.
 			initiator = NixlAgent.create(this.config.toBuilder().name(base + "-a").backends().build());
 		}
 		catch (NixlException ex) {
-			return report(Readiness.ENVIRONMENT_NOT_READY, "NIXL loaded but could not create an agent: "
-					+ firstLine(ex.getMessage()));
+			return report(Readiness.ENVIRONMENT_NOT_READY,
+					"NIXL loaded but could not create an agent: " + firstLine(ex.getMessage()));
 		}
 		try (initiator) {
 			List<String> plugins = initiator.availablePlugins();
@@ -117,7 +121,8 @@ final class ReadinessCheck {
 			this.evidence.add("plugin directory: " + pluginDirectory);
 			this.evidence.add("plugins: " + plugins);
 			if (this.config.backends().isEmpty()) {
-				return report(Readiness.BACKEND_NOT_READY, "the configuration names no backend, so no agent can move data");
+				return report(Readiness.BACKEND_NOT_READY,
+						"the configuration names no backend, so no agent can move data");
 			}
 			Set<MemoryType> supported = EnumSet.noneOf(MemoryType.class);
 			for (BackendConfig backend : this.config.backends()) {

@@ -34,11 +34,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * An {@link Error} thrown inside a unit of work of the embedded engine's threads: the thread that
- * serves a peer's connection and the thread that receives responses from a peer (both through
- * the wake-up of the progress loop, a real seam of the driver) and the accepting thread (through a serving thread that cannot start, as with
- * "unable to create native thread"). Each is reported as survived within a second, costs only
- * its connection, and the listener goes on serving. A server socket that breaks under the
+ * An {@link Error} thrown inside a unit of work of the embedded engine's threads: the
+ * thread that serves a peer's connection and the thread that receives responses from a
+ * peer (both through the wake-up of the progress loop, a real seam of the driver) and the
+ * accepting thread (through a serving thread that cannot start, as with "unable to create
+ * native thread"). Each is reported as survived within a second, costs only its
+ * connection, and the listener goes on serving. A server socket that breaks under the
  * accepting thread is reported fatal.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -88,13 +89,14 @@ class EmbeddedThreadFaultTest {
 		this.throwOnWakeUp.set(true);
 		try (SocketChannel channel = greeted()) {
 			byte[] message = "before the fault".getBytes(StandardCharsets.UTF_8);
-			Wire.writeFully(channel, ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + message.length)
-				.put(Wire.NOTIFY)
-				.putLong(0)
-				.putInt(0)
-				.putInt(message.length)
-				.put(message)
-				.flip());
+			Wire.writeFully(channel,
+					ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + message.length)
+						.put(Wire.NOTIFY)
+						.putLong(0)
+						.putInt(0)
+						.putInt(message.length)
+						.put(message)
+						.flip());
 			Fault fault = this.faults.await();
 			assertThat(fault.fatal()).isFalse();
 			assertThat(fault.thread()).isEqualTo("embedded connection from 'intruder'");
@@ -102,8 +104,8 @@ class EmbeddedThreadFaultTest {
 			assertThat(closedByServer(channel)).as("the connection whose unit of work failed is closed").isTrue();
 		}
 		List<String> delivered = new ArrayList<>();
-		this.driver.drainNotifications((from, message) -> delivered.add(from + ": " + new String(message,
-				StandardCharsets.UTF_8)));
+		this.driver.drainNotifications(
+				(from, message) -> delivered.add(from + ": " + new String(message, StandardCharsets.UTF_8)));
 		assertThat(delivered).containsExactly("intruder: before the fault");
 		assertTheListenerServesAGreetedRead();
 	}
@@ -135,14 +137,13 @@ class EmbeddedThreadFaultTest {
 
 	@Test
 	void anErrorWhileReceivingAResponseIsSurvivedAndTheNextPostConnectsAgain() throws Exception {
-		try (NixlAgent target = NixlAgent.create(AgentConfig.builder("fault-peer-" + System.nanoTime())
-			.engine(Engine.EMBEDDED)
-			.build())) {
+		try (NixlAgent target = NixlAgent
+			.create(AgentConfig.builder("fault-peer-" + System.nanoTime()).engine(Engine.EMBEDDED).build())) {
 			MemorySegment remote = Bytes.pattern(this.arena, SIZE, 9);
 			target.register(remote);
 			this.driver.loadRemoteMetadata(target.localMetadata().toByteArray());
-			long request = this.driver.createRequest(XferOp.READ, DescriptorList.of(this.memory), DescriptorList.of(remote),
-					target.name());
+			long request = this.driver.createRequest(XferOp.READ, DescriptorList.of(this.memory),
+					DescriptorList.of(remote), target.name());
 			this.throwOnWakeUp.set(true);
 			this.driver.post(request, null);
 			Fault fault = this.faults.await();
@@ -177,17 +178,18 @@ class EmbeddedThreadFaultTest {
 	private void assertTheListenerServesAGreetedRead() throws IOException {
 		RemoteRegion region = this.metadata.regions().get(0);
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + Wire.DESCRIPTOR_BYTES)
-				.put(Wire.READ)
-				.putLong(7)
-				.putInt(1)
-				.putInt(0)
-				.putLong(this.memory.address() + 1024)
-				.putLong(256)
-				.putLong(0)
-				.putLong(region.registration())
-				.put(region.key())
-				.flip());
+			Wire.writeFully(channel,
+					ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + Wire.DESCRIPTOR_BYTES)
+						.put(Wire.READ)
+						.putLong(7)
+						.putInt(1)
+						.putInt(0)
+						.putLong(this.memory.address() + 1024)
+						.putLong(256)
+						.putLong(0)
+						.putLong(region.registration())
+						.put(region.key())
+						.flip());
 			ByteBuffer header = ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES);
 			Wire.readFully(channel, header);
 			assertThat(header.getLong(0)).isEqualTo(7);
@@ -199,8 +201,8 @@ class EmbeddedThreadFaultTest {
 	}
 
 	private SocketChannel connect() throws IOException {
-		return SocketChannel.open(new InetSocketAddress(this.metadata.connection().host(),
-				this.metadata.connection().port()));
+		return SocketChannel
+			.open(new InetSocketAddress(this.metadata.connection().host(), this.metadata.connection().port()));
 	}
 
 	private SocketChannel greeted() throws IOException {
@@ -211,13 +213,14 @@ class EmbeddedThreadFaultTest {
 
 	private int hello(SocketChannel channel) throws IOException {
 		byte[] name = "intruder".getBytes(StandardCharsets.UTF_8);
-		Wire.writeFully(channel, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
-			.putInt(Wire.MAGIC)
-			.put(Wire.VERSION)
-			.put(this.metadata.connection().token())
-			.putShort((short) name.length)
-			.put(name)
-			.flip());
+		Wire.writeFully(channel,
+				ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
+					.putInt(Wire.MAGIC)
+					.put(Wire.VERSION)
+					.put(this.metadata.connection().token())
+					.putShort((short) name.length)
+					.put(name)
+					.flip());
 		ByteBuffer answer = ByteBuffer.allocate(1);
 		return (channel.read(answer) == 1) ? answer.get(0) : -1;
 	}
@@ -234,7 +237,10 @@ class EmbeddedThreadFaultTest {
 	private record Fault(String thread, Throwable error, boolean fatal) {
 	}
 
-	/** Records what the driver's threads report, as the agent's fault listener would receive it. */
+	/**
+	 * Records what the driver's threads report, as the agent's fault listener would
+	 * receive it.
+	 */
 	private static final class Faults implements FaultListener {
 
 		private final List<Fault> reported = new ArrayList<>();

@@ -35,10 +35,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The embedded engine's TCP listener against a hand-written client that speaks the wire
- * protocol directly: without the metadata's token, with a wrong registration key, outside the
- * registered region, with oversize length fields, with half-written frames and with a thousand
- * idle sockets. The target's memory must stay untouched, its threads and connections bounded,
- * and the target must keep serving a well-behaved peer.
+ * protocol directly: without the metadata's token, with a wrong registration key, outside
+ * the registered region, with oversize length fields, with half-written frames and with a
+ * thousand idle sockets. The target's memory must stay untouched, its threads and
+ * connections bounded, and the target must keep serving a well-behaved peer.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostileClientTest {
@@ -87,19 +87,20 @@ class HostileClientTest {
 	}
 
 	private SocketChannel connect() throws IOException {
-		return SocketChannel.open(new InetSocketAddress(this.metadata.connection().host(),
-				this.metadata.connection().port()));
+		return SocketChannel
+			.open(new InetSocketAddress(this.metadata.connection().host(), this.metadata.connection().port()));
 	}
 
 	private static int hello(SocketChannel channel, byte[] token) throws IOException {
 		byte[] name = "intruder".getBytes(StandardCharsets.UTF_8);
-		Wire.writeFully(channel, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
-			.putInt(Wire.MAGIC)
-			.put(Wire.VERSION)
-			.put(token)
-			.putShort((short) name.length)
-			.put(name)
-			.flip());
+		Wire.writeFully(channel,
+				ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
+					.putInt(Wire.MAGIC)
+					.put(Wire.VERSION)
+					.put(token)
+					.putShort((short) name.length)
+					.put(name)
+					.flip());
 		ByteBuffer answer = ByteBuffer.allocate(1);
 		return (channel.read(answer) == 1) ? answer.get(0) : -1;
 	}
@@ -110,8 +111,8 @@ class HostileClientTest {
 		return channel;
 	}
 
-	private static ByteBuffer request(byte kind, long address, long length, long registration, byte[] key,
-			int count, int notificationLength) {
+	private static ByteBuffer request(byte kind, long address, long length, long registration, byte[] key, int count,
+			int notificationLength) {
 		return ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + Wire.DESCRIPTOR_BYTES)
 			.put(kind)
 			.putLong(42)
@@ -165,7 +166,8 @@ class HostileClientTest {
 		byte[] wrongKey = region().key().clone();
 		wrongKey[0] ^= 1;
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request(Wire.WRITE, this.memory.address(), 4096, region().registration(), wrongKey, 1, 0));
+			Wire.writeFully(channel,
+					request(Wire.WRITE, this.memory.address(), 4096, region().registration(), wrongKey, 1, 0));
 			Wire.writeFully(channel, ByteBuffer.allocate(4096));
 			Response refused = response(channel);
 			assertThat(refused.id()).isEqualTo(42);
@@ -179,18 +181,20 @@ class HostileClientTest {
 	@Test
 	void aReadWithTheWrongRegistrationIdGetsNoData() throws IOException {
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 4096, region().registration() + 1,
-					region().key(), 1, 0));
+			Wire.writeFully(channel,
+					request(Wire.READ, this.memory.address(), 4096, region().registration() + 1, region().key(), 1, 0));
 			Response refused = response(channel);
 			assertThat(refused.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM.code());
-			// the connection stays usable and the next response is the next request's, not data
-			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 16, region().registration(),
-					region().key(), 1, 0));
+			// the connection stays usable and the next response is the next request's,
+			// not data
+			Wire.writeFully(channel,
+					request(Wire.READ, this.memory.address(), 16, region().registration(), region().key(), 1, 0));
 			Response granted = response(channel);
 			assertThat(granted.status()).isZero();
 			ByteBuffer data = ByteBuffer.allocate(16);
 			Wire.readFully(channel, data);
-			assertThat(data.array()).isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+			assertThat(data.array())
+				.isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
 		}
 		assertUntouched();
 	}
@@ -214,21 +218,21 @@ class HostileClientTest {
 	@Test
 	void oversizeLengthFieldsAreRefusedAndTheConnectionClosed() throws IOException {
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 16, region().registration(), region().key(),
-					Integer.MAX_VALUE, 0));
+			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 16, region().registration(),
+					region().key(), Integer.MAX_VALUE, 0));
 			Response refused = response(channel);
 			assertThat(refused.message()).contains("descriptor count " + Integer.MAX_VALUE);
 			assertThat(closedByServer(channel)).isTrue();
 		}
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request(Wire.WRITE, this.memory.address(), 16, region().registration(), region().key(),
-					1, Integer.MAX_VALUE));
+			Wire.writeFully(channel, request(Wire.WRITE, this.memory.address(), 16, region().registration(),
+					region().key(), 1, Integer.MAX_VALUE));
 			assertThat(response(channel).message()).contains("notification length");
 			assertThat(closedByServer(channel)).isTrue();
 		}
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request((byte) 99, this.memory.address(), 16, region().registration(), region().key(),
-					1, 0));
+			Wire.writeFully(channel,
+					request((byte) 99, this.memory.address(), 16, region().registration(), region().key(), 1, 0));
 			assertThat(response(channel).message()).contains("unknown request kind");
 		}
 		assertUntouched();
@@ -238,19 +242,21 @@ class HostileClientTest {
 	void halfWrittenFramesAndAbortedDataLeaveTheTargetServingOthersWithoutLeaks() throws Exception {
 		int threadsBefore = serveThreads();
 		List<SocketChannel> abandoned = new ArrayList<>();
-		// a header cut in the middle, a hello cut in the middle, and a WRITE whose data stops halfway
+		// a header cut in the middle, a hello cut in the middle, and a WRITE whose data
+		// stops halfway
 		SocketChannel halfHeader = greeted();
 		Wire.writeFully(halfHeader, ByteBuffer.wrap(new byte[] { Wire.WRITE, 0, 0, 0 }));
 		abandoned.add(halfHeader);
 		SocketChannel halfHello = connect();
 		Wire.writeFully(halfHello, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES - 3));
 		abandoned.add(halfHello);
-		// (the half it sends equals what the memory holds, so the untouched check below still applies)
+		// (the half it sends equals what the memory holds, so the untouched check below
+		// still applies)
 		SocketChannel halfData = greeted();
-		Wire.writeFully(halfData, request(Wire.WRITE, this.memory.address(), 8192, region().registration(),
-				region().key(), 1, 0));
-		Wire.writeFully(halfData, ByteBuffer.wrap(Bytes.pattern(this.arena, 4096, 7).toArray(
-				java.lang.foreign.ValueLayout.JAVA_BYTE)));
+		Wire.writeFully(halfData,
+				request(Wire.WRITE, this.memory.address(), 8192, region().registration(), region().key(), 1, 0));
+		Wire.writeFully(halfData,
+				ByteBuffer.wrap(Bytes.pattern(this.arena, 4096, 7).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
 		abandoned.add(halfData);
 
 		// meanwhile a real peer transfers as usual
@@ -288,7 +294,8 @@ class HostileClientTest {
 				idle.add(connect());
 			}
 			assertThat(threads()).as("threads while 1,000 sockets are open").isLessThanOrEqualTo(baseline + 2);
-			// beyond the limit they are closed at once; only the limit's worth may wait for the deadline
+			// beyond the limit they are closed at once; only the limit's worth may wait
+			// for the deadline
 			awaitAtLeastClosed(idle, 1000 - MAX_CONNECTIONS, SLACK);
 			honestReadSucceeds(0);
 			awaitAtLeastClosed(idle, idle.size(), DEADLINE.plus(SLACK));
@@ -316,41 +323,44 @@ class HostileClientTest {
 			Wire.writeFully(halfFixed, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES - 3));
 			truncated.add(halfFixed);
 			SocketChannel halfName = connect();
-			Wire.writeFully(halfName, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + 4)
-				.putInt(Wire.MAGIC)
-				.put(Wire.VERSION)
-				.put(this.metadata.connection().token())
-				.putShort((short) 8)
-				.put("half".getBytes(StandardCharsets.UTF_8))
-				.flip());
+			Wire.writeFully(halfName,
+					ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + 4)
+						.putInt(Wire.MAGIC)
+						.put(Wire.VERSION)
+						.put(this.metadata.connection().token())
+						.putShort((short) 8)
+						.put("half".getBytes(StandardCharsets.UTF_8))
+						.flip());
 			truncated.add(halfName);
 			SocketChannel halfHeader = greeted();
 			Wire.writeFully(halfHeader, ByteBuffer.wrap(new byte[] { Wire.READ, 0, 0, 0 }));
 			truncated.add(halfHeader);
 			SocketChannel halfDescriptor = greeted();
-			ByteBuffer write = request(Wire.WRITE, this.memory.address(), 4096, region().registration(), region().key(), 1,
-					0);
+			ByteBuffer write = request(Wire.WRITE, this.memory.address(), 4096, region().registration(), region().key(),
+					1, 0);
 			Wire.writeFully(halfDescriptor, write.limit(Wire.REQUEST_HEADER_BYTES + Wire.DESCRIPTOR_BYTES / 2));
 			truncated.add(halfDescriptor);
 			SocketChannel halfNotification = greeted();
-			Wire.writeFully(halfNotification, ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + 10)
-				.put(Wire.NOTIFY)
-				.putLong(0)
-				.putInt(0)
-				.putInt(100)
-				.put(new byte[10])
-				.flip());
+			Wire.writeFully(halfNotification,
+					ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES + 10)
+						.put(Wire.NOTIFY)
+						.putLong(0)
+						.putInt(0)
+						.putInt(100)
+						.put(new byte[10])
+						.flip());
 			truncated.add(halfNotification);
 			SocketChannel halfData = greeted();
-			Wire.writeFully(halfData, request(Wire.WRITE, this.memory.address(), 8192, region().registration(),
-					region().key(), 1, 0));
-			Wire.writeFully(halfData, ByteBuffer.wrap(this.memory.asSlice(0, 4096).toArray(
-					java.lang.foreign.ValueLayout.JAVA_BYTE)));
+			Wire.writeFully(halfData,
+					request(Wire.WRITE, this.memory.address(), 8192, region().registration(), region().key(), 1, 0));
+			Wire.writeFully(halfData,
+					ByteBuffer.wrap(this.memory.asSlice(0, 4096).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
 			truncated.add(halfData);
 			long sent = System.nanoTime();
 			for (int i = 0; i < truncated.size(); i++) {
 				assertThat(closedByServer(truncated.get(i))).as("truncated frame %d closed", i).isTrue();
-				assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("truncated frame %d closed by its deadline", i)
+				assertThat(Duration.ofNanos(System.nanoTime() - sent))
+					.as("truncated frame %d closed by its deadline", i)
 					.isLessThan(DEADLINE.plus(SLACK));
 			}
 		}
@@ -367,12 +377,13 @@ class HostileClientTest {
 	void anIdleGreetedPeerKeepsItsConnectionBeyondTheDeadlines() throws Exception {
 		try (SocketChannel channel = greeted()) {
 			Thread.sleep(DEADLINE.multipliedBy(2).toMillis());
-			Wire.writeFully(channel, request(Wire.READ, this.memory.address(), 16, region().registration(), region().key(),
-					1, 0));
+			Wire.writeFully(channel,
+					request(Wire.READ, this.memory.address(), 16, region().registration(), region().key(), 1, 0));
 			assertThat(response(channel).status()).isZero();
 			ByteBuffer data = ByteBuffer.allocate(16);
 			Wire.readFully(channel, data);
-			assertThat(data.array()).isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+			assertThat(data.array())
+				.isEqualTo(this.memory.asSlice(0, 16).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
 		}
 	}
 
@@ -381,13 +392,16 @@ class HostileClientTest {
 		MemorySegment written = Bytes.pattern(this.arena, 8192, 5);
 		Registration registration = this.target.register(written);
 		byte[] before = written.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-		RemoteRegion region = EmbeddedMetadata.read(this.target.localMetadata().toByteArray()).regions().stream()
+		RemoteRegion region = EmbeddedMetadata.read(this.target.localMetadata().toByteArray())
+			.regions()
+			.stream()
 			.filter(candidate -> candidate.descriptor().address() == written.address())
 			.findFirst()
 			.orElseThrow();
 		MemorySegment incoming = Bytes.pattern(this.arena, 8192, 9);
 		try (SocketChannel channel = greeted()) {
-			Wire.writeFully(channel, request(Wire.WRITE, written.address(), 8192, region.registration(), region.key(), 1, 0));
+			Wire.writeFully(channel,
+					request(Wire.WRITE, written.address(), 8192, region.registration(), region.key(), 1, 0));
 			Wire.writeFrom(channel, incoming.asSlice(0, 4096));
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
 			while (!Bytes.same(written.asSlice(0, 4096), incoming.asSlice(0, 4096))) {
@@ -418,7 +432,10 @@ class HostileClientTest {
 		honestReadSucceeds(0);
 	}
 
-	/** A peer agent of its own reads 4 KiB of the target over TCP and finds the target's bytes. */
+	/**
+	 * A peer agent of its own reads 4 KiB of the target over TCP and finds the target's
+	 * bytes.
+	 */
 	private void honestReadSucceeds(long offset) {
 		try (NixlAgent peer = NixlAgent.create(AgentConfig.builder("honest-peer-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
@@ -440,8 +457,10 @@ class HostileClientTest {
 		long deadline = System.nanoTime() + within.toNanos();
 		int closed;
 		while ((closed = countClosed(sockets)) < count) {
-			assertThat(System.nanoTime() - deadline).as("%d of %d sockets closed by the server, expected %d within %s",
-					closed, sockets.size(), count, within).isNegative();
+			assertThat(System.nanoTime() - deadline)
+				.as("%d of %d sockets closed by the server, expected %d within %s", closed, sockets.size(), count,
+						within)
+				.isNegative();
 			LockSupport.parkNanos(20_000_000);
 		}
 	}
@@ -471,7 +490,9 @@ class HostileClientTest {
 
 	private int serveThreads() {
 		String prefix = "nixl-embedded-" + this.target.name() + "-serve-";
-		return (int) Thread.getAllStackTraces().keySet().stream()
+		return (int) Thread.getAllStackTraces()
+			.keySet()
+			.stream()
 			.filter(thread -> thread.getName().startsWith(prefix) && thread.isAlive())
 			.count();
 	}

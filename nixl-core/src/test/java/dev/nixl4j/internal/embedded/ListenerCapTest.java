@@ -30,16 +30,19 @@ import org.junit.jupiter.api.Timeout;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The listener's connection cap when a hello completes in the same turn of the accepting thread
- * as new connections arrive: the greeted connection still counts, so the listener never holds
- * more than {@link EmbeddedOptions#maxConnections()} connections.
+ * The listener's connection cap when a hello completes in the same turn of the accepting
+ * thread as new connections arrive: the greeted connection still counts, so the listener
+ * never holds more than {@link EmbeddedOptions#maxConnections()} connections.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ListenerCapTest {
 
 	private static final int MAX_CONNECTIONS = 2;
 
-	/** Rounds of the race; the accepting thread handles the two ready keys in either order. */
+	/**
+	 * Rounds of the race; the accepting thread handles the two ready keys in either
+	 * order.
+	 */
 	private static final int ROUNDS = 10;
 
 	private Arena arena;
@@ -48,7 +51,9 @@ class ListenerCapTest {
 
 	private Parsed metadata;
 
-	/** While set, the accepting thread waits here when it starts the next serving thread. */
+	/**
+	 * While set, the accepting thread waits here when it starts the next serving thread.
+	 */
 	private final AtomicReference<CountDownLatch[]> gate = new AtomicReference<>();
 
 	@BeforeEach
@@ -95,7 +100,8 @@ class ListenerCapTest {
 				SocketChannel a = connect();
 				open.add(a);
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
-				// C is greeted; the accepting thread is held while it starts C's serving thread
+				// C is greeted; the accepting thread is held while it starts C's serving
+				// thread
 				CountDownLatch entered = new CountDownLatch(1);
 				CountDownLatch release = new CountDownLatch(1);
 				this.gate.set(new CountDownLatch[] { entered, release });
@@ -103,7 +109,8 @@ class ListenerCapTest {
 				open.add(c);
 				writeHello(c);
 				assertThat(entered.await(10, TimeUnit.SECONDS)).as("the accepting thread starts C's thread").isTrue();
-				// the listener holds its cap (C served, A greeting): A's hello and B's connection arrive together
+				// the listener holds its cap (C served, A greeting): A's hello and B's
+				// connection arrive together
 				writeHello(a);
 				SocketChannel b = connect();
 				open.add(b);
@@ -131,22 +138,26 @@ class ListenerCapTest {
 	}
 
 	private SocketChannel connect() throws IOException {
-		return SocketChannel.open(new InetSocketAddress(this.metadata.connection().host(),
-				this.metadata.connection().port()));
+		return SocketChannel
+			.open(new InetSocketAddress(this.metadata.connection().host(), this.metadata.connection().port()));
 	}
 
 	private void writeHello(SocketChannel channel) throws IOException {
 		byte[] name = "capped".getBytes(StandardCharsets.UTF_8);
-		Wire.writeFully(channel, ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
-			.putInt(Wire.MAGIC)
-			.put(Wire.VERSION)
-			.put(this.metadata.connection().token())
-			.putShort((short) name.length)
-			.put(name)
-			.flip());
+		Wire.writeFully(channel,
+				ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES + name.length)
+					.putInt(Wire.MAGIC)
+					.put(Wire.VERSION)
+					.put(this.metadata.connection().token())
+					.putShort((short) name.length)
+					.put(name)
+					.flip());
 	}
 
-	/** The server's answer to a hello: 0 accepted, -1 when it closed the connection instead. */
+	/**
+	 * The server's answer to a hello: 0 accepted, -1 when it closed the connection
+	 * instead.
+	 */
 	private static int answer(SocketChannel channel) throws IOException {
 		ByteBuffer answer = ByteBuffer.allocate(1);
 		try {

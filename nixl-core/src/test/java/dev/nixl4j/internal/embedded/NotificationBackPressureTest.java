@@ -19,16 +19,19 @@ import org.junit.jupiter.api.Timeout;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A peer that sends large notifications nobody claims is held back over TCP instead of filling
- * the receiving agent's heap, and every notification still arrives, in order, once they are
- * claimed.
+ * A peer that sends large notifications nobody claims is held back over TCP instead of
+ * filling the receiving agent's heap, and every notification still arrives, in order,
+ * once they are claimed.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NotificationBackPressureTest {
 
 	private static final int MESSAGE_BYTES = 1 << 20;
 
-	/** Enough messages for the mailbox's and the engine's byte caps together, and then some. */
+	/**
+	 * Enough messages for the mailbox's and the engine's byte caps together, and then
+	 * some.
+	 */
 	private static final int MESSAGES = 120;
 
 	@Test
@@ -38,8 +41,10 @@ class NotificationBackPressureTest {
 			for (int i = 0; i < MESSAGES; i++) {
 				sender.sendNotification(receiver.name(), message(i));
 			}
-			// the receiver takes what its caps allow and no more, however long the sender waits
-			// the agent's mailbox drains until it holds 64 MiB; the engine's inbox then holds its own cap
+			// the receiver takes what its caps allow and no more, however long the sender
+			// waits
+			// the agent's mailbox drains until it holds 64 MiB; the engine's inbox then
+			// holds its own cap
 			long capped = ((64L << 20) + EmbeddedDriver.MAX_NETWORK_INBOX_BYTES) / MESSAGE_BYTES;
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
 			long seen = -1;
@@ -59,11 +64,13 @@ class NotificationBackPressureTest {
 
 			List<CompletableFuture<Notification>> claims = new ArrayList<>();
 			for (int i = 0; i < MESSAGES; i++) {
-				claims.add(receiver.expectNotification(NotificationMatcher.prefix(sender.name(), ""), Duration.ofSeconds(60)));
+				claims.add(receiver.expectNotification(NotificationMatcher.prefix(sender.name(), ""),
+						Duration.ofSeconds(60)));
 			}
 			for (int i = 0; i < MESSAGES; i++) {
 				Notification notification = claims.get(i).get(60, TimeUnit.SECONDS);
-				assertThat(Arrays.equals(notification.message(), message(i))).as("notification %d, byte for byte", i).isTrue();
+				assertThat(Arrays.equals(notification.message(), message(i))).as("notification %d, byte for byte", i)
+					.isTrue();
 			}
 			assertThat(receiver.statistics().notificationsReceived()).isEqualTo(MESSAGES);
 		}

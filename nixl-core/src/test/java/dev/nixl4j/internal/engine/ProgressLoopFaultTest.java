@@ -39,9 +39,10 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * Errors thrown into an agent's progress loop, with both engines: one unit of work that throws is
- * survived (counted, and later transfers still move every byte); a unit that keeps throwing turns
- * the agent FAILED within a second, failing waiters at once and refusing posts.
+ * Errors thrown into an agent's progress loop, with both engines: one unit of work that
+ * throws is survived (counted, and later transfers still move every byte); a unit that
+ * keeps throwing turns the agent FAILED within a second, failing waiters at once and
+ * refusing posts.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProgressLoopFaultTest {
@@ -132,7 +133,8 @@ class ProgressLoopFaultTest {
 		writeAndCheck(s, 3);
 		assertThat(thrown).as("the listener ran on the progress thread").hasValue(1);
 		assertThat(heard).as("the other listener still heard the end").hasValue(1);
-		// the loop counts the Error once the transfer's future completed: just after the wait ends
+		// the loop counts the Error once the transfer's future completed: just after the
+		// wait ends
 		await(() -> s.initiator.statistics().internalErrors() == 1, "the listener's Error was counted",
 				Duration.ofSeconds(1));
 
@@ -215,8 +217,8 @@ class ProgressLoopFaultTest {
 		s.driver.deferPosts(true);
 		s.driver.holdTransfers(true);
 		Transfer held = s.write();
-		Transfer idle = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local), DescriptorList.of(s.remote),
-				s.target.name(), null);
+		Transfer idle = s.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(s.local),
+				DescriptorList.of(s.remote), s.target.name(), null);
 		CompletableFuture<Transfer> inFlight = held.completion();
 		s.driver.failReleases(new OutOfMemoryError("injected into every release"), Integer.MAX_VALUE);
 
@@ -237,8 +239,8 @@ class ProgressLoopFaultTest {
 		s.driver.failDrains(new OutOfMemoryError("injected into a notification drain"), 3);
 		await(() -> s.initiator.statistics().internalErrors() == 3, "three drains threw");
 
-		CompletableFuture<Notification> waiter = s.initiator.expectNotification(NotificationMatcher.exact(null, "after"),
-				WAIT);
+		CompletableFuture<Notification> waiter = s.initiator
+			.expectNotification(NotificationMatcher.exact(null, "after"), WAIT);
 		s.target.sendNotification(s.initiator.name(), "after".getBytes());
 		assertThat(waiter.join().remoteAgent()).isEqualTo(s.target.name());
 		writeAndCheck(s, 6);
@@ -250,8 +252,8 @@ class ProgressLoopFaultTest {
 	void aDrainThatKeepsThrowingFailsTheAgentWithinASecond(Engine engine) {
 		Setup s = setup(engine);
 		writeAndCheck(s, 7);
-		CompletableFuture<Notification> waiter = s.initiator.expectNotification(NotificationMatcher.exact(null, "never"),
-				Duration.ofSeconds(30));
+		CompletableFuture<Notification> waiter = s.initiator
+			.expectNotification(NotificationMatcher.exact(null, "never"), Duration.ofSeconds(30));
 		Transfer ready = s.write();
 		this.resources.add(ready);
 		s.driver.deferPosts(true);

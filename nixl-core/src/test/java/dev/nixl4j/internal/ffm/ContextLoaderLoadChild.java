@@ -9,9 +9,9 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
- * Runs {@link LibraryLoadChild} with the native artifact seen only by the thread's context class
- * loader, and only as streams, never as files or URLs: as an application server's loader, or a
- * Spring Boot jar's loader for a jar nested in it, may offer it.
+ * Runs {@link LibraryLoadChild} with the native artifact seen only by the thread's
+ * context class loader, and only as streams, never as files or URLs: as an application
+ * server's loader, or a Spring Boot jar's loader for a jar nested in it, may offer it.
  */
 public final class ContextLoaderLoadChild {
 

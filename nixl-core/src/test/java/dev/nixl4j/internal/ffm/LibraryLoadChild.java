@@ -6,10 +6,11 @@ import java.util.Map;
 import dev.nixl4j.NixlException;
 
 /**
- * Loads NIXL in a fresh JVM (a library loads once per JVM), trying a given directory first when
- * there is one, and prints {@code LOADED <path>}, {@code SOURCE <source>} and
- * {@code VERSION <version>}, or {@code FAILED <status>} followed by the error's message. It loads
- * twice, as an application with two agents does, so that what is said once per process shows.
+ * Loads NIXL in a fresh JVM (a library loads once per JVM), trying a given directory
+ * first when there is one, and prints {@code LOADED <path>}, {@code SOURCE <source>} and
+ * {@code VERSION <version>}, or {@code FAILED <status>} followed by the error's message.
+ * It loads twice, as an application with two agents does, so that what is said once per
+ * process shows.
  */
 public final class LibraryLoadChild {
 

@@ -18,10 +18,10 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * NIXL from a jar laid out as the {@code nixl-native-linux-x86_64} artifact, built here from the
- * fetched NIXL, each load in child JVMs against a cache of the test's own: extracted once, checked
- * before every load, safe when two JVMs start at once, and refused from places another user could
- * write to.
+ * NIXL from a jar laid out as the {@code nixl-native-linux-x86_64} artifact, built here
+ * from the fetched NIXL, each load in child JVMs against a cache of the test's own:
+ * extracted once, checked before every load, safe when two JVMs start at once, and
+ * refused from places another user could write to.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class NativeArtifactExtractionTest {
@@ -63,7 +63,8 @@ class NativeArtifactExtractionTest {
 				.contains("VERSION " + version);
 		}
 		assertThat(count(firstOutput + secondOutput, "Extracted NIXL " + version + " from the class path"))
-			.as(firstOutput + secondOutput).isEqualTo(1);
+			.as(firstOutput + secondOutput)
+			.isEqualTo(1);
 		assertIntact(extracted);
 		try (Stream<Path> entries = Files.list(cache.resolve("native"))) {
 			assertThat(entries.map(path -> path.getFileName().toString()))
@@ -75,8 +76,10 @@ class NativeArtifactExtractionTest {
 	@Test
 	void anArtifactTheContextClassLoaderServesOnlyAsStreamsIsExtractedAndLoaded() throws Exception {
 		Path cache = this.dir.resolve("cache");
-		String output = NativeFixtures.start(this.dir, List.of(ENABLE), List.of(), Map.of("NIXL4J_CACHE", cache.toString()),
-				ContextLoaderLoadChild.class, jar.toString()).await();
+		String output = NativeFixtures
+			.start(this.dir, List.of(ENABLE), List.of(), Map.of("NIXL4J_CACHE", cache.toString()),
+					ContextLoaderLoadChild.class, jar.toString())
+			.await();
 		assertThat(output).as(output)
 			.contains("LOADED " + extracted(cache).resolve("lib").resolve(NativeLibrary.LIBRARY_FILE))
 			.contains("SOURCE class path (" + ClassPathBundle.ARTIFACT + " " + version + ")");
@@ -103,7 +106,8 @@ class NativeArtifactExtractionTest {
 
 	@Test
 	void aCacheDirectoryThatCannotBeWrittenGivesAnErrorNamingIt() throws Exception {
-		// Root may write to any directory whatever its mode, but nobody can create one under a file.
+		// Root may write to any directory whatever its mode, but nobody can create one
+		// under a file.
 		Path file = Files.writeString(this.dir.resolve("a-file"), "not a directory");
 		Path cache = file.resolve("cache");
 		String output = start(cache).await();
@@ -156,8 +160,7 @@ class NativeArtifactExtractionTest {
 		Path extractedBefore = Files.createDirectories(cache.resolve("native"));
 		Files.setPosixFilePermissions(extractedBefore, PosixFilePermissions.fromString("rwxrwxrwx"));
 		output = start(cache).await();
-		assertThat(output).as(output)
-			.contains("the cache directory " + extractedBefore + " is writable by every user");
+		assertThat(output).as(output).contains("the cache directory " + extractedBefore + " is writable by every user");
 	}
 
 	@Test

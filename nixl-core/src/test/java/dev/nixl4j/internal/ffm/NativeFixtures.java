@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Assumptions;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the loader's tests share: the NIXL that {@code src/native/fetch-nixl.sh} fetched, a jar
- * laid out as the {@code nixl-native-linux-x86_64} artifact built from it, and child JVMs that
- * load NIXL (the library loads once per JVM) with nothing else to find.
+ * What the loader's tests share: the NIXL that {@code src/native/fetch-nixl.sh} fetched,
+ * a jar laid out as the {@code nixl-native-linux-x86_64} artifact built from it, and
+ * child JVMs that load NIXL (the library loads once per JVM) with nothing else to find.
  */
 final class NativeFixtures {
 
@@ -54,9 +54,10 @@ final class NativeFixtures {
 
 	/**
 	 * Writes a jar with the artifact's layout from the fetched NIXL: its libraries
-	 * ({@code lib/}, without plugins) and their bundled dependencies ({@code nixl_cu12.libs/},
-	 * without UCX's transport modules), enough for {@code libnixl_capi.so} to load, plus a
-	 * {@code licenses/} file, which is never extracted.
+	 * ({@code lib/}, without plugins) and their bundled dependencies
+	 * ({@code nixl_cu12.libs/}, without UCX's transport modules), enough for
+	 * {@code libnixl_capi.so} to load, plus a {@code licenses/} file, which is never
+	 * extracted.
 	 * @param fetched the fetched NIXL
 	 * @param jar the jar to write
 	 * @return the index ({@code files.sha256}): relative path to SHA-256
@@ -85,7 +86,8 @@ final class NativeFixtures {
 		try (ZipOutputStream out = new ZipOutputStream(Files.newOutputStream(jar))) {
 			store(out, ClassPathBundle.PREFIX + "bundle.properties", properties.getBytes(StandardCharsets.UTF_8));
 			store(out, ClassPathBundle.PREFIX + "files.sha256", indexBytes);
-			store(out, ClassPathBundle.PREFIX + "licenses/NIXL-LICENSE", "Apache-2.0\n".getBytes(StandardCharsets.UTF_8));
+			store(out, ClassPathBundle.PREFIX + "licenses/NIXL-LICENSE",
+					"Apache-2.0\n".getBytes(StandardCharsets.UTF_8));
 			for (Map.Entry<String, Path> file : files.entrySet()) {
 				store(out, ClassPathBundle.PREFIX + file.getKey(), Files.readAllBytes(file.getValue()));
 			}
@@ -93,7 +95,10 @@ final class NativeFixtures {
 		return index;
 	}
 
-	/** Stored, not deflated: the test jar is written for every run, and compressing costs CPU. */
+	/**
+	 * Stored, not deflated: the test jar is written for every run, and compressing costs
+	 * CPU.
+	 */
 	private static void store(ZipOutputStream out, String name, byte[] bytes) throws IOException {
 		ZipEntry entry = new ZipEntry(name);
 		entry.setMethod(ZipEntry.STORED);
@@ -125,9 +130,10 @@ final class NativeFixtures {
 	}
 
 	/**
-	 * Starts {@link LibraryLoadChild} in a JVM whose only places to find NIXL are the ones the
-	 * test gives: the process environment's NIXL variables and Python environments are removed,
-	 * and the real native artifact, once it is a dependency, is left off the class path.
+	 * Starts {@link LibraryLoadChild} in a JVM whose only places to find NIXL are the
+	 * ones the test gives: the process environment's NIXL variables and Python
+	 * environments are removed, and the real native artifact, once it is a dependency, is
+	 * left off the class path.
 	 * @param work where the output goes
 	 * @param jvmFlags flags before the class path
 	 * @param extraClassPath entries appended to the class path
@@ -142,8 +148,8 @@ final class NativeFixtures {
 	}
 
 	/**
-	 * Starts a child like {@link #start(Path, List, List, Map, String...)}, running another main
-	 * class.
+	 * Starts a child like {@link #start(Path, List, List, Map, String...)}, running
+	 * another main class.
 	 * @param work where the output goes
 	 * @param jvmFlags flags before the class path
 	 * @param extraClassPath entries appended to the class path
@@ -183,6 +189,7 @@ final class NativeFixtures {
 
 	/**
 	 * A started child JVM.
+	 *
 	 * @param process the process
 	 * @param output the file its output goes to
 	 */
@@ -195,7 +202,8 @@ final class NativeFixtures {
 		 */
 		String await() throws Exception {
 			try {
-				assertThat(this.process.waitFor(CHILD_TIMEOUT_SECONDS, TimeUnit.SECONDS)).as("the child JVM ended").isTrue();
+				assertThat(this.process.waitFor(CHILD_TIMEOUT_SECONDS, TimeUnit.SECONDS)).as("the child JVM ended")
+					.isTrue();
 				return Files.readString(this.output);
 			}
 			finally {

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The locator's search and refusals, and what native access it needs, each in a child JVM: against
- * a real shared library built for the test, or the real NIXL that {@code src/native/fetch-nixl.sh}
- * fetched.
+ * The locator's search and refusals, and what native access it needs, each in a child
+ * JVM: against a real shared library built for the test, or the real NIXL that
+ * {@code src/native/fetch-nixl.sh} fetched.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class NativeLibraryTest {
@@ -62,14 +62,15 @@ class NativeLibraryTest {
 	@Test
 	void nixlInstalledInTheActiveVirtualEnvironmentWinsOverTheCacheAndIsReported() throws Exception {
 		Path fetched = NativeFixtures.fetchedNixl();
-		// A virtual environment as pip leaves it after 'pip install nixl-cu12', its files linked to the fetched ones.
+		// A virtual environment as pip leaves it after 'pip install nixl-cu12', its files
+		// linked to the fetched ones.
 		Path venv = this.dir.resolve("venv");
 		Path sitePackages = Files.createDirectories(venv.resolve("lib/python3.12/site-packages"));
 		Files.createSymbolicLink(sitePackages.resolve(".nixl_cu12.mesonpy.libs"), fetched.resolve("lib"));
 		Files.createSymbolicLink(sitePackages.resolve("nixl_cu12.libs"), fetched.resolve("nixl_cu12.libs"));
 		Files.createDirectories(sitePackages.resolve("nixl_cu12-1.5.1.dist-info"));
-		String output = load(List.of(ENABLE), Map.of("VIRTUAL_ENV", venv.toString(), "NIXL4J_CACHE",
-				fetched.getParent().toString()));
+		String output = load(List.of(ENABLE),
+				Map.of("VIRTUAL_ENV", venv.toString(), "NIXL4J_CACHE", fetched.getParent().toString()));
 		assertThat(output).as(output)
 			.contains("LOADED " + sitePackages.resolve(".nixl_cu12.mesonpy.libs").resolve(NativeLibrary.LIBRARY_FILE))
 			.contains("SOURCE Python environment " + sitePackages + " (nixl-cu12 1.5.1)")
@@ -114,8 +115,10 @@ class NativeLibraryTest {
 		Files.writeString(c, source);
 		Process cc;
 		try {
-			cc = new ProcessBuilder("cc", "-shared", "-fPIC", "-o", this.dir.resolve(NativeLibrary.LIBRARY_FILE).toString(),
-					c.toString()).inheritIO().start();
+			cc = new ProcessBuilder("cc", "-shared", "-fPIC", "-o",
+					this.dir.resolve(NativeLibrary.LIBRARY_FILE).toString(), c.toString())
+				.inheritIO()
+				.start();
 		}
 		catch (IOException ex) {
 			Assumptions.abort("no C compiler (cc) to build the test library: " + ex.getMessage());

@@ -46,45 +46,53 @@ import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.MetadataValues;
 
 /**
- * A {@link MetadataExchange} in etcd, through jetcd, with NIXL's own key layout, so that Java
- * agents and C++/Python agents using NIXL's built-in etcd exchange find each other.
+ * A {@link MetadataExchange} in etcd, through jetcd, with NIXL's own key layout, so that
+ * Java agents and C++/Python agents using NIXL's built-in etcd exchange find each other.
  *
- * <p>Keys are made as NIXL 1.5.1 makes them: an agent's metadata is the raw bytes of
- * {@code get_local_md} under {@code <namespace>/<agent>/metadata}, beside an empty anchor key
- * {@code <namespace>/<agent>/} that NIXL's own watchers watch. NIXL joins namespace and agent with
- * a {@code '/'} even when the namespace ends with one, and its default namespace is
- * {@value #DEFAULT_NAMESPACE}, so with the defaults on both sides the key is
+ * <p>
+ * Keys are made as NIXL 1.5.1 makes them: an agent's metadata is the raw bytes of
+ * {@code get_local_md} under {@code <namespace>/<agent>/metadata}, beside an empty anchor
+ * key {@code <namespace>/<agent>/} that NIXL's own watchers watch. NIXL joins namespace
+ * and agent with a {@code '/'} even when the namespace ends with one, and its default
+ * namespace is {@value #DEFAULT_NAMESPACE}, so with the defaults on both sides the key is
  * {@code /nixl/agents//<agent>/metadata}. {@link #invalidate} deletes every key under
  * {@code <namespace>/<agent>/}, as NIXL's {@code invalidate_local_md} does.
  *
- * <p>Unlike NIXL's, the keys this exchange publishes are lease-backed: publishing grants a lease
- * (its TTL is {@link Builder#leaseTtl}) that is kept alive while the exchange is open, so the
- * metadata of a process that died disappears when the lease runs out, and its watchers hear of it.
- * {@link #close()} revokes the lease. When etcd was unreachable long enough for the lease to be
- * lost, or lost its data, the exchange grants a new lease and puts its keys back once etcd answers
- * again.
+ * <p>
+ * Unlike NIXL's, the keys this exchange publishes are lease-backed: publishing grants a
+ * lease (its TTL is {@link Builder#leaseTtl}) that is kept alive while the exchange is
+ * open, so the metadata of a process that died disappears when the lease runs out, and
+ * its watchers hear of it. {@link #close()} revokes the lease. When etcd was unreachable
+ * long enough for the lease to be lost, or lost its data, the exchange grants a new lease
+ * and puts its keys back once etcd answers again.
  *
- * <p>Every call is bounded: an unreachable etcd gives {@link NixlStatus#UNAVAILABLE} (naming the
- * endpoints and the cause) within the {@link Builder#operationTimeout operation timeout}, or within
- * the caller's deadline for {@link #fetch}. Metadata values are secrets: they never appear in logs
- * or messages.
+ * <p>
+ * Every call is bounded: an unreachable etcd gives {@link NixlStatus#UNAVAILABLE} (naming
+ * the endpoints and the cause) within the {@link Builder#operationTimeout operation
+ * timeout}, or within the caller's deadline for {@link #fetch}. Metadata values are
+ * secrets: they never appear in logs or messages.
  *
- * <p>etcd's authentication is supported: a user name and password
- * ({@link Builder#credentials(String, String)}), sent by jetcd to get a token before the first
- * call, and TLS with the client's own certificate ({@link Builder#tls(KeyManagerFactory,
- * TrustManagerFactory)}) for {@code https} endpoints. Credentials etcd refuses, and calls the
- * user's roles do not permit, fail at once with {@link NixlStatus#ERROR_INVALID_PARAM} naming the
- * cause; they are not retried. The password is never logged or shown.
+ * <p>
+ * etcd's authentication is supported: a user name and password
+ * ({@link Builder#credentials(String, String)}), sent by jetcd to get a token before the
+ * first call, and TLS with the client's own certificate
+ * ({@link Builder#tls(KeyManagerFactory, TrustManagerFactory)}) for {@code https}
+ * endpoints. Credentials etcd refuses, and calls the user's roles do not permit, fail at
+ * once with {@link NixlStatus#ERROR_INVALID_PARAM} naming the cause; they are not
+ * retried. The password is never logged or shown.
  *
- * <p>This class needs {@code io.etcd:jetcd-core} on the class path (an optional dependency of
- * nixl4j); nothing else in nixl4j refers to it.
+ * <p>
+ * This class needs {@code io.etcd:jetcd-core} on the class path (an optional dependency
+ * of nixl4j); nothing else in nixl4j refers to it.
  */
 public final class EtcdMetadataExchange implements MetadataExchange {
 
 	/** NIXL's default namespace ({@code NIXL_ETCD_NAMESPACE} unset), as in NIXL 1.5.1. */
 	public static final String DEFAULT_NAMESPACE = "/nixl/agents/";
 
-	/** The endpoint used unless {@linkplain Builder#endpoints(String...) others are set}. */
+	/**
+	 * The endpoint used unless {@linkplain Builder#endpoints(String...) others are set}.
+	 */
 	public static final String DEFAULT_ENDPOINT = "http://127.0.0.1:2379";
 
 	/** The default {@linkplain Builder#leaseTtl(Duration) lease TTL}. */
@@ -118,7 +126,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 	private final ScheduledExecutorService keeper;
 
-	/** Guards the lease and the published keys, so a republish never races an invalidate. */
+	/**
+	 * Guards the lease and the published keys, so a republish never races an invalidate.
+	 */
 	private final Object publishLock = new Object();
 
 	private long leaseId;
@@ -147,7 +157,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		io.etcd.jetcd.ClientBuilder client = Client.builder()
 			.endpoints(this.endpoints.toArray(URI[]::new))
 			.connectTimeout(this.operationTimeout)
-			// fail fast while disconnected: every call here has its own deadline and retries itself
+			// fail fast while disconnected: every call here has its own deadline and
+			// retries itself
 			.waitForReady(false)
 			.retryMaxDuration(this.operationTimeout);
 		if (builder.user != null && builder.password != null) {
@@ -168,8 +179,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			catch (SSLException ex) {
 				throw new IllegalArgumentException("the TLS material for etcd cannot be used: " + ex.getMessage(), ex);
 			}
-			// jetcd's resolver gives the channel no authority of its own, and TLS verifies the
-			// server's certificate against it: the first endpoint's host names the cluster
+			// jetcd's resolver gives the channel no authority of its own, and TLS
+			// verifies the
+			// server's certificate against it: the first endpoint's host names the
+			// cluster
 			client.authority(this.endpoints.get(0).getAuthority());
 		}
 		this.client = client.build();
@@ -187,7 +200,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	/**
 	 * Starts a builder.
 	 * @return a builder with the defaults: {@code http://127.0.0.1:2379}, NIXL's default
-	 * namespace, a 10 s lease, a 5 s operation timeout, {@link MetadataValues#DEFAULT_MAX_BYTES}
+	 * namespace, a 10 s lease, a 5 s operation timeout,
+	 * {@link MetadataValues#DEFAULT_MAX_BYTES}
 	 */
 	public static Builder builder() {
 		return new Builder();
@@ -221,8 +235,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		requireName(agentName);
 		byte[] value = metadata.toByteArray();
 		if (value.length > this.maxValueBytes) {
-			throw new NixlException(NixlStatus.INVALID_METADATA, operation, agentName, null, "the metadata is "
-					+ value.length + " bytes, over the limit of " + this.maxValueBytes + " bytes");
+			throw new NixlException(NixlStatus.INVALID_METADATA, operation, agentName, null,
+					"the metadata is " + value.length + " bytes, over the limit of " + this.maxValueBytes + " bytes");
 		}
 		synchronized (this.publishLock) {
 			put(agentName, value, deadline(this.operationTimeout));
@@ -230,7 +244,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 	}
 
-	/** Puts the anchor and the metadata key under the lease, granting a new one when it was lost. */
+	/**
+	 * Puts the anchor and the metadata key under the lease, granting a new one when it
+	 * was lost.
+	 */
 	private void put(String agentName, byte[] value, long deadline) {
 		for (int attempt = 0;; attempt++) {
 			long lease = lease(deadline, agentName);
@@ -246,7 +263,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			catch (LeaseLost ex) {
 				forgetLease(lease);
 				if (attempt > 0) {
-					throw unavailable("send_local_md", agentName, null, "etcd lost the lease just granted", ex.getCause());
+					throw unavailable("send_local_md", agentName, null, "etcd lost the lease just granted",
+							ex.getCause());
 				}
 			}
 		}
@@ -256,7 +274,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		if (this.leaseId == 0) {
 			long seconds = Math.max(1, (this.leaseTtl.toMillis() + 999) / 1000);
 			this.leaseId = awaitReachable(() -> this.client.getLeaseClient().grant(seconds), deadline, "send_local_md",
-					agentName).getID();
+					agentName)
+				.getID();
 		}
 		return this.leaseId;
 	}
@@ -268,8 +287,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Keeps the lease alive; when it was lost, grants a new one and puts every published key back.
-	 * Runs on the exchange's own thread.
+	 * Keeps the lease alive; when it was lost, grants a new one and puts every published
+	 * key back. Runs on the exchange's own thread.
 	 */
 	private void keepAlive() {
 		synchronized (this.publishLock) {
@@ -281,8 +300,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 				long lease = this.leaseId;
 				if (lease != 0) {
 					try {
-						LeaseKeepAliveResponse response = await(this.client.getLeaseClient().keepAliveOnce(lease), deadline,
-								"keep_alive", null, null);
+						LeaseKeepAliveResponse response = await(this.client.getLeaseClient().keepAliveOnce(lease),
+								deadline, "keep_alive", null, null);
 						if (response.getTTL() > 0) {
 							reachable();
 							return;
@@ -296,7 +315,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 				for (Map.Entry<String, byte[]> entry : this.published.entrySet()) {
 					put(entry.getKey(), entry.getValue(), deadline);
 				}
-				logger.log(System.Logger.Level.INFO, "etcd lease was lost; published the metadata of {0} again under a new lease",
+				logger.log(System.Logger.Level.INFO,
+						"etcd lease was lost; published the metadata of {0} again under a new lease",
 						this.published.keySet());
 				reachable();
 			}
@@ -307,13 +327,17 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 				}
 			}
 			catch (Throwable ex) {
-				// a periodic task stops for good on the first throw: the lease would run out
+				// a periodic task stops for good on the first throw: the lease would run
+				// out
 				survived("keeping the lease alive", ex);
 			}
 		}
 	}
 
-	/** Logs and counts what one unit of work of the exchange's thread threw; the thread goes on. */
+	/**
+	 * Logs and counts what one unit of work of the exchange's thread threw; the thread
+	 * goes on.
+	 */
 	private void survived(String unit, Throwable error) {
 		long count = this.internalErrors.incrementAndGet();
 		logger.log(System.Logger.Level.ERROR,
@@ -321,9 +345,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Returns how many times one unit of work of the exchange's thread (keeping the lease alive,
-	 * restarting a watch, telling a watcher) threw unexpectedly and the thread went on. Each was
-	 * logged once, with its context.
+	 * Returns how many times one unit of work of the exchange's thread (keeping the lease
+	 * alive, restarting a watch, telling a watcher) threw unexpectedly and the thread
+	 * went on. Each was logged once, with its context.
 	 * @return the count
 	 */
 	public long internalErrors() {
@@ -368,14 +392,16 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 							.withNoDelete(true)
 							.build();
 						watcher = this.client.getWatchClient()
-							.watch(key, from, io.etcd.jetcd.Watch.listener(event -> changed.release(), error -> changed.release()));
+							.watch(key, from, io.etcd.jetcd.Watch.listener(event -> changed.release(),
+									error -> changed.release()));
 					}
 				}
 				catch (NixlException ex) {
 					if (ex.status() != NixlStatus.UNAVAILABLE) {
 						throw ex;
 					}
-					// a read cut short by the caller's own deadline says nothing about etcd
+					// a read cut short by the caller's own deadline says nothing about
+					// etcd
 					if (ex.getCause() != null || deadline - System.nanoTime() > 0) {
 						unreachable = ex;
 					}
@@ -388,7 +414,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 					if (unreachable != null) {
 						throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
 								"etcd at " + this.endpoints + " could not be reached within " + timeout
-										+ " to fetch the metadata of agent '" + agentName + "': " + rootMessage(unreachable),
+										+ " to fetch the metadata of agent '" + agentName + "': "
+										+ rootMessage(unreachable),
 								unreachable);
 					}
 					throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName, "the metadata of agent '"
@@ -444,9 +471,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * The store's revision now, so that a watch started after this call still sees a removal that
-	 * happens before etcd has set the watch up; 0 (watch from whenever it is set up) when etcd
-	 * cannot be asked.
+	 * The store's revision now, so that a watch started after this call still sees a
+	 * removal that happens before etcd has set the watch up; 0 (watch from whenever it is
+	 * set up) when etcd cannot be asked.
 	 */
 	private long currentRevision(String agentName) {
 		try {
@@ -517,9 +544,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Makes a jetcd call and waits for it until the deadline, calling again while etcd cannot be
-	 * reached yet: just after etcd came back, gRPC may still fail calls at once from its
-	 * reconnect back-off, and the caller's deadline, not that back-off, decides when to give up.
+	 * Makes a jetcd call and waits for it until the deadline, calling again while etcd
+	 * cannot be reached yet: just after etcd came back, gRPC may still fail calls at once
+	 * from its reconnect back-off, and the caller's deadline, not that back-off, decides
+	 * when to give up.
 	 */
 	private <T> T awaitReachable(Supplier<CompletableFuture<T>> call, long deadline, String operation,
 			@Nullable String agent) {
@@ -546,8 +574,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Waits for a jetcd call until the deadline. A lost lease is told apart ({@link LeaseLost}) so
-	 * that callers can grant a new one; everything else becomes {@link NixlStatus#UNAVAILABLE}.
+	 * Waits for a jetcd call until the deadline. A lost lease is told apart
+	 * ({@link LeaseLost}) so that callers can grant a new one; everything else becomes
+	 * {@link NixlStatus#UNAVAILABLE}.
 	 */
 	private <T> T await(CompletableFuture<T> future, long deadline, String operation, @Nullable String agent,
 			@Nullable String remoteAgent) {
@@ -564,10 +593,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 				throw new LeaseLost(cause);
 			}
 			if (isRefused(cause)) {
-				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agent, remoteAgent, "etcd at "
-						+ this.endpoints + " refused the request: " + rootMessage(cause)
-						+ (this.authenticated ? " (check the user name, password and the user's roles)"
-								: " (if etcd has authentication enabled, configure a user name and password)"),
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agent, remoteAgent,
+						"etcd at " + this.endpoints + " refused the request: " + rootMessage(cause)
+								+ (this.authenticated ? " (check the user name, password and the user's roles)"
+										: " (if etcd has authentication enabled, configure a user name and password)"),
 						cause);
 			}
 			throw unavailable(operation, agent, remoteAgent, rootMessage(cause), cause);
@@ -575,15 +604,15 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			future.cancel(true);
-			throw new NixlException(NixlStatus.CANCELLED, operation, agent, remoteAgent, "interrupted while waiting for etcd",
-					ex);
+			throw new NixlException(NixlStatus.CANCELLED, operation, agent, remoteAgent,
+					"interrupted while waiting for etcd", ex);
 		}
 	}
 
 	/**
 	 * Whether etcd refused the request rather than failed to answer it: missing or wrong
-	 * credentials (etcd answers those as invalid arguments), a role without the permission, or
-	 * another invalid request. Retrying cannot help then.
+	 * credentials (etcd answers those as invalid arguments), a role without the
+	 * permission, or another invalid request. Retrying cannot help then.
 	 */
 	private static boolean isRefused(Throwable error) {
 		for (Throwable t = error; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
@@ -605,8 +634,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * Whether etcd answered that a lease is not found: the only "not found" its KV and lease calls
-	 * give (an absent key is an empty answer, not an error).
+	 * Whether etcd answered that a lease is not found: the only "not found" its KV and
+	 * lease calls give (an absent key is an empty answer, not an error).
 	 */
 	private static boolean isLeaseNotFound(Throwable error) {
 		for (Throwable t = error; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
@@ -635,7 +664,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		String message = (error instanceof EtcdException etcd) ? etcd.getErrorCode() + " " + etcd.getMessage()
 				: error.getMessage();
 		if (root != error && root.getMessage() != null && (message == null || !message.contains(root.getMessage()))) {
-			message = ((message != null) ? message + ": " : "") + root.getClass().getSimpleName() + " " + root.getMessage();
+			message = ((message != null) ? message + ": " : "") + root.getClass().getSimpleName() + " "
+					+ root.getMessage();
 		}
 		return (message != null) ? message : error.getClass().getName();
 	}
@@ -652,8 +682,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	}
 
 	/**
-	 * A watch of one peer's metadata key. jetcd resumes a watch after a disconnect by itself; when
-	 * it gives up instead, the key is read again and the watch started over.
+	 * A watch of one peer's metadata key. jetcd resumes a watch after a disconnect by
+	 * itself; when it gives up instead, the key is read again and the watch started over.
 	 */
 	private final class EtcdWatch implements MetadataExchange.Watch {
 
@@ -675,7 +705,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			this.onRemoved = onRemoved;
 		}
 
-		/** Watches for removals after the given store revision (0: from whenever etcd sets the watch up). */
+		/**
+		 * Watches for removals after the given store revision (0: from whenever etcd sets
+		 * the watch up).
+		 */
 		void start(long revision) {
 			WatchOption.Builder option = WatchOption.builder().withNoPut(true);
 			if (revision > 0) {
@@ -812,13 +845,14 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Authenticates to etcd as a user, for a cluster with authentication enabled. Over
-		 * {@code http} endpoints the password travels in clear text: use {@code https} ones with
-		 * {@link #tls} outside a trusted network.
+		 * Authenticates to etcd as a user, for a cluster with authentication enabled.
+		 * Over {@code http} endpoints the password travels in clear text: use
+		 * {@code https} ones with {@link #tls} outside a trusted network.
 		 * @param user the user name
 		 * @param password the password; never logged
 		 * @return this builder
-		 * @throws IllegalArgumentException when the user name is blank or the password empty
+		 * @throws IllegalArgumentException when the user name is blank or the password
+		 * empty
 		 */
 		public Builder credentials(String user, String password) {
 			if (user.isBlank()) {
@@ -833,12 +867,14 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Sets the TLS material of {@code https} endpoints: the trust material decides which
-		 * server certificates are accepted, the key material (if any) is the client's certificate,
-		 * for a cluster started with {@code --client-cert-auth}. Every server's certificate is
-		 * checked against the host of the first endpoint, so with several endpoints their
-		 * certificates must all name that host (as one cluster certificate does).
-		 * @param keyManagers the client's key material, or {@code null} for no client certificate
+		 * Sets the TLS material of {@code https} endpoints: the trust material decides
+		 * which server certificates are accepted, the key material (if any) is the
+		 * client's certificate, for a cluster started with {@code --client-cert-auth}.
+		 * Every server's certificate is checked against the host of the first endpoint,
+		 * so with several endpoints their certificates must all name that host (as one
+		 * cluster certificate does).
+		 * @param keyManagers the client's key material, or {@code null} for no client
+		 * certificate
 		 * @param trustManagers the trust material
 		 * @return this builder
 		 */
@@ -861,7 +897,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			for (String endpoint : endpoints) {
 				URI uri = URI.create(endpoint.strip());
 				if (uri.getScheme() == null || uri.getHost() == null) {
-					throw new IllegalArgumentException("etcd endpoint '" + endpoint + "' is not a URL like http://host:2379");
+					throw new IllegalArgumentException(
+							"etcd endpoint '" + endpoint + "' is not a URL like http://host:2379");
 				}
 				this.endpoints.add(uri);
 			}
@@ -870,8 +907,10 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 
 		/**
 		 * Sets the namespace, as NIXL's {@code NIXL_ETCD_NAMESPACE}: keys are
-		 * {@code <namespace>/<agent>/metadata}. Agents that exchange metadata must use the same.
-		 * @param namespace the namespace (default {@value EtcdMetadataExchange#DEFAULT_NAMESPACE})
+		 * {@code <namespace>/<agent>/metadata}. Agents that exchange metadata must use
+		 * the same.
+		 * @param namespace the namespace (default
+		 * {@value EtcdMetadataExchange#DEFAULT_NAMESPACE})
 		 * @return this builder
 		 */
 		public Builder namespace(String namespace) {
@@ -883,8 +922,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Sets the TTL of the lease behind published keys: how long the metadata of a process that
-		 * died stays visible (whole seconds, rounded up).
+		 * Sets the TTL of the lease behind published keys: how long the metadata of a
+		 * process that died stays visible (whole seconds, rounded up).
 		 * @param ttl the TTL (default 10 s)
 		 * @return this builder
 		 */
@@ -897,8 +936,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Sets how long one etcd call (publish, invalidate, one read of a fetch) may take before it
-		 * fails with {@link NixlStatus#UNAVAILABLE}.
+		 * Sets how long one etcd call (publish, invalidate, one read of a fetch) may take
+		 * before it fails with {@link NixlStatus#UNAVAILABLE}.
 		 * @param timeout the timeout (default 5 s)
 		 * @return this builder
 		 */
@@ -921,7 +960,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 
 		/**
-		 * Creates the exchange. It connects lazily: an unreachable etcd shows at the first call.
+		 * Creates the exchange. It connects lazily: an unreachable etcd shows at the
+		 * first call.
 		 * @return the exchange
 		 */
 		public EtcdMetadataExchange build() {

@@ -1,6 +1,7 @@
 /**
- * The etcd metadata exchange ({@link dev.nixl4j.metadata.etcd.EtcdMetadataExchange}), through
- * jetcd, in NIXL's own key layout, so Java agents and C++/Python NIXL agents find each other.
+ * The etcd metadata exchange ({@link dev.nixl4j.metadata.etcd.EtcdMetadataExchange}),
+ * through jetcd, in NIXL's own key layout, so Java agents and C++/Python NIXL agents find
+ * each other.
  */
 @NullMarked
 package dev.nixl4j.metadata.etcd;

@@ -11,9 +11,9 @@ import org.junit.jupiter.api.BeforeAll;
 import dev.nixl4j.testsupport.EtcdServer;
 
 /**
- * What the tests with native agents and a real etcd share: one etcd server for the class, a raw
- * jetcd client to look at and tamper with its keys, and resources closed after each test in
- * reverse order.
+ * What the tests with native agents and a real etcd share: one etcd server for the class,
+ * a raw jetcd client to look at and tamper with its keys, and resources closed after each
+ * test in reverse order.
  */
 abstract class EtcdAgentTests {
 

@@ -27,8 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link EtcdMetadataExchange} against a real etcd with authentication enabled: a root user, a
- * user whose role may read and write NIXL's namespace, and one whose role may only read it.
+ * {@link EtcdMetadataExchange} against a real etcd with authentication enabled: a root
+ * user, a user whose role may read and write NIXL's namespace, and one whose role may
+ * only read it.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class EtcdAuthenticationTest {
@@ -49,8 +50,8 @@ class EtcdAuthenticationTest {
 	static void startEtcdWithAuthentication() throws Exception {
 		etcd = EtcdServer.start();
 		try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
-			EtcdServer.addUser(client.getAuthClient(), READER, PASSWORD, "nixl-ro", EtcdMetadataExchange.DEFAULT_NAMESPACE,
-					Permission.Type.READ);
+			EtcdServer.addUser(client.getAuthClient(), READER, PASSWORD, "nixl-ro",
+					EtcdMetadataExchange.DEFAULT_NAMESPACE, Permission.Type.READ);
 		}
 		etcd.enableAuthentication(WRITER, PASSWORD, EtcdMetadataExchange.DEFAULT_NAMESPACE);
 	}
@@ -87,8 +88,10 @@ class EtcdAuthenticationTest {
 		NixlException publish = catchThrowableOfType(NixlException.class,
 				() -> anonymous.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));
 		assertThat(publish.status()).as(publish.getMessage()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
-		assertThat(publish.getMessage()).contains("refused", "user name is empty", "configure a user name and password");
-		NixlException fetch = catchThrowableOfType(NixlException.class, () -> anonymous.fetch(MetadataSamples.ONE_DRAM, WAIT));
+		assertThat(publish.getMessage()).contains("refused", "user name is empty",
+				"configure a user name and password");
+		NixlException fetch = catchThrowableOfType(NixlException.class,
+				() -> anonymous.fetch(MetadataSamples.ONE_DRAM, WAIT));
 		assertThat(fetch.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("refused, not retried until the deadline")
 			.isLessThan(WAIT);
@@ -142,8 +145,8 @@ class EtcdAuthenticationTest {
 		writer.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
 		assertThat(reader.fetch(MetadataSamples.ONE_DRAM, WAIT).toByteArray()).isEqualTo(MetadataSamples.oneDram());
 
-		NixlException readOnly = catchThrowableOfType(NixlException.class,
-				() -> reader.publish(MetadataSamples.UTF8_NAME, AgentMetadata.of(MetadataSamples.read("utf8-name.bin"))));
+		NixlException readOnly = catchThrowableOfType(NixlException.class, () -> reader
+			.publish(MetadataSamples.UTF8_NAME, AgentMetadata.of(MetadataSamples.read("utf8-name.bin"))));
 		assertThat(readOnly.status()).as("a role that may only read").isEqualTo(NixlStatus.ERROR_INVALID_PARAM);
 		assertThat(readOnly.getMessage()).contains("roles");
 

@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link EtcdMetadataExchange} against a real etcd that serves TLS only and requires a client
- * certificate signed by its CA ({@code --client-cert-auth}).
+ * {@link EtcdMetadataExchange} against a real etcd that serves TLS only and requires a
+ * client certificate signed by its CA ({@code --client-cert-auth}).
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class EtcdClientCertificateTest {
@@ -41,7 +41,8 @@ class EtcdClientCertificateTest {
 		return EtcdMetadataExchange.builder()
 			.endpoints(etcd.endpoint())
 			.leaseTtl(Duration.ofSeconds(2))
-			// the first TLS connection of a JVM loads and initialises a lot; a loaded machine may need seconds
+			// the first TLS connection of a JVM loads and initialises a lot; a loaded
+			// machine may need seconds
 			.operationTimeout(Duration.ofSeconds(15));
 	}
 
@@ -49,8 +50,7 @@ class EtcdClientCertificateTest {
 	void aClientWithItsCertificatePublishesFetchesAndWithdraws() {
 		try (EtcdMetadataExchange writer = exchange().tls(etcd.tls().clientKeyManagers(), etcd.tls().trustManagers())
 			.build();
-				EtcdMetadataExchange reader = exchange()
-					.tls(etcd.tls().clientKeyManagers(), etcd.tls().trustManagers())
+				EtcdMetadataExchange reader = exchange().tls(etcd.tls().clientKeyManagers(), etcd.tls().trustManagers())
 					.build()) {
 			assertThat(etcd.endpoint()).startsWith("https://");
 			writer.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
@@ -58,8 +58,8 @@ class EtcdClientCertificateTest {
 				.isEqualTo(MetadataSamples.oneDram());
 			writer.invalidate(MetadataSamples.ONE_DRAM);
 			assertThat(catchThrowableOfType(NixlException.class,
-					() -> reader.fetch(MetadataSamples.ONE_DRAM, Duration.ofMillis(300))).status())
-				.isEqualTo(NixlStatus.TIMEOUT);
+					() -> reader.fetch(MetadataSamples.ONE_DRAM, Duration.ofMillis(300)))
+				.status()).isEqualTo(NixlStatus.TIMEOUT);
 		}
 	}
 

@@ -20,9 +20,9 @@ import org.testcontainers.utility.DockerImageName;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link EtcdMetadataExchange} against etcd's own container image, where a Docker engine exists;
- * skipped (not failed, in CI too) where none does. The tests with {@link EtcdServer} cover the
- * same without Docker.
+ * {@link EtcdMetadataExchange} against etcd's own container image, where a Docker engine
+ * exists; skipped (not failed, in CI too) where none does. The tests with
+ * {@link EtcdServer} cover the same without Docker.
  */
 @Testcontainers(disabledWithoutDocker = true)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

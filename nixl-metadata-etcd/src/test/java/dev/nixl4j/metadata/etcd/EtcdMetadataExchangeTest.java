@@ -39,8 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link EtcdMetadataExchange} against a real etcd server, with real native agents: NIXL's key
- * layout, lease-backed keys, watches, deadlines and the check of every fetched value.
+ * {@link EtcdMetadataExchange} against a real etcd server, with real native agents:
+ * NIXL's key layout, lease-backed keys, watches, deadlines and the check of every fetched
+ * value.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class EtcdMetadataExchangeTest extends EtcdAgentTests {
@@ -112,7 +113,8 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 		EtcdMetadataExchange exchange = exchange();
 		exchange.publish(target);
 
-		// NIXL 1.5.1 joins its default namespace "/nixl/agents/" and the agent with another '/'
+		// NIXL 1.5.1 joins its default namespace "/nixl/agents/" and the agent with
+		// another '/'
 		String key = "/nixl/agents//" + target.name() + "/metadata";
 		assertThat(exchange.key(target.name())).isEqualTo(key);
 		List<KeyValue> kvs = get(key);
@@ -120,7 +122,8 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 		assertThat(kvs.get(0).getValue().getBytes()).isEqualTo(target.localMetadata().toByteArray());
 		long lease = kvs.get(0).getLease();
 		assertThat(lease).isNotZero();
-		assertThat(raw.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS).getGrantedTTL())
+		assertThat(
+				raw.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS).getGrantedTTL())
 			.isEqualTo(2);
 		List<KeyValue> anchor = get("/nixl/agents//" + target.name() + "/");
 		assertThat(anchor).singleElement().satisfies(kv -> {
@@ -151,7 +154,8 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 		try {
 			PrintStream in = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
 			in.println(Base64.getEncoder().encodeToString(target.localMetadata().toByteArray()));
-			BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+			BufferedReader out = new BufferedReader(
+					new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
 			assertThat(CompletableFuture.supplyAsync(() -> readLine(out))).succeedsWithin(WAIT).isEqualTo("PUBLISHED");
 			assertThat(watcher.fetch(target.name(), WAIT)).isEqualTo(target.localMetadata());
 			assertThat(get(watcher.key(target.name()))).singleElement()
@@ -249,7 +253,8 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 		assertThat(failing).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(first.name());
 		publisher.invalidate(second.name());
 
-		assertThat(later).as("the exchange's thread still tells watchers").succeedsWithin(Duration.ofSeconds(1))
+		assertThat(later).as("the exchange's thread still tells watchers")
+			.succeedsWithin(Duration.ofSeconds(1))
 			.isEqualTo(second.name());
 		assertThat(watcher.internalErrors()).isOne();
 	}
@@ -284,10 +289,8 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 		NixlAgent target = agent("target", info);
 		NixlAgent initiator = agent("init", info);
 		registered(target, 2);
-		EtcdMetadataExchange exchange = track(EtcdMetadataExchange.builder()
-			.endpoints(etcd.endpoint())
-			.maxValueBytes(4096)
-			.build());
+		EtcdMetadataExchange exchange = track(
+				EtcdMetadataExchange.builder().endpoints(etcd.endpoint()).maxValueBytes(4096).build());
 		byte[] metadata = target.localMetadata().toByteArray();
 
 		String corrupt = "corrupt-" + ids.incrementAndGet();

@@ -16,8 +16,9 @@ import dev.nixl4j.testsupport.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link MetadataPublication} on {@link EtcdMetadataExchange} with a real etcd: an entry that is
- * there is not republished by the checks, and one deleted behind the exchange's back comes back.
+ * {@link MetadataPublication} on {@link EtcdMetadataExchange} with a real etcd: an entry
+ * that is there is not republished by the checks, and one deleted behind the exchange's
+ * back comes back.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class EtcdMetadataPublicationTest extends EtcdAgentTests {
@@ -31,10 +32,10 @@ class EtcdMetadataPublicationTest extends EtcdAgentTests {
 			.leaseTtl(Duration.ofSeconds(5))
 			.operationTimeout(Duration.ofSeconds(3))
 			.build());
-		NixlAgent agent = track(NixlAgent.create(AgentConfig.builder("etcd-published-" + ids.incrementAndGet()).build()));
-		MetadataPublication publication = track(MetadataPublication.builder(exchange, agent)
-			.checkInterval(Duration.ofMillis(100))
-			.build());
+		NixlAgent agent = track(
+				NixlAgent.create(AgentConfig.builder("etcd-published-" + ids.incrementAndGet()).build()));
+		MetadataPublication publication = track(
+				MetadataPublication.builder(exchange, agent).checkInterval(Duration.ofMillis(100)).build());
 		publication.publish();
 		ByteSequence key = ByteSequence.from(exchange.key(agent.name()), StandardCharsets.UTF_8);
 

@@ -29,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link EtcdMetadataExchange} when etcd is not there: clear errors within the deadline, and
- * recovery of publishing, fetching, leases and watches once etcd is back.
+ * {@link EtcdMetadataExchange} when etcd is not there: clear errors within the deadline,
+ * and recovery of publishing, fetching, leases and watches once etcd is back.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EtcdOutageTest {
@@ -79,10 +79,10 @@ class EtcdOutageTest {
 	}
 
 	/**
-	 * Publishes once etcd answers again. Each call has the 1 s operation timeout, but gRPC
-	 * reconnects on its own back-off, which after an outage of a few seconds is itself a few
-	 * seconds: recovery is bounded by that, so calls made meanwhile fail clearly and a later one
-	 * succeeds.
+	 * Publishes once etcd answers again. Each call has the 1 s operation timeout, but
+	 * gRPC reconnects on its own back-off, which after an outage of a few seconds is
+	 * itself a few seconds: recovery is bounded by that, so calls made meanwhile fail
+	 * clearly and a later one succeeds.
 	 */
 	private static void publishOnceReachable(EtcdMetadataExchange exchange) {
 		Eventually.until(WAIT, "publishing works again", () -> {

@@ -9,10 +9,10 @@ import java.util.Base64;
 import dev.nixl4j.AgentMetadata;
 
 /**
- * A process that publishes one agent's metadata through an {@link EtcdMetadataExchange} and then
- * waits, so that a test can kill it with SIGKILL and watch the lease run out. Arguments: endpoint,
- * namespace, agent name, lease TTL in seconds; the metadata comes base64-encoded on stdin's first
- * line. Prints {@code PUBLISHED} once the key is stored.
+ * A process that publishes one agent's metadata through an {@link EtcdMetadataExchange}
+ * and then waits, so that a test can kill it with SIGKILL and watch the lease run out.
+ * Arguments: endpoint, namespace, agent name, lease TTL in seconds; the metadata comes
+ * base64-encoded on stdin's first line. Prints {@code PUBLISHED} once the key is stored.
  */
 public final class EtcdPublisherMain {
 

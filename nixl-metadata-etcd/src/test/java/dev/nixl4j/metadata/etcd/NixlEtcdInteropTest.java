@@ -30,8 +30,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * NIXL's built-in etcd exchange ({@link NixlEtcdMetadata}) and the Java one
- * ({@link EtcdMetadataExchange}) find each other's agents in a real etcd, and the metadata carries
- * real transfers.
+ * ({@link EtcdMetadataExchange}) find each other's agents in a real etcd, and the
+ * metadata carries real transfers.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class NixlEtcdInteropTest extends EtcdAgentTests {
@@ -49,8 +49,8 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 	}
 
 	private NixlAgent nixlEtcdAgent(String role, TestInfo info) {
-		return track(NixlAgent.create(
-				NixlEtcdMetadata.configure(AgentConfig.builder(name(role, info)), etcd.endpoint()).build()));
+		return track(NixlAgent
+			.create(NixlEtcdMetadata.configure(AgentConfig.builder(name(role, info)), etcd.endpoint()).build()));
 	}
 
 	private static NixlEtcdMetadata nixlEtcd(NixlAgent agent) {
@@ -115,7 +115,8 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 		write(initiator, local, remote, target.name());
 		assertThat(Bytes.hasPattern(remote, 1)).isTrue();
 
-		// NIXL watches the agent's anchor key, which the Java exchange writes and deletes too
+		// NIXL watches the agent's anchor key, which the Java exchange writes and deletes
+		// too
 		exchange.invalidate(target.name());
 		Eventually.until(WAIT, "NIXL forgets " + target.name(), () -> !initiator.hasRemoteMetadata(target.name()));
 	}
@@ -140,9 +141,9 @@ class NixlEtcdInteropTest extends EtcdAgentTests {
 	@Test
 	void eachAgentGetsTheNamespaceItsConfigurationSet(TestInfo info) throws Exception {
 		String namespace = "/nixl4j-test/" + ids.incrementAndGet();
-		NixlAgent scoped = track(NixlAgent.create(NixlEtcdMetadata
-			.configure(AgentConfig.builder(name("scoped", info)), etcd.endpoint(), namespace)
-			.build()));
+		NixlAgent scoped = track(NixlAgent
+			.create(NixlEtcdMetadata.configure(AgentConfig.builder(name("scoped", info)), etcd.endpoint(), namespace)
+				.build()));
 		registered(scoped, 2);
 		NixlAgent unscoped = nixlEtcdAgent("default", info);
 		registered(unscoped, 3);

@@ -28,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * {@link NixlAgent#etcdMetadata()}: native agents publish, fetch-and-load and withdraw through
- * NIXL's own etcd client against a real etcd, and the metadata carries real transfers.
+ * {@link NixlAgent#etcdMetadata()}: native agents publish, fetch-and-load and withdraw
+ * through NIXL's own etcd client against a real etcd, and the metadata carries real
+ * transfers.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class NixlEtcdMetadataTest extends EtcdAgentTests {
@@ -48,9 +49,9 @@ class NixlEtcdMetadataTest extends EtcdAgentTests {
 	}
 
 	private NixlAgent nixlEtcdAgent(String role, TestInfo info) {
-		return track(NixlAgent.create(NixlEtcdMetadata
-			.configure(AgentConfig.builder(name(role, info)).engine(Engine.NATIVE), etcd.endpoint())
-			.build()));
+		return track(NixlAgent.create(
+				NixlEtcdMetadata.configure(AgentConfig.builder(name(role, info)).engine(Engine.NATIVE), etcd.endpoint())
+					.build()));
 	}
 
 	private static NixlEtcdMetadata etcdOf(NixlAgent agent) {
@@ -95,7 +96,8 @@ class NixlEtcdMetadataTest extends EtcdAgentTests {
 		transfer(initiator, XferOp.WRITE, local, remote, target.name());
 		assertThat(Bytes.hasPattern(remote, 1)).isTrue();
 
-		// the other way round: the target loads the initiator it never heard of, and reads from it
+		// the other way round: the target loads the initiator it never heard of, and
+		// reads from it
 		Bytes.fill(local, 3);
 		etcdOf(target).load(initiator.name(), WAIT);
 		transfer(target, XferOp.READ, remote, local, initiator.name());
@@ -188,19 +190,18 @@ class NixlEtcdMetadataTest extends EtcdAgentTests {
 		NixlAgent agent = nixlEtcdAgent("agent", info);
 		NixlEtcdMetadata etcd = etcdOf(agent);
 
-		assertThatIllegalArgumentException().isThrownBy(() -> etcd.load(" ", WAIT)).withMessageContaining("remoteAgent");
+		assertThatIllegalArgumentException().isThrownBy(() -> etcd.load(" ", WAIT))
+			.withMessageContaining("remoteAgent");
 		assertThatIllegalArgumentException().isThrownBy(() -> etcd.load("peer", Duration.ofSeconds(-1)))
 			.withMessageContaining("timeout");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> NixlEtcdMetadata.configure(AgentConfig.builder("x"), " "))
+		assertThatIllegalArgumentException().isThrownBy(() -> NixlEtcdMetadata.configure(AgentConfig.builder("x"), " "))
 			.withMessageContaining("endpoints");
 
 		agent.close();
 		assertThat(catchThrowableOfType(NixlException.class, etcd::publish).status()).isEqualTo(NixlStatus.CLOSED);
 		assertThat(catchThrowableOfType(NixlException.class, () -> etcd.load("peer", WAIT)).status())
 			.isEqualTo(NixlStatus.CLOSED);
-		assertThat(catchThrowableOfType(NixlException.class, etcd::invalidate).status())
-			.isEqualTo(NixlStatus.CLOSED);
+		assertThat(catchThrowableOfType(NixlException.class, etcd::invalidate).status()).isEqualTo(NixlStatus.CLOSED);
 	}
 
 }

@@ -9,10 +9,10 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Explains a {@link NixlException} that stopped the application, by its status: NIXL's native
- * library not found or not loadable ({@link NixlStatus#LIBRARY_UNAVAILABLE}), native access denied
- * to nixl4j ({@link NixlStatus#NATIVE_ACCESS_DENIED}), or a backend that NIXL could not create.
- * Other failures are left to other analyzers.
+ * Explains a {@link NixlException} that stopped the application, by its status: NIXL's
+ * native library not found or not loadable ({@link NixlStatus#LIBRARY_UNAVAILABLE}),
+ * native access denied to nixl4j ({@link NixlStatus#NATIVE_ACCESS_DENIED}), or a backend
+ * that NIXL could not create. Other failures are left to other analyzers.
  */
 class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 
@@ -46,8 +46,9 @@ class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 	}
 
 	private static FailureAnalysis libraryUnavailable(NixlException cause) {
-		return new FailureAnalysis("The NIXL agent uses the native engine, but NIXL's native library (libnixl_capi.so) "
-				+ "is not available: " + cause.getMessage(),
+		return new FailureAnalysis(
+				"The NIXL agent uses the native engine, but NIXL's native library (libnixl_capi.so) "
+						+ "is not available: " + cause.getMessage(),
 				"Add the dependency dev.nixl4j:nixl-native-linux-x86_64, which carries NIXL's native libraries "
 						+ "(nixl-spring-boot-starter brings it), or point nixl.native.library-directory (or the "
 						+ "NIXL_LIB_DIR environment variable) at the directory of an installed NIXL that holds "

@@ -21,13 +21,14 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
- * The {@code nixl} endpoint: the agent, its engine (and for native NIXL the library loaded, where
- * from), plugins and backends, the memory it has
- * registered, its peers, the transfers in flight and its statistics.
+ * The {@code nixl} endpoint: the agent, its engine (and for native NIXL the library
+ * loaded, where from), plugins and backends, the memory it has registered, its peers, the
+ * transfers in flight and its statistics.
  *
- * <p>It shows names, counts and sizes only. Metadata, memory keys, memory addresses and backend
- * parameters (which may hold credentials, for object-store plugins for example) are never part of
- * the answer.
+ * <p>
+ * It shows names, counts and sizes only. Metadata, memory keys, memory addresses and
+ * backend parameters (which may hold credentials, for object-store plugins for example)
+ * are never part of the answer.
  */
 @Endpoint(id = "nixl")
 public class NixlEndpoint {
@@ -65,9 +66,12 @@ public class NixlEndpoint {
 	 * @param agent the agent's name
 	 * @param open whether the agent is open
 	 * @param engine the engine that backs it
-	 * @param engineDescription what backs the engine: the NIXL library, or the embedded engine
-	 * @param library the NIXL library loaded, for the native engine; {@code null} for the embedded one
-	 * @param availablePlugins the plugins the engine can create backends from (none once closed)
+	 * @param engineDescription what backs the engine: the NIXL library, or the embedded
+	 * engine
+	 * @param library the NIXL library loaded, for the native engine; {@code null} for the
+	 * embedded one
+	 * @param availablePlugins the plugins the engine can create backends from (none once
+	 * closed)
 	 * @param backends the backends created
 	 * @param registrations the memory registered now
 	 * @param peers the peers whose metadata is loaded
@@ -75,8 +79,8 @@ public class NixlEndpoint {
 	 * @param statistics counters since the agent was created
 	 */
 	public record NixlDescriptor(String agent, boolean open, Engine engine, String engineDescription,
-			@Nullable LibraryDescriptor library, List<String> availablePlugins, List<BackendDescriptor> backends, RegistrationsDescriptor registrations,
-			List<String> peers, List<TransferDescriptor> inFlightTransfers,
+			@Nullable LibraryDescriptor library, List<String> availablePlugins, List<BackendDescriptor> backends,
+			RegistrationsDescriptor registrations, List<String> peers, List<TransferDescriptor> inFlightTransfers,
 			StatisticsDescriptor statistics) implements OperationResponseBody {
 
 	}
@@ -165,8 +169,8 @@ public class NixlEndpoint {
 	 * Counters since the agent was created.
 	 *
 	 * @param transfers posts that ended, by direction and outcome
-	 * @param bytes bytes of posts that ended (moved when completed, requested otherwise), by
-	 * direction and outcome
+	 * @param bytes bytes of posts that ended (moved when completed, requested otherwise),
+	 * by direction and outcome
 	 * @param notificationsSent notifications sent, on their own or with a transfer
 	 * @param notificationsReceived notifications received
 	 */

@@ -12,9 +12,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * Auto-configuration of the {@code nixl} endpoint ({@link NixlEndpoint}), when it is available:
- * exposed ({@code management.endpoints.web.exposure.include=nixl}) and not switched off
- * ({@code management.endpoint.nixl.access=none}).
+ * Auto-configuration of the {@code nixl} endpoint ({@link NixlEndpoint}), when it is
+ * available: exposed ({@code management.endpoints.web.exposure.include=nixl}) and not
+ * switched off ({@code management.endpoint.nixl.access=none}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })

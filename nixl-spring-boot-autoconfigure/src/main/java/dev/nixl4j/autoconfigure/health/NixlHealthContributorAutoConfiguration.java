@@ -14,8 +14,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Auto-configuration of the {@code nixl} health contributor ({@link NixlHealthIndicator}).
- * Turned off with {@code management.health.nixl.enabled=false}.
+ * Auto-configuration of the {@code nixl} health contributor
+ * ({@link NixlHealthIndicator}). Turned off with
+ * {@code management.health.nixl.enabled=false}.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)

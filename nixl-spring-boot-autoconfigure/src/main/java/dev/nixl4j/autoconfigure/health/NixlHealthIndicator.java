@@ -26,29 +26,31 @@ import org.springframework.boot.health.contributor.Health;
  * Health of a {@link NixlAgent}, contributed as {@code nixl}.
  *
  * <ul>
- * <li>{@code DOWN} when the agent is closed, when it {@linkplain AgentState#FAILED failed} (one
- * of its internal threads could not go on; the details give the reason), or when a cheap call
- * into its engine (listing the plugins) fails;
- * <li>{@code OUT_OF_SERVICE} when the application publishes the agent's metadata and its entry
- * is not published now (it vanished or changed and is being published again; the details say
- * why), or when the agent runs on native NIXL and the
+ * <li>{@code DOWN} when the agent is closed, when it {@linkplain AgentState#FAILED
+ * failed} (one of its internal threads could not go on; the details give the reason), or
+ * when a cheap call into its engine (listing the plugins) fails;
+ * <li>{@code OUT_OF_SERVICE} when the application publishes the agent's metadata and its
+ * entry is not published now (it vanished or changed and is being published again; the
+ * details say why), or when the agent runs on native NIXL and the
  * {@linkplain ReadinessReport readiness report} for its configuration is not
  * {@link Readiness#READY};
  * <li>{@code UP} otherwise.
  * </ul>
  *
- * <p>The details name the engine and what backs it (for native NIXL, the {@code library} loaded:
- * where the search found it, its path and version), the backends, the peers whose metadata is
- * loaded, the transfers in flight, how many posts stalled, and the readiness. They never hold
- * metadata, memory keys, memory addresses or backend parameters.
+ * <p>
+ * The details name the engine and what backs it (for native NIXL, the {@code library}
+ * loaded: where the search found it, its path and version), the backends, the peers whose
+ * metadata is loaded, the transfers in flight, how many posts stalled, and the readiness.
+ * They never hold metadata, memory keys, memory addresses or backend parameters.
  *
- * <p>The readiness report creates two short-lived agents and moves data between them, which takes
- * from milliseconds to seconds. It therefore runs once, on the first health check, and its
- * result is kept for the life of this indicator: later checks only look at the live agent. The
- * report checks native NIXL (the library, the plugins, a native loopback transfer). An agent
- * backed by the embedded engine does not use native NIXL, so for it the report is not run and
- * the details say so: a host without NIXL would otherwise make a working embedded agent look
- * out of service.
+ * <p>
+ * The readiness report creates two short-lived agents and moves data between them, which
+ * takes from milliseconds to seconds. It therefore runs once, on the first health check,
+ * and its result is kept for the life of this indicator: later checks only look at the
+ * live agent. The report checks native NIXL (the library, the plugins, a native loopback
+ * transfer). An agent backed by the embedded engine does not use native NIXL, so for it
+ * the report is not run and the details say so: a host without NIXL would otherwise make
+ * a working embedded agent look out of service.
  */
 public class NixlHealthIndicator extends AbstractHealthIndicator {
 
@@ -69,12 +71,12 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	}
 
 	/**
-	 * Creates an indicator with its own readiness check, for example one that also requires
-	 * {@link dev.nixl4j.MemoryType#VRAM}:
+	 * Creates an indicator with its own readiness check, for example one that also
+	 * requires {@link dev.nixl4j.MemoryType#VRAM}:
 	 * {@code config -> ReadinessReport.check(config, Set.of(MemoryType.DRAM, MemoryType.VRAM))}.
 	 * @param agent the agent
-	 * @param readinessCheck runs the readiness report for the agent's configuration; called at most
-	 * once
+	 * @param readinessCheck runs the readiness report for the agent's configuration;
+	 * called at most once
 	 */
 	public NixlHealthIndicator(NixlAgent agent, Function<AgentConfig, ReadinessReport> readinessCheck) {
 		super("NIXL health check failed");
@@ -84,7 +86,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 
 	/**
 	 * Makes the indicator report the state of the agent's metadata publication.
-	 * @param publication the publication that keeps the agent's entry, {@code null} for none
+	 * @param publication the publication that keeps the agent's entry, {@code null} for
+	 * none
 	 * @return this indicator
 	 */
 	public NixlHealthIndicator withPublication(@Nullable MetadataPublication publication) {
@@ -105,12 +108,12 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 				.withDetail("reason", this.agent.failure().map(Throwable::getMessage).orElse("the agent failed"));
 			return;
 		}
-		// A real call into the engine: it throws (and the indicator reports DOWN) when the agent
+		// A real call into the engine: it throws (and the indicator reports DOWN) when
+		// the agent
 		// closed meanwhile or the engine no longer answers.
 		this.agent.availablePlugins();
 		Engine engine = this.agent.engine();
-		builder.withDetail("engine", engine)
-			.withDetail("engineDescription", this.agent.engineDescription());
+		builder.withDetail("engine", engine).withDetail("engineDescription", this.agent.engineDescription());
 		this.agent.nativeLibrary().ifPresent((library) -> builder.withDetail("library", libraryDetail(library)));
 		builder.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
 		List<String> peers = this.agent.remoteAgents();
@@ -124,9 +127,10 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 			return;
 		}
 		if (engine != Engine.NATIVE) {
-			builder.up().withDetail("readiness", readinessDetail("not checked",
-					"the embedded engine (pure Java, DRAM only) backs this agent; the readiness report checks native "
-							+ "NIXL, which this agent does not use"));
+			builder.up()
+				.withDetail("readiness", readinessDetail("not checked",
+						"the embedded engine (pure Java, DRAM only) backs this agent; the readiness report checks native "
+								+ "NIXL, which this agent does not use"));
 			return;
 		}
 		ReadinessReport report = readiness();

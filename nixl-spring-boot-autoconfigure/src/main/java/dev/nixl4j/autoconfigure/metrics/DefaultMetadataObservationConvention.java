@@ -4,13 +4,14 @@ import dev.nixl4j.NixlException;
 import io.micrometer.common.KeyValues;
 
 /**
- * The default names of metadata exchange observations: {@code nixl.metadata}, contextual name
- * {@code nixl metadata fetch} or {@code nixl metadata load}.
+ * The default names of metadata exchange observations: {@code nixl.metadata}, contextual
+ * name {@code nixl metadata fetch} or {@code nixl metadata load}.
  *
- * <p>Low-cardinality keys: {@code operation} ({@code fetch}, {@code load}) and {@code status}
- * ({@code success}, or the failure's {@link dev.nixl4j.NixlStatus} in lower case, such as
- * {@code timeout} or {@code unavailable}, or {@code error} for other exceptions).
- * High-cardinality key: {@code remote.agent}.
+ * <p>
+ * Low-cardinality keys: {@code operation} ({@code fetch}, {@code load}) and
+ * {@code status} ({@code success}, or the failure's {@link dev.nixl4j.NixlStatus} in
+ * lower case, such as {@code timeout} or {@code unavailable}, or {@code error} for other
+ * exceptions). High-cardinality key: {@code remote.agent}.
  */
 public class DefaultMetadataObservationConvention implements MetadataObservationConvention {
 

@@ -7,11 +7,13 @@ import io.micrometer.common.KeyValues;
  * The default names of transfer observations: {@code nixl.transfer}, contextual name
  * {@code nixl read} or {@code nixl write}.
  *
- * <p>Low-cardinality keys (they become meter tags): {@code agent}, {@code op} ({@code read},
+ * <p>
+ * Low-cardinality keys (they become meter tags): {@code agent}, {@code op} ({@code read},
  * {@code write}) and {@code outcome} ({@code completed}, {@code failed}, {@code stalled},
- * {@code cancelled}, {@code refused}, or {@code unknown} while the post runs). High-cardinality
- * keys (spans only): {@code remote.agent}, whose values grow with the peers a process ever
- * talks to (restarted peers often come back under new names), and {@code bytes}.
+ * {@code cancelled}, {@code refused}, or {@code unknown} while the post runs).
+ * High-cardinality keys (spans only): {@code remote.agent}, whose values grow with the
+ * peers a process ever talks to (restarted peers often come back under new names), and
+ * {@code bytes}.
  */
 public class DefaultTransferObservationConvention implements TransferObservationConvention {
 
@@ -30,8 +32,8 @@ public class DefaultTransferObservationConvention implements TransferObservation
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(TransferObservationContext context) {
-		return KeyValues.of("agent", context.getAgentName(), "op", NixlAgentMetrics.tagValue(context.getTransfer().op()),
-				"outcome", outcome(context));
+		return KeyValues.of("agent", context.getAgentName(), "op",
+				NixlAgentMetrics.tagValue(context.getTransfer().op()), "outcome", outcome(context));
 	}
 
 	@Override

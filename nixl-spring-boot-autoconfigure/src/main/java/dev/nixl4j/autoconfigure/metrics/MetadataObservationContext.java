@@ -3,8 +3,8 @@ package dev.nixl4j.autoconfigure.metrics;
 import io.micrometer.observation.Observation;
 
 /**
- * What an observation of a metadata exchange call knows: the operation and the peer. It never
- * holds the metadata itself.
+ * What an observation of a metadata exchange call knows: the operation and the peer. It
+ * never holds the metadata itself.
  */
 public class MetadataObservationContext extends Observation.Context {
 
@@ -43,12 +43,15 @@ public class MetadataObservationContext extends Observation.Context {
 	 */
 	public enum Operation {
 
-		/** {@link dev.nixl4j.metadata.MetadataExchange#fetch}: the peer's metadata is fetched. */
+		/**
+		 * {@link dev.nixl4j.metadata.MetadataExchange#fetch}: the peer's metadata is
+		 * fetched.
+		 */
 		FETCH,
 
 		/**
-		 * {@link dev.nixl4j.metadata.MetadataExchange#load}: the peer's metadata is fetched, loaded
-		 * into the agent and watched.
+		 * {@link dev.nixl4j.metadata.MetadataExchange#load}: the peer's metadata is
+		 * fetched, loaded into the agent and watched.
 		 */
 		LOAD
 

@@ -4,8 +4,8 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * Names and key values of metadata exchange observations. Define a bean of this type to replace
- * {@link DefaultMetadataObservationConvention}.
+ * Names and key values of metadata exchange observations. Define a bean of this type to
+ * replace {@link DefaultMetadataObservationConvention}.
  */
 public interface MetadataObservationConvention extends ObservationConvention<MetadataObservationContext> {
 

@@ -21,31 +21,33 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * Meters of a {@link NixlAgent}, all tagged with {@code agent} (the agent's name):
  *
  * <ul>
- * <li>{@code nixl.transfers} (function counter; tags {@code op}, {@code outcome}): posts that
- * ended;
- * <li>{@code nixl.transfer.bytes} (function counter, bytes; tags {@code op}, {@code outcome}):
- * bytes moved by completed posts, bytes requested by the others;
- * <li>{@code nixl.transfer.duration} (timer; tags {@code op}, {@code outcome}): time from post
- * to end; percentiles, histograms and SLOs come from Boot's
+ * <li>{@code nixl.transfers} (function counter; tags {@code op}, {@code outcome}): posts
+ * that ended;
+ * <li>{@code nixl.transfer.bytes} (function counter, bytes; tags {@code op},
+ * {@code outcome}): bytes moved by completed posts, bytes requested by the others;
+ * <li>{@code nixl.transfer.duration} (timer; tags {@code op}, {@code outcome}): time from
+ * post to end; percentiles, histograms and SLOs come from Boot's
  * {@code management.metrics.distribution.*.nixl.transfer.duration};
  * <li>{@code nixl.transfers.in.flight} (gauge): posts in progress now;
- * <li>{@code nixl.transfers.stalled} (function counter): posts that stayed in progress past the
- * stall limit and were cancelled;
- * <li>{@code nixl.registered.bytes} (gauge, bytes) and {@code nixl.registrations} (gauge):
- * memory registered now;
- * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent} or
- * {@code received});
+ * <li>{@code nixl.transfers.stalled} (function counter): posts that stayed in progress
+ * past the stall limit and were cancelled;
+ * <li>{@code nixl.registered.bytes} (gauge, bytes) and {@code nixl.registrations}
+ * (gauge): memory registered now;
+ * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent}
+ * or {@code received});
  * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded;
- * <li>{@code nixl.agent.failed} (gauge): 1 once the agent {@linkplain AgentState#FAILED failed}
- * (one of its internal threads could not go on), else 0;
+ * <li>{@code nixl.agent.failed} (gauge): 1 once the agent {@linkplain AgentState#FAILED
+ * failed} (one of its internal threads could not go on), else 0;
  * <li>{@code nixl.agent.internal.errors} (function counter): units of work of the agent's
- * internal threads that threw ({@link AgentStatistics#internalErrors()}), survived or not.
+ * internal threads that threw ({@link AgentStatistics#internalErrors()}), survived or
+ * not.
  * </ul>
  *
- * <p>{@code op} is {@code read} or {@code write}; {@code outcome} is {@code completed},
- * {@code failed}, {@code stalled} or {@code cancelled}. Counters and gauges read the agent's live
- * state when they are published; only the timer is recorded, by a {@link NixlTransferDurations}
- * transfer listener.
+ * <p>
+ * {@code op} is {@code read} or {@code write}; {@code outcome} is {@code completed},
+ * {@code failed}, {@code stalled} or {@code cancelled}. Counters and gauges read the
+ * agent's live state when they are published; only the timer is recorded, by a
+ * {@link NixlTransferDurations} transfer listener.
  */
 public class NixlAgentMetrics implements MeterBinder {
 
@@ -60,8 +62,8 @@ public class NixlAgentMetrics implements MeterBinder {
 	private final AtomicBoolean durationsAdded = new AtomicBoolean();
 
 	/**
-	 * Creates the meters of an agent; the duration timer is recorded by a listener added to the
-	 * agent when the binder is first bound.
+	 * Creates the meters of an agent; the duration timer is recorded by a listener added
+	 * to the agent when the binder is first bound.
 	 * @param agent the agent
 	 */
 	public NixlAgentMetrics(NixlAgent agent) {
@@ -69,8 +71,8 @@ public class NixlAgentMetrics implements MeterBinder {
 	}
 
 	/**
-	 * Creates the meters of an agent with extra tags; the duration timer is recorded by a listener
-	 * added to the agent when the binder is first bound.
+	 * Creates the meters of an agent with extra tags; the duration timer is recorded by a
+	 * listener added to the agent when the binder is first bound.
 	 * @param agent the agent
 	 * @param tags tags added to every meter
 	 */
@@ -79,9 +81,10 @@ public class NixlAgentMetrics implements MeterBinder {
 	}
 
 	/**
-	 * Creates the meters of an agent whose duration timer is recorded by a listener that the
-	 * caller adds to the agent (the Spring Boot starter applies it as a transfer listener bean).
-	 * Every meter gets the listener's {@linkplain NixlTransferDurations#tags() tags}.
+	 * Creates the meters of an agent whose duration timer is recorded by a listener that
+	 * the caller adds to the agent (the Spring Boot starter applies it as a transfer
+	 * listener bean). Every meter gets the listener's
+	 * {@linkplain NixlTransferDurations#tags() tags}.
 	 * @param agent the agent
 	 * @param durations the listener
 	 */

@@ -16,16 +16,17 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.annotation.Order;
 
 /**
- * Auto-configuration of the agent's meters ({@link NixlAgentMetrics}), whose duration timer is
- * recorded by the {@link NixlTransferDurations} transfer listener bean (order
+ * Auto-configuration of the agent's meters ({@link NixlAgentMetrics}), whose duration
+ * timer is recorded by the {@link NixlTransferDurations} transfer listener bean (order
  * {@link TransferListenerOrder#METRICS}). Boot's
  * {@code management.metrics.enable.nixl=false} turns them off;
- * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration timer.
+ * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration
+ * timer.
  */
-@AutoConfiguration(after = NixlAutoConfiguration.class,
-		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
+@AutoConfiguration(after = NixlAutoConfiguration.class, afterName = {
+		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass(MeterBinder.class)
 @ConditionalOnBean({ NixlAgent.class, MeterRegistry.class })
 public final class NixlMetricsAutoConfiguration {

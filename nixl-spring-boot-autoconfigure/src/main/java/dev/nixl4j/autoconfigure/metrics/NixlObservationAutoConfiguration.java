@@ -15,11 +15,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.annotation.Order;
 
 /**
- * Auto-configuration of observations of the agent's transfer posts and of metadata fetches and
- * loads, when an {@link ObservationRegistry} bean exists. Boot's
- * {@code management.observations.enable.nixl=false} turns them off. With Boot's metrics the
- * observations also become timers named {@code nixl.transfer} and {@code nixl.metadata}, tagged
- * with their low-cardinality keys.
+ * Auto-configuration of observations of the agent's transfer posts and of metadata
+ * fetches and loads, when an {@link ObservationRegistry} bean exists. Boot's
+ * {@code management.observations.enable.nixl=false} turns them off. With Boot's metrics
+ * the observations also become timers named {@code nixl.transfer} and
+ * {@code nixl.metadata}, tagged with their low-cardinality keys.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")

@@ -20,10 +20,11 @@ import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Records each post's duration in the {@code nixl.transfer.duration} timer of its direction and
- * outcome (tags {@code agent}, {@code op}, {@code outcome}), in every registry its timers were
- * {@linkplain #register registered} with. A {@link TransferListener}: it records the posts of the
- * agent it is added to; {@link NixlAgentMetrics} registers its timers when it is bound.
+ * Records each post's duration in the {@code nixl.transfer.duration} timer of its
+ * direction and outcome (tags {@code agent}, {@code op}, {@code outcome}), in every
+ * registry its timers were {@linkplain #register registered} with. A
+ * {@link TransferListener}: it records the posts of the agent it is added to;
+ * {@link NixlAgentMetrics} registers its timers when it is bound.
  */
 public class NixlTransferDurations implements TransferListener {
 
@@ -51,8 +52,8 @@ public class NixlTransferDurations implements TransferListener {
 	}
 
 	/**
-	 * Registers the timers with a registry; later posts are recorded there too. Registering with
-	 * the same registry again does nothing.
+	 * Registers the timers with a registry; later posts are recorded there too.
+	 * Registering with the same registry again does nothing.
 	 * @param registry the registry
 	 */
 	public void register(MeterRegistry registry) {
@@ -65,11 +66,12 @@ public class NixlTransferDurations implements TransferListener {
 		for (XferOp op : XferOp.values()) {
 			Map<TransferState, Timer> byOutcome = new EnumMap<>(TransferState.class);
 			for (TransferState outcome : AgentStatistics.OUTCOMES) {
-				byOutcome.put(outcome, Timer.builder("nixl.transfer.duration")
-					.tags(this.tags.and("op", NixlAgentMetrics.tagValue(op), "outcome",
-							NixlAgentMetrics.tagValue(outcome)))
-					.description("Time from a transfer's post to its end")
-					.register(registry));
+				byOutcome.put(outcome,
+						Timer.builder("nixl.transfer.duration")
+							.tags(this.tags.and("op", NixlAgentMetrics.tagValue(op), "outcome",
+									NixlAgentMetrics.tagValue(outcome)))
+							.description("Time from a transfer's post to its end")
+							.register(registry));
 			}
 			durations.put(op, byOutcome);
 		}

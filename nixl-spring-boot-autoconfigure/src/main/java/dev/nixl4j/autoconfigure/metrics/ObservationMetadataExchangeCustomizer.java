@@ -8,9 +8,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 
 /**
- * Wraps the auto-configured exchange in an {@link ObservedMetadataExchange}. It runs first, so
- * the observation sits closest to the exchange: customizers applied after it (retries, for
- * example) wrap it, and each attempt is observed on its own.
+ * Wraps the auto-configured exchange in an {@link ObservedMetadataExchange}. It runs
+ * first, so the observation sits closest to the exchange: customizers applied after it
+ * (retries, for example) wrap it, and each attempt is observed on its own.
  */
 public class ObservationMetadataExchangeCustomizer implements MetadataExchangeCustomizer, Ordered {
 

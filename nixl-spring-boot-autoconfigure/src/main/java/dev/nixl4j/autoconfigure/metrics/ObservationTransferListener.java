@@ -12,10 +12,10 @@ import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Observes each transfer post of an agent: the observation starts on the posting thread just
- * before the engine sees the post (so an observation current on that thread, an HTTP request for
- * example, becomes its parent) and stops when the post ends or is refused. Add it to the agent
- * with {@link dev.nixl4j.NixlAgent#addTransferListener}.
+ * Observes each transfer post of an agent: the observation starts on the posting thread
+ * just before the engine sees the post (so an observation current on that thread, an HTTP
+ * request for example, becomes its parent) and stops when the post ends or is refused.
+ * Add it to the agent with {@link dev.nixl4j.NixlAgent#addTransferListener}.
  */
 public class ObservationTransferListener implements TransferListener {
 

@@ -14,9 +14,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link MetadataExchange} that observes the calls that wait on peers:
- * {@link #fetch(String, Duration) fetch} and {@link #load(NixlAgent, String, Duration) load}.
- * Publishing, withdrawing and watching are passed through unobserved. Closing it closes the
- * exchange it wraps.
+ * {@link #fetch(String, Duration) fetch} and {@link #load(NixlAgent, String, Duration)
+ * load}. Publishing, withdrawing and watching are passed through unobserved. Closing it
+ * closes the exchange it wraps.
  */
 public class ObservedMetadataExchange extends ForwardingMetadataExchange {
 

@@ -6,8 +6,8 @@ import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What an observation of one transfer post knows: the agent, the transfer, and once the post
- * ended, its outcome.
+ * What an observation of one transfer post knows: the agent, the transfer, and once the
+ * post ended, its outcome.
  */
 public class TransferObservationContext extends Observation.Context {
 
@@ -48,8 +48,8 @@ public class TransferObservationContext extends Observation.Context {
 	/**
 	 * Returns how the post ended.
 	 * @return {@link TransferState#COMPLETED}, {@link TransferState#FAILED},
-	 * {@link TransferState#STALLED} or {@link TransferState#CANCELLED}, or {@code null} while it
-	 * runs and when it was refused
+	 * {@link TransferState#STALLED} or {@link TransferState#CANCELLED}, or {@code null}
+	 * while it runs and when it was refused
 	 */
 	public @Nullable TransferState getOutcome() {
 		return this.outcome;
@@ -64,7 +64,8 @@ public class TransferObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * Whether the post was refused before it started (by a transfer listener or the agent).
+	 * Whether the post was refused before it started (by a transfer listener or the
+	 * agent).
 	 * @return {@code true} if refused
 	 */
 	public boolean isRefused() {

@@ -12,23 +12,27 @@ import io.github.resilience4j.retry.RetryRegistry;
 
 /**
  * Wraps the metadata exchange so that {@link MetadataExchange#fetch fetch} and
- * {@link MetadataExchange#load load} are retried by the {@value NixlResilienceAutoConfiguration#METADATA_RETRY}
- * retry of the {@link RetryRegistry}. Each attempt gets the caller's full deadline, so the whole
- * call may take up to {@code maxAttempts} times the deadline plus the waits between attempts.
+ * {@link MetadataExchange#load load} are retried by the
+ * {@value NixlResilienceAutoConfiguration#METADATA_RETRY} retry of the
+ * {@link RetryRegistry}. Each attempt gets the caller's full deadline, so the whole call
+ * may take up to {@code maxAttempts} times the deadline plus the waits between attempts.
  *
- * <p>Only failures that a later attempt can cure are retried: {@link NixlStatus#TIMEOUT} (the
- * peer has not published its metadata yet, for example because it is still starting) and
- * {@link NixlStatus#UNAVAILABLE} (the exchange could not be reached). Everything else fails at
- * once, in particular {@link NixlStatus#INVALID_METADATA} (a value that is not the peer's
- * metadata will not become so), a refused token, a closed exchange, an interrupted wait and
- * {@link NixlStatus#ERROR_NOT_FOUND} from loading the metadata into the agent (no backend in
- * common with the peer: a configuration problem). The instance's own
- * {@code retry-exceptions}/{@code ignore-exceptions} narrow this further but cannot widen it.
+ * <p>
+ * Only failures that a later attempt can cure are retried: {@link NixlStatus#TIMEOUT}
+ * (the peer has not published its metadata yet, for example because it is still starting)
+ * and {@link NixlStatus#UNAVAILABLE} (the exchange could not be reached). Everything else
+ * fails at once, in particular {@link NixlStatus#INVALID_METADATA} (a value that is not
+ * the peer's metadata will not become so), a refused token, a closed exchange, an
+ * interrupted wait and {@link NixlStatus#ERROR_NOT_FOUND} from loading the metadata into
+ * the agent (no backend in common with the peer: a configuration problem). The instance's
+ * own {@code retry-exceptions}/{@code ignore-exceptions} narrow this further but cannot
+ * widen it.
  *
- * <p>The retry comes from {@code resilience4j.retry.instances.nixl-metadata} when that is
+ * <p>
+ * The retry comes from {@code resilience4j.retry.instances.nixl-metadata} when that is
  * configured, else from the registry's default configuration. It stays registered in the
- * registry, so Resilience4j's events, endpoint and {@code resilience4j.retry.*} metrics report it.
- * Publishing and withdrawing are not retried.
+ * registry, so Resilience4j's events, endpoint and {@code resilience4j.retry.*} metrics
+ * report it. Publishing and withdrawing are not retried.
  */
 public final class MetadataExchangeRetry implements MetadataExchangeCustomizer {
 
@@ -50,7 +54,8 @@ public final class MetadataExchangeRetry implements MetadataExchangeCustomizer {
 		Retry configured = registry.find(name).orElse(null);
 		RetryConfig base = (configured != null) ? configured.getRetryConfig() : registry.getDefaultConfig();
 		Predicate<Throwable> baseRetries = base.getExceptionPredicate();
-		// retry-exceptions would be or-ed with the predicate: they are part of baseRetries already
+		// retry-exceptions would be or-ed with the predicate: they are part of
+		// baseRetries already
 		RetryConfig config = RetryConfig.from(base)
 			.retryOnException(RETRYABLE.and(baseRetries))
 			.retryExceptions()
@@ -67,8 +72,8 @@ public final class MetadataExchangeRetry implements MetadataExchangeCustomizer {
 	/**
 	 * Whether a failure of a fetch or load is retried.
 	 * @param failure the failure
-	 * @return {@code true} for a {@link NixlException} with status {@link NixlStatus#TIMEOUT} or
-	 * {@link NixlStatus#UNAVAILABLE}
+	 * @return {@code true} for a {@link NixlException} with status
+	 * {@link NixlStatus#TIMEOUT} or {@link NixlStatus#UNAVAILABLE}
 	 */
 	public static boolean isRetryable(Throwable failure) {
 		return failure instanceof NixlException ex

@@ -17,17 +17,19 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 /**
- * Resilience4j around nixl4j, each part present when Resilience4j's registry for it is: the
- * {@value #METADATA_RETRY} retry of metadata fetches ({@link MetadataExchangeRetry}), a circuit
- * breaker per peer ({@link PeerCircuitBreakers}) and the {@value #TRANSFER_BULKHEAD} bulkhead of
- * transfers in flight ({@link TransferBulkhead}), the last two transfer listener beans that the
- * agent applies in the orders {@link TransferListenerOrder#CIRCUIT_BREAKER} and
- * {@link TransferListenerOrder#BULKHEAD}. The {@value #TRANSFER_TIME_LIMITER} time limiter is configured by
- * {@link NixlTimeLimiterAutoConfiguration}.
+ * Resilience4j around nixl4j, each part present when Resilience4j's registry for it is:
+ * the {@value #METADATA_RETRY} retry of metadata fetches ({@link MetadataExchangeRetry}),
+ * a circuit breaker per peer ({@link PeerCircuitBreakers}) and the
+ * {@value #TRANSFER_BULKHEAD} bulkhead of transfers in flight ({@link TransferBulkhead}),
+ * the last two transfer listener beans that the agent applies in the orders
+ * {@link TransferListenerOrder#CIRCUIT_BREAKER} and
+ * {@link TransferListenerOrder#BULKHEAD}. The {@value #TRANSFER_TIME_LIMITER} time
+ * limiter is configured by {@link NixlTimeLimiterAutoConfiguration}.
  *
- * <p>A bean of one of these types defined by the application replaces the auto-configured one;
- * being a transfer listener bean it is applied to the agent, in the order its {@code @Order}
- * gives.
+ * <p>
+ * A bean of one of these types defined by the application replaces the auto-configured
+ * one; being a transfer listener bean it is applied to the agent, in the order its
+ * {@code @Order} gives.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class,
 		afterName = { "io.github.resilience4j.springboot.retry.autoconfigure.RetryAutoConfiguration",
@@ -40,12 +42,15 @@ public final class NixlResilienceAutoConfiguration {
 	public static final String METADATA_RETRY = "nixl-metadata";
 
 	/**
-	 * Name of the circuit breaker configuration ({@code resilience4j.circuitbreaker.configs.nixl-peer})
-	 * that per-peer breakers are created from, when defined.
+	 * Name of the circuit breaker configuration
+	 * ({@code resilience4j.circuitbreaker.configs.nixl-peer}) that per-peer breakers are
+	 * created from, when defined.
 	 */
 	public static final String PEER_CIRCUIT_BREAKER_CONFIG = "nixl-peer";
 
-	/** Prefix of the per-peer circuit breakers' names, followed by the peer's agent name. */
+	/**
+	 * Prefix of the per-peer circuit breakers' names, followed by the peer's agent name.
+	 */
 	public static final String PEER_CIRCUIT_BREAKER_PREFIX = "nixl-peer-";
 
 	/** Name of the bulkhead bounding transfers in flight. */

@@ -16,14 +16,16 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * {@link NixlTimeouts} from Resilience4j's
- * {@value NixlResilienceAutoConfiguration#TRANSFER_TIME_LIMITER} time limiter. It runs before
- * {@link NixlAutoConfiguration}, whose bean reads {@code nixl.transfer.timeout} and backs off.
+ * {@value NixlResilienceAutoConfiguration#TRANSFER_TIME_LIMITER} time limiter. It runs
+ * before {@link NixlAutoConfiguration}, whose bean reads {@code nixl.transfer.timeout}
+ * and backs off.
  *
- * <p>The time limiter is {@code resilience4j.timelimiter.instances.nixl-transfer} when that is
- * configured; otherwise it is created from the registry's default configuration with
- * {@code timeoutDuration} set to {@code nixl.transfer.timeout}, so that adding Resilience4j does
- * not change the deadline. It is registered in the registry, where Resilience4j's metrics and
- * endpoint see it.
+ * <p>
+ * The time limiter is {@code resilience4j.timelimiter.instances.nixl-transfer} when that
+ * is configured; otherwise it is created from the registry's default configuration with
+ * {@code timeoutDuration} set to {@code nixl.transfer.timeout}, so that adding
+ * Resilience4j does not change the deadline. It is registered in the registry, where
+ * Resilience4j's metrics and endpoint see it.
  */
 @AutoConfiguration(before = NixlAutoConfiguration.class,
 		afterName = "io.github.resilience4j.springboot.timelimiter.autoconfigure.TimeLimiterAutoConfiguration")
@@ -40,9 +42,10 @@ public final class NixlTimeLimiterAutoConfiguration {
 	NixlTimeouts nixlTimeouts(TimeLimiterRegistry registry, NixlProperties properties) {
 		String name = NixlResilienceAutoConfiguration.TRANSFER_TIME_LIMITER;
 		TimeLimiter timeLimiter = registry.find(name)
-			.orElseGet(() -> registry.timeLimiter(name, TimeLimiterConfig.from(registry.getDefaultConfig())
-				.timeoutDuration(properties.getTransfer().getTimeout())
-				.build()));
+			.orElseGet(() -> registry.timeLimiter(name,
+					TimeLimiterConfig.from(registry.getDefaultConfig())
+						.timeoutDuration(properties.getTransfer().getTimeout())
+						.build()));
 		return new TimeLimiterNixlTimeouts(timeLimiter);
 	}
 

@@ -13,24 +13,29 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A circuit breaker per peer around an agent's transfers: {@code nixl-peer-<remote agent>} in the
- * {@link CircuitBreakerRegistry}, created on the first post to that peer from the configuration
+ * A circuit breaker per peer around an agent's transfers:
+ * {@code nixl-peer-<remote agent>} in the {@link CircuitBreakerRegistry}, created on the
+ * first post to that peer from the configuration
  * {@code resilience4j.circuitbreaker.configs.nixl-peer} when it is defined, else from the
- * registry's default configuration (an instance configured by its full name keeps its own).
+ * registry's default configuration (an instance configured by its full name keeps its
+ * own).
  *
- * <p>A transfer that ends {@link TransferState#FAILED FAILED} or {@link TransferState#STALLED
- * STALLED} is recorded as an error, one that {@link TransferState#COMPLETED COMPLETED} as a
- * success, each with its duration (so slow-call thresholds apply); a
- * {@link TransferState#CANCELLED cancelled} transfer and a post that never started are not
- * recorded. While a peer's breaker is open, a post to that peer is refused at once with
- * Resilience4j's own {@link CallNotPermittedException} (its message names the breaker, hence the
- * peer), thrown by {@link Transfer#post()}; the engine never sees the request. Other peers are not
- * affected.
+ * <p>
+ * A transfer that ends {@link TransferState#FAILED FAILED} or
+ * {@link TransferState#STALLED STALLED} is recorded as an error, one that
+ * {@link TransferState#COMPLETED COMPLETED} as a success, each with its duration (so
+ * slow-call thresholds apply); a {@link TransferState#CANCELLED cancelled} transfer and a
+ * post that never started are not recorded. While a peer's breaker is open, a post to
+ * that peer is refused at once with Resilience4j's own {@link CallNotPermittedException}
+ * (its message names the breaker, hence the peer), thrown by {@link Transfer#post()}; the
+ * engine never sees the request. Other peers are not affected.
  *
- * <p>The breakers are ordinary registry entries: Resilience4j's {@code resilience4j.circuitbreaker.*}
- * metrics and events report them, and its health indicator shows them when
- * {@code resilience4j.circuitbreaker.configs.default.register-health-indicator} is true (the
- * health indicator looks up instances that are not configured by name in the default
+ * <p>
+ * The breakers are ordinary registry entries: Resilience4j's
+ * {@code resilience4j.circuitbreaker.*} metrics and events report them, and its health
+ * indicator shows them when
+ * {@code resilience4j.circuitbreaker.configs.default.register-health-indicator} is true
+ * (the health indicator looks up instances that are not configured by name in the default
  * configuration). A breaker stays in the registry after its peer went away.
  */
 public final class PeerCircuitBreakers implements TransferListener {

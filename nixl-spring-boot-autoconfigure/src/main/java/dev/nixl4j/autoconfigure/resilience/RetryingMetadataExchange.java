@@ -9,9 +9,10 @@ import dev.nixl4j.metadata.MetadataExchange;
 import io.github.resilience4j.retry.Retry;
 
 /**
- * A {@link MetadataExchange} whose fetch and load are retried; everything else goes straight to
- * the delegate, which is closed with this exchange. A fetch with a zero timeout asks whether the
- * metadata is there now (the HTTP registry answers GET requests that way) and is not retried.
+ * A {@link MetadataExchange} whose fetch and load are retried; everything else goes
+ * straight to the delegate, which is closed with this exchange. A fetch with a zero
+ * timeout asks whether the metadata is there now (the HTTP registry answers GET requests
+ * that way) and is not retried.
  */
 final class RetryingMetadataExchange extends ForwardingMetadataExchange {
 

@@ -9,9 +9,10 @@ import dev.nixl4j.autoconfigure.NixlTimeouts;
 import io.github.resilience4j.timelimiter.TimeLimiter;
 
 /**
- * {@link NixlTimeouts} from the {@value NixlResilienceAutoConfiguration#TRANSFER_TIME_LIMITER}
- * time limiter: its {@code timeoutDuration} is the default deadline, and waits made through
- * {@link #await} are reported to it (success, failure, or timeout), so Resilience4j's
+ * {@link NixlTimeouts} from the
+ * {@value NixlResilienceAutoConfiguration#TRANSFER_TIME_LIMITER} time limiter: its
+ * {@code timeoutDuration} is the default deadline, and waits made through {@link #await}
+ * are reported to it (success, failure, or timeout), so Resilience4j's
  * {@code resilience4j.timelimiter.calls} metric counts them.
  */
 final class TimeLimiterNixlTimeouts implements NixlTimeouts {
@@ -43,7 +44,8 @@ final class TimeLimiterNixlTimeouts implements NixlTimeouts {
 
 	@Override
 	public String toString() {
-		return "NixlTimeouts(transfer " + transferTimeout() + " from time limiter '" + this.timeLimiter.getName() + "')";
+		return "NixlTimeouts(transfer " + transferTimeout() + " from time limiter '" + this.timeLimiter.getName()
+				+ "')";
 	}
 
 }

@@ -11,27 +11,32 @@ import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Back-pressure for an agent's transfers: the {@value NixlResilienceAutoConfiguration#TRANSFER_BULKHEAD}
- * bulkhead of the {@link BulkheadRegistry} bounds the transfers in flight. A post takes a permit
- * before the engine sees it, waiting at most the bulkhead's {@code maxWaitDuration} (Resilience4j's
- * default: no wait), and gives it back when the transfer ends, whatever its outcome, or when the
- * post did not start. A post that gets no permit fails at once with Resilience4j's
- * {@link BulkheadFullException}, whose message names the bulkhead, and moves nothing.
+ * Back-pressure for an agent's transfers: the
+ * {@value NixlResilienceAutoConfiguration#TRANSFER_BULKHEAD} bulkhead of the
+ * {@link BulkheadRegistry} bounds the transfers in flight. A post takes a permit before
+ * the engine sees it, waiting at most the bulkhead's {@code maxWaitDuration}
+ * (Resilience4j's default: no wait), and gives it back when the transfer ends, whatever
+ * its outcome, or when the post did not start. A post that gets no permit fails at once
+ * with Resilience4j's {@link BulkheadFullException}, whose message names the bulkhead,
+ * and moves nothing.
  *
- * <p>The bulkhead is {@code resilience4j.bulkhead.instances.nixl-transfers} when that is
+ * <p>
+ * The bulkhead is {@code resilience4j.bulkhead.instances.nixl-transfers} when that is
  * configured; otherwise it is created from the registry's default configuration with
- * {@code maxConcurrentCalls} set to {@code nixl.transfer.max-in-flight}. It is an ordinary
- * registry entry, so Resilience4j's {@code resilience4j.bulkhead.*} metrics and events report it.
+ * {@code maxConcurrentCalls} set to {@code nixl.transfer.max-in-flight}. It is an
+ * ordinary registry entry, so Resilience4j's {@code resilience4j.bulkhead.*} metrics and
+ * events report it.
  */
 public final class TransferBulkhead implements TransferListener {
 
 	private final Bulkhead bulkhead;
 
 	/**
-	 * Creates the listener, registering the bulkhead if it is not configured; add it to the agent
-	 * with {@link dev.nixl4j.NixlAgent#addTransferListener}.
+	 * Creates the listener, registering the bulkhead if it is not configured; add it to
+	 * the agent with {@link dev.nixl4j.NixlAgent#addTransferListener}.
 	 * @param registry the registry
-	 * @param defaultMaxInFlight {@code maxConcurrentCalls} of a bulkhead that is not configured
+	 * @param defaultMaxInFlight {@code maxConcurrentCalls} of a bulkhead that is not
+	 * configured
 	 */
 	public TransferBulkhead(BulkheadRegistry registry, int defaultMaxInFlight) {
 		String name = NixlResilienceAutoConfiguration.TRANSFER_BULKHEAD;

@@ -1,6 +1,6 @@
 /**
- * Resilience4j for nixl4j: a retry of metadata fetches ({@code nixl-metadata}), a circuit breaker
- * per peer ({@code nixl-peer-<agent>}), a bulkhead bounding transfers in flight
+ * Resilience4j for nixl4j: a retry of metadata fetches ({@code nixl-metadata}), a circuit
+ * breaker per peer ({@code nixl-peer-<agent>}), a bulkhead bounding transfers in flight
  * ({@code nixl-transfers}) and a time limiter giving the default deadline of waits
  * ({@code nixl-transfer}), all tuned with the usual {@code resilience4j.*} properties.
  */

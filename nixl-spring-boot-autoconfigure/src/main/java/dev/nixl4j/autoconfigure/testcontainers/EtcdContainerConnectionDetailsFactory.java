@@ -10,11 +10,11 @@ import org.springframework.boot.testcontainers.service.connection.ContainerConne
 
 /**
  * {@link EtcdConnectionDetails} from an etcd container annotated with
- * {@code @ServiceConnection}: a {@link GenericContainer} named {@code "etcd"} by the annotation,
- * or running an image whose repository is {@code etcd}, {@code coreos/etcd} (quay.io) or
- * {@code etcd-development/etcd} (gcr.io). The container must expose etcd's client port
- * {@value #CLIENT_PORT} and advertise a client URL that clients can use (for example
- * {@code --advertise-client-urls=http://0.0.0.0:2379}).
+ * {@code @ServiceConnection}: a {@link GenericContainer} named {@code "etcd"} by the
+ * annotation, or running an image whose repository is {@code etcd}, {@code coreos/etcd}
+ * (quay.io) or {@code etcd-development/etcd} (gcr.io). The container must expose etcd's
+ * client port {@value #CLIENT_PORT} and advertise a client URL that clients can use (for
+ * example {@code --advertise-client-urls=http://0.0.0.0:2379}).
  */
 class EtcdContainerConnectionDetailsFactory
 		extends ContainerConnectionDetailsFactory<GenericContainer<?>, EtcdConnectionDetails> {
@@ -27,7 +27,8 @@ class EtcdContainerConnectionDetailsFactory
 	}
 
 	@Override
-	protected EtcdConnectionDetails getContainerConnectionDetails(ContainerConnectionSource<GenericContainer<?>> source) {
+	protected EtcdConnectionDetails getContainerConnectionDetails(
+			ContainerConnectionSource<GenericContainer<?>> source) {
 		return new EtcdContainerConnectionDetails(source);
 	}
 

@@ -8,16 +8,18 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * A servlet that serves the HTTP metadata registry ({@code GET}, {@code PUT}, {@code POST} and
- * {@code DELETE} of {@code {base-path}/agents/{name}/metadata}) through a
- * {@link MetadataRegistryHandler}, which owns every rule: the bearer token, the entries' owners
- * (the owner secret header is passed through), their expiry, the registry's bounds, the size cap,
- * the metadata check and the allowed methods.
+ * A servlet that serves the HTTP metadata registry ({@code GET}, {@code PUT},
+ * {@code POST} and {@code DELETE} of {@code {base-path}/agents/{name}/metadata}) through
+ * a {@link MetadataRegistryHandler}, which owns every rule: the bearer token, the
+ * entries' owners (the owner secret header is passed through), their expiry, the
+ * registry's bounds, the size cap, the metadata check and the allowed methods.
  *
- * <p>A request never waits for metadata to appear (a {@code GET} of an unknown agent is a 404 at
- * once), and a {@code PUT} body is read no further than the cap, within the container's read
- * timeout; so a request thread, platform or virtual, is never held longer than that. Responses
- * without metadata have no body, and no error page is rendered for them.
+ * <p>
+ * A request never waits for metadata to appear (a {@code GET} of an unknown agent is a
+ * 404 at once), and a {@code PUT} body is read no further than the cap, within the
+ * container's read timeout; so a request thread, platform or virtual, is never held
+ * longer than that. Responses without metadata have no body, and no error page is
+ * rendered for them.
  */
 public final class MetadataRegistryServlet extends HttpServlet {
 
@@ -51,8 +53,8 @@ public final class MetadataRegistryServlet extends HttpServlet {
 	}
 
 	/**
-	 * The request path as sent (percent-encoded), without the context path, so that agent names
-	 * are decoded once, by the handler.
+	 * The request path as sent (percent-encoded), without the context path, so that agent
+	 * names are decoded once, by the handler.
 	 */
 	private static String rawPath(HttpServletRequest request) {
 		String uri = request.getRequestURI();

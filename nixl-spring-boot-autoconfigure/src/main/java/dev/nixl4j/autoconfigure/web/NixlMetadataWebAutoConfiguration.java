@@ -20,13 +20,13 @@ import org.springframework.context.annotation.Conditional;
  * Serves the HTTP metadata registry from a servlet web application: with
  * {@code nixl.metadata.exchange=http} and no {@code nixl.metadata.http.endpoint} (or
  * {@code nixl.metadata.http.serve=true}), a {@link MetadataRegistryServlet} under
- * {@code nixl.metadata.http.base-path} answers peers from the {@link MetadataExchange} bean,
- * every request authorized by the bearer token {@code nixl.metadata.http.token}. Each entry can
- * be changed only by the peer that created it; entries expire after
- * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds at most
- * {@code nixl.metadata.http.registry.max-entries} entries and
- * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web server's
- * ({@code server.ssl.*}).
+ * {@code nixl.metadata.http.base-path} answers peers from the {@link MetadataExchange}
+ * bean, every request authorized by the bearer token {@code nixl.metadata.http.token}.
+ * Each entry can be changed only by the peer that created it; entries expire after
+ * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds
+ * at most {@code nixl.metadata.http.registry.max-entries} entries and
+ * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web
+ * server's ({@code server.ssl.*}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -49,7 +49,8 @@ public final class NixlMetadataWebAutoConfiguration {
 		NixlProperties.Http http = properties.getMetadata().getHttp();
 		String token = http.getToken();
 		if (token == null) {
-			// NixlProperties refuses the http exchange without a token; this guards a bean made otherwise
+			// NixlProperties refuses the http exchange without a token; this guards a
+			// bean made otherwise
 			throw new IllegalStateException("nixl.metadata.http.token is required to serve the metadata registry");
 		}
 		MetadataRegistryHandler handler = MetadataRegistryHandler.builder()

@@ -12,8 +12,8 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Matches when this application serves the HTTP metadata registry:
- * {@link NixlProperties.Http#serves()} of the bound {@code nixl.metadata.http.*} properties
- * ({@code serve}, or by default the absence of an {@code endpoint}).
+ * {@link NixlProperties.Http#serves()} of the bound {@code nixl.metadata.http.*}
+ * properties ({@code serve}, or by default the absence of an {@code endpoint}).
  */
 class OnMetadataRegistryServedCondition extends SpringBootCondition {
 

@@ -43,8 +43,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * A READ from a peer process stopped with SIGSTOP stays in flight, then stalls: health, meters
- * and the endpoint show it while it runs and count it once it stalled.
+ * A READ from a peer process stopped with SIGSTOP stays in flight, then stalls: health,
+ * meters and the endpoint show it while it runs and count it once it stalled.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class InFlightAndStalledTransferTests {
@@ -60,7 +60,8 @@ class InFlightAndStalledTransferTests {
 				NixlHealthContributorAutoConfiguration.class, NixlMetricsAutoConfiguration.class,
 				NixlEndpointAutoConfiguration.class, MetricsAutoConfiguration.class,
 				SimpleMetricsExportAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class))
-		.withPropertyValues("nixl.agent.engine=embedded", "nixl.transfer.stall-timeout=" + STALL_LIMIT.toMillis() + "ms",
+		.withPropertyValues("nixl.agent.engine=embedded",
+				"nixl.transfer.stall-timeout=" + STALL_LIMIT.toMillis() + "ms",
 				"management.endpoints.web.exposure.include=nixl");
 
 	@Test
@@ -75,14 +76,14 @@ class InFlightAndStalledTransferTests {
 				MemorySegment local = arena.allocate(SIZE, 64);
 				try (Registration _ = agent.register(local)) {
 					agent.loadRemoteMetadata(peer.metadata());
-					try (Transfer first = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
-							null)) {
+					try (Transfer first = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(),
+							peer.name(), null)) {
 						first.await(WAIT);
 					}
 					assertThat(PeerMain.crc(local)).isEqualTo(peer.crc());
 					peer.pause();
-					try (Transfer held = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(), peer.name(),
-							null)) {
+					try (Transfer held = agent.transfer(XferOp.READ, DescriptorList.of(local), peer.region(),
+							peer.name(), null)) {
 						assertThat(held.state()).isEqualTo(TransferState.IN_PROGRESS);
 						NixlDescriptor running = endpoint.nixl();
 						assertThat(running.peers()).containsExactly(peer.name());
@@ -108,7 +109,8 @@ class InFlightAndStalledTransferTests {
 				}
 			}
 			Health after = health.health();
-			assertThat(after.getStatus()).as("a stall is counted, it does not take the agent down").isEqualTo(Status.UP);
+			assertThat(after.getStatus()).as("a stall is counted, it does not take the agent down")
+				.isEqualTo(Status.UP);
 			assertThat(after.getDetails()).containsEntry("inFlightTransfers", 0).containsEntry("stalledTransfers", 1L);
 			NixlDescriptor ended = endpoint.nixl();
 			assertThat(ended.inFlightTransfers()).isEmpty();
@@ -116,7 +118,8 @@ class InFlightAndStalledTransferTests {
 				.containsEntry(TransferState.STALLED, 1L);
 			assertThat(ended.statistics().bytes().get(XferOp.READ)).containsEntry(TransferState.STALLED, (long) SIZE);
 			assertThat(registry.get("nixl.transfers.stalled").functionCounter().count()).isOne();
-			assertThat(registry.get("nixl.transfers").tags("op", "read", "outcome", "stalled").functionCounter().count())
+			assertThat(
+					registry.get("nixl.transfers").tags("op", "read", "outcome", "stalled").functionCounter().count())
 				.isOne();
 			assertThat(registry.get("nixl.transfers.in.flight").gauge().value()).isZero();
 			Timer stalledDuration = registry.get("nixl.transfer.duration")

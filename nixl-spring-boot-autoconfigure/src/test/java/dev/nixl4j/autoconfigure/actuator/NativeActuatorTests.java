@@ -37,8 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.InstanceOfAssertFactories.MAP;
 
 /**
- * Health, meters and the endpoint of an application whose agent runs on native NIXL, after a
- * WRITE and a READ with a native peer in the same JVM.
+ * Health, meters and the endpoint of an application whose agent runs on native NIXL,
+ * after a WRITE and a READ with a native peer in the same JVM.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NativeActuatorTests {
@@ -84,15 +84,18 @@ class NativeActuatorTests {
 					});
 					assertThat(nixl.registrations().bytes()).isEqualTo(SIZE);
 					assertThat(nixl.peers()).containsExactly(peer.agent().name());
-					assertThat(nixl.statistics().transfers().get(XferOp.WRITE)).containsEntry(TransferState.COMPLETED, 1L);
+					assertThat(nixl.statistics().transfers().get(XferOp.WRITE)).containsEntry(TransferState.COMPLETED,
+							1L);
 					assertThat(nixl.statistics().bytes().get(XferOp.READ)).containsEntry(TransferState.COMPLETED,
 							(long) SIZE);
 
 					MeterRegistry registry = context.getBean(MeterRegistry.class);
-					assertThat(registry.get("nixl.transfers").tags("op", "read", "outcome", "completed")
+					assertThat(registry.get("nixl.transfers")
+						.tags("op", "read", "outcome", "completed")
 						.functionCounter()
 						.count()).isOne();
-					assertThat(registry.get("nixl.transfer.duration").tags("op", "write", "outcome", "completed")
+					assertThat(registry.get("nixl.transfer.duration")
+						.tags("op", "write", "outcome", "completed")
 						.timer()
 						.count()).isOne();
 					assertThat(registry.get("nixl.registered.bytes").gauge().value()).isEqualTo(SIZE);

@@ -47,11 +47,12 @@ import org.springframework.core.task.AsyncTaskExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A whole application on the embedded engine, with Actuator over HTTP: its {@link Connector}
- * bean reads from and writes to a peer agent, and then {@code /actuator/health},
- * {@code /actuator/nixl} and {@code /actuator/metrics} show exactly what moved, and nothing
- * secret. The transfers are issued from the application's task executor, so the subclass that
- * turns on virtual threads issues them from a virtual thread.
+ * A whole application on the embedded engine, with Actuator over HTTP: its
+ * {@link Connector} bean reads from and writes to a peer agent, and then
+ * {@code /actuator/health}, {@code /actuator/nixl} and {@code /actuator/metrics} show
+ * exactly what moved, and nothing secret. The transfers are issued from the application's
+ * task executor, so the subclass that turns on virtual threads issues them from a virtual
+ * thread.
  */
 @SpringBootTest(classes = NixlActuatorApplicationTests.Application.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "nixl.agent.engine=embedded", "nixl.connect.peer-linger=10m",
@@ -103,10 +104,10 @@ abstract class NixlActuatorApplicationTests {
 	@BeforeEach
 	void peer() {
 		this.arena = Arena.ofShared();
-		this.peer = Connector.create(AgentConfig
-			.builder("actuator-peer-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet())
-			.engine(Engine.EMBEDDED)
-			.build());
+		this.peer = Connector
+			.create(AgentConfig.builder("actuator-peer-" + ProcessHandle.current().pid() + "-" + ids.incrementAndGet())
+				.engine(Engine.EMBEDDED)
+				.build());
 	}
 
 	@AfterEach
@@ -127,7 +128,8 @@ abstract class NixlActuatorApplicationTests {
 			this.secrets.add(Long.toHexString(segment.address()));
 		}
 		this.secrets.add(Base64.getEncoder().encodeToString(this.agent.localMetadata().toByteArray()).substring(0, 40));
-		this.secrets.add(Base64.getEncoder().encodeToString(this.peer.agent().localMetadata().toByteArray()).substring(0, 40));
+		this.secrets
+			.add(Base64.getEncoder().encodeToString(this.peer.agent().localMetadata().toByteArray()).substring(0, 40));
 
 		Future<Boolean> done = this.executor.submit(() -> {
 			try (ReadableOperation readable = this.peer.createReadable(Descriptor.of(exposed));
@@ -176,8 +178,8 @@ abstract class NixlActuatorApplicationTests {
 		assertThat(details.get("inFlightTransfers").asInt()).isZero();
 		assertThat(details.get("stalledTransfers").asInt()).isZero();
 		assertThat(details.get("readiness").get("status").asString()).isEqualTo("not checked");
-		assertThat(details.propertyNames()).containsExactlyInAnyOrder("agent", "engine", "engineDescription", "backends",
-				"peers", "inFlightTransfers", "stalledTransfers", "readiness");
+		assertThat(details.propertyNames()).containsExactlyInAnyOrder("agent", "engine", "engineDescription",
+				"backends", "peers", "inFlightTransfers", "stalledTransfers", "readiness");
 		assertNoSecrets(nixl.toString());
 	}
 
@@ -191,7 +193,8 @@ abstract class NixlActuatorApplicationTests {
 		assertThat(nixl.get("backends").get(0).get("memoryTypes").get(0).asString()).isEqualTo("DRAM");
 		assertThat(nixl.get("registrations").get("count").asInt()).isOne();
 		assertThat(nixl.get("registrations").get("bytes").asLong()).isEqualTo(STAGING_SIZE);
-		assertThat(nixl.get("registrations").get("byMemoryType").get("DRAM").get("bytes").asLong()).isEqualTo(STAGING_SIZE);
+		assertThat(nixl.get("registrations").get("byMemoryType").get("DRAM").get("bytes").asLong())
+			.isEqualTo(STAGING_SIZE);
 		assertThat(nixl.get("peers").size()).isOne();
 		assertThat(nixl.get("peers").get(0).asString()).isEqualTo(this.peer.name());
 		assertThat(nixl.get("inFlightTransfers").size()).isZero();
@@ -209,7 +212,8 @@ abstract class NixlActuatorApplicationTests {
 		assertThat(measurement("/actuator/metrics/nixl.transfers", "COUNT")).isEqualTo(2);
 		assertThat(measurement("/actuator/metrics/nixl.transfers?tag=op:read&tag=outcome:completed", "COUNT")).isOne();
 		assertThat(measurement("/actuator/metrics/nixl.transfers?tag=op:write&tag=outcome:completed", "COUNT")).isOne();
-		assertThat(availableTags("/actuator/metrics/nixl.transfers")).containsExactlyInAnyOrder("agent", "op", "outcome");
+		assertThat(availableTags("/actuator/metrics/nixl.transfers")).containsExactlyInAnyOrder("agent", "op",
+				"outcome");
 		assertThat(measurement("/actuator/metrics/nixl.transfer.bytes?tag=op:read", "COUNT")).isEqualTo(READ_SIZE);
 		assertThat(measurement("/actuator/metrics/nixl.transfer.bytes?tag=op:write", "COUNT")).isEqualTo(WRITE_SIZE);
 		assertThat(get("/actuator/metrics/nixl.transfer.bytes").get("baseUnit").asString()).isEqualTo("bytes");
@@ -217,7 +221,8 @@ abstract class NixlActuatorApplicationTests {
 		assertThat(measurement("/actuator/metrics/nixl.transfer.duration?tag=op:read", "COUNT")).isOne();
 		assertThat(measurement("/actuator/metrics/nixl.transfer.duration", "TOTAL_TIME")).isPositive();
 		assertThat(measurement("/actuator/metrics/nixl.transfer?tag=outcome:completed", "COUNT"))
-			.as("the observation's timer").isEqualTo(2);
+			.as("the observation's timer")
+			.isEqualTo(2);
 		assertThat(measurement("/actuator/metrics/nixl.registered.bytes", "VALUE")).isEqualTo(STAGING_SIZE);
 		assertThat(measurement("/actuator/metrics/nixl.registrations", "VALUE")).isOne();
 		assertThat(measurement("/actuator/metrics/nixl.peers", "VALUE")).isOne();
@@ -248,8 +253,11 @@ abstract class NixlActuatorApplicationTests {
 			assertThat(answer).doesNotContain(secret);
 		}
 		String lower = answer.toLowerCase(Locale.ROOT);
-		assertThat(lower).doesNotContain("metadata").doesNotContain("rkey").doesNotContain("token")
-			.doesNotContain("ptr").doesNotContain("addr");
+		assertThat(lower).doesNotContain("metadata")
+			.doesNotContain("rkey")
+			.doesNotContain("token")
+			.doesNotContain("ptr")
+			.doesNotContain("addr");
 	}
 
 	private JsonNode get(String path) throws IOException, InterruptedException {

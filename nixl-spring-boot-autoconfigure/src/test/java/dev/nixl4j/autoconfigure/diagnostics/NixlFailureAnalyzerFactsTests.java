@@ -13,8 +13,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The analyzer decides by the failure's type and status only: failures whose message is empty or
- * says something else get the same analysis, and words alone get none.
+ * The analyzer decides by the failure's type and status only: failures whose message is
+ * empty or says something else get the same analysis, and words alone get none.
  */
 class NixlFailureAnalyzerFactsTests {
 
@@ -22,8 +22,8 @@ class NixlFailureAnalyzerFactsTests {
 
 	@Test
 	void aBackendFailureWithoutWordsIsExplained() {
-		BackendCreationException failure = new BackendCreationException(NixlStatus.ERROR_BACKEND, "a", "GDS",
-				Map.of(), 0, "", null);
+		BackendCreationException failure = new BackendCreationException(NixlStatus.ERROR_BACKEND, "a", "GDS", Map.of(),
+				0, "", null);
 		FailureAnalysis analysis = this.analyzer.analyze(new BeanCreationException("nixlAgent", "failed", failure));
 		assertThat(analysis).isNotNull();
 		assertThat(analysis.getDescription()).startsWith("A NIXL backend is not available");

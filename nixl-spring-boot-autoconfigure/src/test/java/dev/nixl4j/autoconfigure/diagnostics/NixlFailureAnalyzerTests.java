@@ -30,8 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * Real application starts that fail, and the report Spring Boot prints for them. Native library
- * failures run in a child JVM: the library lookup is per JVM and remembers a failure.
+ * Real application starts that fail, and the report Spring Boot prints for them. Native
+ * library failures run in a child JVM: the library lookup is per JVM and remembers a
+ * failure.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class NixlFailureAnalyzerTests {
@@ -55,7 +56,8 @@ class NixlFailureAnalyzerTests {
 
 	@Test
 	void deniedNativeAccessIsExplainedWithTheJvmFlag() throws Exception {
-		String output = startInChildJvm(List.of("--illegal-native-access=deny"), Map.of(), "--nixl.agent.engine=native");
+		String output = startInChildJvm(List.of("--illegal-native-access=deny"), Map.of(),
+				"--nixl.agent.engine=native");
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("the JVM denies nixl4j native access")
 			.contains("--enable-native-access=ALL-UNNAMED")

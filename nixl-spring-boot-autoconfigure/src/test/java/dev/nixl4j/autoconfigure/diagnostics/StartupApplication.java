@@ -9,8 +9,8 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * A minimal application with nixl4j's auto-configuration, started by the failure analysis tests
- * in this JVM or in a child JVM ({@link #main}).
+ * A minimal application with nixl4j's auto-configuration, started by the failure analysis
+ * tests in this JVM or in a child JVM ({@link #main}).
  */
 @SpringBootConfiguration(proxyBeanMethods = false)
 @ImportAutoConfiguration(NixlAutoConfiguration.class)
@@ -23,8 +23,8 @@ public class StartupApplication {
 	}
 
 	/**
-	 * Starts the application; prints {@code STARTED} or exits with status 1 once Spring Boot
-	 * reported the failure.
+	 * Starts the application; prints {@code STARTED} or exits with status 1 once Spring
+	 * Boot reported the failure.
 	 * @param args Spring Boot command line arguments
 	 */
 	public static void main(String[] args) {

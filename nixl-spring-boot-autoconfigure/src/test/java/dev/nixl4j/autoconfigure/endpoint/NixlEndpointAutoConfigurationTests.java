@@ -76,8 +76,8 @@ class NixlEndpointAutoConfigurationTests {
 			NativeLibrary library = NativeLibrary.loadedLibrary();
 			assertThat(library).isNotNull();
 			assertThat(nixl.engine()).isEqualTo(Engine.NATIVE);
-			assertThat(nixl.library()).isEqualTo(
-					new LibraryDescriptor(library.source(), library.path().toString(), library.version()));
+			assertThat(nixl.library())
+				.isEqualTo(new LibraryDescriptor(library.source(), library.path().toString(), library.version()));
 			assertThat(nixl.library().path()).endsWith("/" + NativeLibrary.LIBRARY_FILE);
 			assertThat(nixl.engineDescription()).contains(library.source());
 		});

@@ -27,19 +27,22 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The application's agent whose progress loop is made to throw, through its engine's driver: a
- * single failure is survived and counted while health stays UP; a loop that cannot go on turns
- * the agent FAILED, which the real health indicator reports as DOWN and the meters show.
+ * The application's agent whose progress loop is made to throw, through its engine's
+ * driver: a single failure is survived and counted while health stays UP; a loop that
+ * cannot go on turns the agent FAILED, which the real health indicator reports as DOWN
+ * and the meters show.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NixlAgentFailureTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlHealthContributorAutoConfiguration.class,
-				NixlMetricsAutoConfiguration.class, MetricsAutoConfiguration.class,
-				SimpleMetricsExportAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(NixlAutoConfiguration.class, NixlHealthContributorAutoConfiguration.class,
+						NixlMetricsAutoConfiguration.class, MetricsAutoConfiguration.class,
+						SimpleMetricsExportAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class))
 		.withUserConfiguration(FaultInjectingAgent.class)
-		.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=failing-app-" + ProcessHandle.current().pid());
+		.withPropertyValues("nixl.agent.engine=embedded",
+				"nixl.agent.name=failing-app-" + ProcessHandle.current().pid());
 
 	@Test
 	void aSurvivedFailureIsCountedAndAFatalOneTurnsHealthDownWithinASecond() {
@@ -63,7 +66,8 @@ class NixlAgentFailureTests {
 			await(() -> health.health().getStatus().equals(Status.DOWN), "health is DOWN");
 			assertThat(System.nanoTime()).as("DOWN within a second").isLessThan(deadline);
 			Health down = health.health();
-			assertThat(down.getDetails()).containsEntry("agent", agent.name()).containsEntry("state", AgentState.FAILED);
+			assertThat(down.getDetails()).containsEntry("agent", agent.name())
+				.containsEntry("state", AgentState.FAILED);
 			assertThat((String) down.getDetails().get("reason")).contains("progress thread cannot go on",
 					"injected into every notification drain");
 			assertThat(failed(registry)).isOne();

@@ -45,8 +45,8 @@ class NixlHealthIndicatorTests {
 			agent.loadRemoteMetadata(peer.localMetadata());
 			Health health = new NixlHealthIndicator(agent, counting(runs)).health();
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
-			assertThat(health.getDetails()).containsOnlyKeys("agent", "engine", "engineDescription", "backends", "peers",
-					"inFlightTransfers", "stalledTransfers", "readiness");
+			assertThat(health.getDetails()).containsOnlyKeys("agent", "engine", "engineDescription", "backends",
+					"peers", "inFlightTransfers", "stalledTransfers", "readiness");
 			assertThat(health.getDetails()).containsEntry("agent", agent.name())
 				.containsEntry("engine", Engine.EMBEDDED)
 				.containsEntry("engineDescription", agent.engineDescription())
@@ -68,7 +68,8 @@ class NixlHealthIndicatorTests {
 		agent.close();
 		Health health = new NixlHealthIndicator(agent).health();
 		assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-		assertThat(health.getDetails()).containsEntry("agent", agent.name()).containsEntry("reason", "the agent is closed");
+		assertThat(health.getDetails()).containsEntry("agent", agent.name())
+			.containsEntry("reason", "the agent is closed");
 	}
 
 	@Test
@@ -87,8 +88,7 @@ class NixlHealthIndicatorTests {
 						library.path().toString(), "version", library.version()));
 				assertThat(library.path()).isRegularFile();
 				assertThat(library.source()).isNotBlank();
-				assertThat(health.getDetails().get("readiness")).asInstanceOf(MAP)
-					.containsEntry("status", "READY");
+				assertThat(health.getDetails().get("readiness")).asInstanceOf(MAP).containsEntry("status", "READY");
 			}
 			assertThat(runs).hasValue(1);
 		}

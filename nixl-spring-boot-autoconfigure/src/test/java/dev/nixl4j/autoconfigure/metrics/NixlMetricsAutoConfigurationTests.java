@@ -38,9 +38,12 @@ class NixlMetricsAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetricsAutoConfiguration.class,
 				MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
 				CompositeMeterRegistryAutoConfiguration.class))
-		.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=metrics-app-" + ProcessHandle.current().pid());
+		.withPropertyValues("nixl.agent.engine=embedded",
+				"nixl.agent.name=metrics-app-" + ProcessHandle.current().pid());
 
-	/** A WRITE with a notification and a READ between the application's agent and a peer. */
+	/**
+	 * A WRITE with a notification and a READ between the application's agent and a peer.
+	 */
 	private static void writeThenRead(AssertableApplicationContext context, TestPeer peer) {
 		NixlAgent agent = context.getBean(NixlAgent.class);
 		try (Arena arena = Arena.ofShared()) {
@@ -69,11 +72,15 @@ class NixlMetricsAutoConfigurationTests {
 				assertThat(count(registry, "nixl.transfers", "op", "write", "outcome", "completed")).isEqualTo(1);
 				assertThat(count(registry, "nixl.transfers", "op", "read", "outcome", "completed")).isEqualTo(1);
 				assertThat(count(registry, "nixl.transfers", "op", "read", "outcome", "failed")).isZero();
-				assertThat(count(registry, "nixl.transfer.bytes", "op", "write", "outcome", "completed")).isEqualTo(SIZE);
-				assertThat(count(registry, "nixl.transfer.bytes", "op", "read", "outcome", "completed")).isEqualTo(SIZE);
+				assertThat(count(registry, "nixl.transfer.bytes", "op", "write", "outcome", "completed"))
+					.isEqualTo(SIZE);
+				assertThat(count(registry, "nixl.transfer.bytes", "op", "read", "outcome", "completed"))
+					.isEqualTo(SIZE);
 				assertThat(registry.get("nixl.transfer.bytes").meters())
 					.allSatisfy((meter) -> assertThat(meter.getId().getBaseUnit()).isEqualTo("bytes"));
-				Timer writes = registry.get("nixl.transfer.duration").tags("op", "write", "outcome", "completed").timer();
+				Timer writes = registry.get("nixl.transfer.duration")
+					.tags("op", "write", "outcome", "completed")
+					.timer();
 				assertThat(writes.count()).isOne();
 				assertThat(writes.totalTime(TimeUnit.NANOSECONDS)).isPositive();
 				assertThat(writes.takeSnapshot().percentileValues()).as("no percentiles unless configured").isEmpty();
@@ -83,7 +90,8 @@ class NixlMetricsAutoConfigurationTests {
 				assertThat(count(registry, "nixl.transfers.stalled")).isZero();
 				assertThat(registry.get("nixl.transfers.in.flight").gauge().value()).isZero();
 				assertThat(registry.get("nixl.peers").gauge().value()).isOne();
-				// the local buffer was deregistered after the transfers: the gauges follow at once
+				// the local buffer was deregistered after the transfers: the gauges
+				// follow at once
 				assertThat(registry.get("nixl.registrations").gauge().value()).isZero();
 				assertThat(registry.get("nixl.registered.bytes").gauge().value()).isZero();
 				try (Arena arena = Arena.ofShared(); Registration _ = agent.register(arena.allocate(4096))) {
@@ -127,8 +135,8 @@ class NixlMetricsAutoConfigurationTests {
 				writeThenRead(context, peer);
 			}
 			assertThat(registry.find("nixl.transfers").meters()).isEmpty();
-			assertThat(registry.getMeters()).noneSatisfy(
-					(meter) -> assertThat(meter.getId().getName()).startsWith("nixl."));
+			assertThat(registry.getMeters())
+				.noneSatisfy((meter) -> assertThat(meter.getId().getName()).startsWith("nixl."));
 		});
 	}
 

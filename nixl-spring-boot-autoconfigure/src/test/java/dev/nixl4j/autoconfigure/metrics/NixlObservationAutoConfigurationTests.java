@@ -70,7 +70,9 @@ class NixlObservationAutoConfigurationTests {
 	}
 
 	private static List<Observation.Context> stopped(AssertableApplicationContext context, String name) {
-		return context.getBean(RecordingHandler.class).stopped.stream().filter((c) -> name.equals(c.getName())).toList();
+		return context.getBean(RecordingHandler.class).stopped.stream()
+			.filter((c) -> name.equals(c.getName()))
+			.toList();
 	}
 
 	@Test
@@ -86,7 +88,8 @@ class NixlObservationAutoConfigurationTests {
 							context.getBean(NixlAgent.class).name(), "op", "write", "outcome", "completed"));
 					assertThat(observed.getHighCardinalityKeyValue("remote.agent").getValue())
 						.isEqualTo(peer.agent().name());
-					assertThat(observed.getHighCardinalityKeyValue("bytes").getValue()).isEqualTo(Integer.toString(SIZE));
+					assertThat(observed.getHighCardinalityKeyValue("bytes").getValue())
+						.isEqualTo(Integer.toString(SIZE));
 					assertThat(observed.getError()).isNull();
 				});
 			}
@@ -116,9 +119,8 @@ class NixlObservationAutoConfigurationTests {
 				try (Registration _ = agent.register(local)) {
 					agent.loadRemoteMetadata(peer.agent().localMetadata());
 					agent.addTransferListener(bulkhead);
-					assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> agent
-						.transfer(XferOp.READ, DescriptorList.of(local), DescriptorList.of(peer.memory()),
-								peer.agent().name(), null));
+					assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> agent.transfer(XferOp.READ,
+							DescriptorList.of(local), DescriptorList.of(peer.memory()), peer.agent().name(), null));
 					agent.removeTransferListener(bulkhead);
 				}
 			}

@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The {@code nixl-metadata} retry around the auto-configured exchange (this application serves
- * the HTTP registry, so the exchange is its in-memory store) with real agents of the embedded
- * engine.
+ * The {@code nixl-metadata} retry around the auto-configured exchange (this application
+ * serves the HTTP registry, so the exchange is its in-memory store) with real agents of
+ * the embedded engine.
  */
 class MetadataExchangeRetryTests {
 
@@ -48,7 +48,8 @@ class MetadataExchangeRetryTests {
 			MetadataExchange exchange = context.getBean(MetadataExchange.class);
 			Retry retry = context.getBean(MetadataExchangeRetry.class).retry();
 			try (Arena arena = Arena.ofShared();
-					NixlAgent peer = NixlAgent.create(AgentConfig.builder("late-peer").engine(Engine.EMBEDDED).build())) {
+					NixlAgent peer = NixlAgent
+						.create(AgentConfig.builder("late-peer").engine(Engine.EMBEDDED).build())) {
 				MemorySegment remote = Bytes.pattern(arena, 1 << 20, 9);
 				MemorySegment local = Bytes.pattern(arena, 1 << 20, 1);
 				try (Registration remoteRegistration = peer.register(remote);
@@ -129,8 +130,7 @@ class MetadataExchangeRetryTests {
 		InMemoryMetadataExchange delegate = new InMemoryMetadataExchange();
 		MetadataExchange retrying = new MetadataExchangeRetry(RetryRegistry.ofDefaults()).customize(delegate);
 		retrying.close();
-		NixlException closed = catchThrowableOfType(NixlException.class,
-				() -> delegate.fetch("any", Duration.ZERO));
+		NixlException closed = catchThrowableOfType(NixlException.class, () -> delegate.fetch("any", Duration.ZERO));
 		assertThat(closed.status()).isEqualTo(NixlStatus.CLOSED);
 	}
 

@@ -54,7 +54,9 @@ class NixlResilienceAutoConfigurationTests {
 				.containsSame(context.getBean(MetadataExchangeRetry.class).retry());
 			assertThat(context.getBean(BulkheadRegistry.class).find("nixl-transfers"))
 				.containsSame(context.getBean(TransferBulkhead.class).bulkhead());
-			assertThat(context.getBean(BulkheadRegistry.class).bulkhead("nixl-transfers").getBulkheadConfig()
+			assertThat(context.getBean(BulkheadRegistry.class)
+				.bulkhead("nixl-transfers")
+				.getBulkheadConfig()
 				.getMaxConcurrentCalls()).isEqualTo(1024);
 			assertThat(context.getBean(TimeLimiterRegistry.class).find("nixl-transfer")).isPresent();
 			assertThat(context.getBean(NixlTimeouts.class).transferTimeout()).isEqualTo(Duration.ofSeconds(30));
@@ -64,8 +66,9 @@ class NixlResilienceAutoConfigurationTests {
 	@Test
 	void anUnconfiguredBulkheadAdmitsNixlTransferMaxInFlight() {
 		this.runner.withPropertyValues("nixl.transfer.max-in-flight=7")
-			.run(context -> assertThat(context.getBean(TransferBulkhead.class).bulkhead().getBulkheadConfig()
-				.getMaxConcurrentCalls()).isEqualTo(7));
+			.run(context -> assertThat(
+					context.getBean(TransferBulkhead.class).bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				.isEqualTo(7));
 	}
 
 	@Test
@@ -73,15 +76,18 @@ class NixlResilienceAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("nixl.transfer.max-in-flight=7",
 					"resilience4j.bulkhead.instances.nixl-transfers.max-concurrent-calls=3")
-			.run(context -> assertThat(context.getBean(TransferBulkhead.class).bulkhead().getBulkheadConfig()
-				.getMaxConcurrentCalls()).isEqualTo(3));
+			.run(context -> assertThat(
+					context.getBean(TransferBulkhead.class).bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				.isEqualTo(3));
 	}
 
 	@Test
 	void anUnconfiguredTimeLimiterGivesNixlTransferTimeout() {
 		this.runner.withPropertyValues("nixl.transfer.timeout=12s").run(context -> {
 			assertThat(context.getBean(NixlTimeouts.class).transferTimeout()).isEqualTo(Duration.ofSeconds(12));
-			assertThat(context.getBean(TimeLimiterRegistry.class).timeLimiter("nixl-transfer").getTimeLimiterConfig()
+			assertThat(context.getBean(TimeLimiterRegistry.class)
+				.timeLimiter("nixl-transfer")
+				.getTimeLimiterConfig()
 				.getTimeoutDuration()).isEqualTo(Duration.ofSeconds(12));
 		});
 	}
@@ -183,8 +189,10 @@ class NixlResilienceAutoConfigurationTests {
 		this.runner.withBean(NixlTimeouts.class, () -> timeouts)
 			.withBean("myBreakers", PeerCircuitBreakers.class,
 					() -> new PeerCircuitBreakers(CircuitBreakerRegistry.ofDefaults()))
-			.withBean("myBulkhead", TransferBulkhead.class, () -> new TransferBulkhead(BulkheadRegistry.ofDefaults(), 1))
-			.withBean("myRetry", MetadataExchangeRetry.class, () -> new MetadataExchangeRetry(RetryRegistry.ofDefaults()))
+			.withBean("myBulkhead", TransferBulkhead.class,
+					() -> new TransferBulkhead(BulkheadRegistry.ofDefaults(), 1))
+			.withBean("myRetry", MetadataExchangeRetry.class,
+					() -> new MetadataExchangeRetry(RetryRegistry.ofDefaults()))
 			.run(context -> {
 				assertThat(context).hasNotFailed();
 				assertThat(context.getBean(NixlTimeouts.class)).isSameAs(timeouts);

@@ -34,8 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
- * The per-peer circuit breaker and the transfer bulkhead on real transfers of the embedded engine
- * between the application's agent and peers in another process (over TCP) or the same JVM.
+ * The per-peer circuit breaker and the transfer bulkhead on real transfers of the
+ * embedded engine between the application's agent and peers in another process (over TCP)
+ * or the same JVM.
  */
 class TransferResilienceTests {
 
@@ -70,7 +71,8 @@ class TransferResilienceTests {
 						transfers[i] = agent.createTransfer(XferOp.READ, DescriptorList.of(local[i]), peer.region(),
 								peer.name(), null);
 					}
-					// connected first, so that the paused peer holds the READs rather than the handshake
+					// connected first, so that the paused peer holds the READs rather
+					// than the handshake
 					transfers[0].post();
 					transfers[0].await(WAIT);
 					Bytes.fill(local[0], 0);
@@ -177,7 +179,8 @@ class TransferResilienceTests {
 			NixlAgent agent = context.getBean(NixlAgent.class);
 			CircuitBreakerRegistry registry = context.getBean(CircuitBreakerRegistry.class);
 			try (Arena arena = Arena.ofShared();
-					NixlAgent peer = NixlAgent.create(AgentConfig.builder("plain-peer").engine(Engine.EMBEDDED).build())) {
+					NixlAgent peer = NixlAgent
+						.create(AgentConfig.builder("plain-peer").engine(Engine.EMBEDDED).build())) {
 				MemorySegment remote = Bytes.pattern(arena, 4096, 3);
 				MemorySegment local = Bytes.pattern(arena, 4096, 4);
 				try (Registration remoteRegistration = peer.register(remote);

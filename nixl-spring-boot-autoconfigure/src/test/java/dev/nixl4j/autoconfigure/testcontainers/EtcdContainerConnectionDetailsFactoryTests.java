@@ -21,8 +21,8 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An etcd container as the etcd metadata exchange through {@code @ServiceConnection}. Skipped
- * where no Docker engine is available.
+ * An etcd container as the etcd metadata exchange through {@code @ServiceConnection}.
+ * Skipped where no Docker engine is available.
  */
 @Testcontainers(disabledWithoutDocker = true)
 @SpringBootTest(properties = { "nixl.agent.engine=embedded", "nixl.agent.name=container-app",
@@ -47,8 +47,8 @@ class EtcdContainerConnectionDetailsFactoryTests {
 
 	@Test
 	void theExchangeTalksToTheContainer() {
-		assertThat(this.connectionDetails.endpoints()).containsExactly(
-				"http://" + etcd.getHost() + ":" + etcd.getMappedPort(EtcdContainerConnectionDetailsFactory.CLIENT_PORT));
+		assertThat(this.connectionDetails.endpoints()).containsExactly("http://" + etcd.getHost() + ":"
+				+ etcd.getMappedPort(EtcdContainerConnectionDetailsFactory.CLIENT_PORT));
 		assertThat(this.exchange.fetch("container-app", Duration.ofSeconds(10)).toByteArray())
 			.isEqualTo(this.agent.localMetadata().toByteArray());
 	}

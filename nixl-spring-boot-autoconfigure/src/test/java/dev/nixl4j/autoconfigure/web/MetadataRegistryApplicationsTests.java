@@ -32,9 +32,10 @@ import static dev.nixl4j.autoconfigure.web.RegistryApplications.start;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two full applications over real HTTP: A is the registry, B points its endpoint at A. Both
- * publish at start, find each other through their exchange beans and move bytes both ways, with
- * the embedded engine (on platform and on virtual threads) and with NIXL itself.
+ * Two full applications over real HTTP: A is the registry, B points its endpoint at A.
+ * Both publish at start, find each other through their exchange beans and move bytes both
+ * ways, with the embedded engine (on platform and on virtual threads) and with NIXL
+ * itself.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class MetadataRegistryApplicationsTests {
@@ -43,8 +44,7 @@ class MetadataRegistryApplicationsTests {
 
 	@ParameterizedTest(name = "engine {0}, virtual threads: {1}")
 	@CsvSource({ "embedded, false", "embedded, true", "native, false" })
-	void aRegistryAndItsClientFindEachOtherAndTransferBothWays(String engine, boolean virtualThreads)
-			throws Exception {
+	void aRegistryAndItsClientFindEachOtherAndTransferBothWays(String engine, boolean virtualThreads) throws Exception {
 		if (engine.equals("native")) {
 			NativeNixl.require();
 		}
@@ -67,8 +67,8 @@ class MetadataRegistryApplicationsTests {
 
 				// both published at start: A into its own store, B over HTTP
 				for (NixlAgent agent : List.of(agentA, agent(b))) {
-					HttpResponse<byte[]> published = send(http, "GET", metadata(base, agent.name()),
-							"Bearer " + TOKEN, null);
+					HttpResponse<byte[]> published = send(http, "GET", metadata(base, agent.name()), "Bearer " + TOKEN,
+							null);
 					assertThat(published.statusCode()).isEqualTo(200);
 					assertThat(published.headers().firstValue("Content-Type")).hasValue("application/octet-stream");
 					assertThat(published.body()).isEqualTo(agent.localMetadata().toByteArray());
@@ -81,8 +81,7 @@ class MetadataRegistryApplicationsTests {
 					.containsExactly(virtualThreads);
 			}
 			// B's shutdown withdrew its metadata from A's registry, and A forgot B
-			assertThat(send(http, "GET", metadata(base, agentB), "Bearer " + TOKEN, null).statusCode())
-				.isEqualTo(404);
+			assertThat(send(http, "GET", metadata(base, agentB), "Bearer " + TOKEN, null).statusCode()).isEqualTo(404);
 			assertThat(agentA.remoteAgents()).doesNotContain(agentB);
 		}
 	}

@@ -26,9 +26,10 @@ import static dev.nixl4j.autoconfigure.web.RegistryApplications.start;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The registry served by a Spring application keeps each entry for the peer that created it,
- * bounds its entries and lets unrenewed ones expire: application A serves it, application B
- * publishes and renews its entry there over HTTP, and a second token holder sends raw requests.
+ * The registry served by a Spring application keeps each entry for the peer that created
+ * it, bounds its entries and lets unrenewed ones expire: application A serves it,
+ * application B publishes and renews its entry there over HTTP, and a second token holder
+ * sends raw requests.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MetadataRegistryOwnershipTests {
@@ -56,7 +57,8 @@ class MetadataRegistryOwnershipTests {
 				URI uriB = metadata(base, agentB);
 				assertThat(send(http, "GET", uriB, bearer, null).body()).isEqualTo(metadataB);
 
-				// a second token holder: 403 on B's entry and on A's own, which stay as they were
+				// a second token holder: 403 on B's entry and on A's own, which stay as
+				// they were
 				for (String secret : new String[] { null, "forged-" + UUID.randomUUID() }) {
 					assertThat(sendWithSecret(http, "PUT", uriB, secret, metadataB).statusCode()).isEqualTo(403);
 					assertThat(sendWithSecret(http, "POST", uriB, secret, null).statusCode()).isEqualTo(403);

@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * The registry over TLS: A serves HTTPS with the test-only certificate of nixl-test-support's
- * resources ({@code tls/}, see the README there) as its {@code server.ssl.bundle}; B trusts it
- * through {@code nixl.metadata.http.ssl-bundle}.
+ * The registry over TLS: A serves HTTPS with the test-only certificate of
+ * nixl-test-support's resources ({@code tls/}, see the README there) as its
+ * {@code server.ssl.bundle}; B trusts it through {@code nixl.metadata.http.ssl-bundle}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class MetadataRegistryTlsTests {
@@ -44,8 +44,7 @@ class MetadataRegistryTlsTests {
 		try (ConfigurableApplicationContext a = start(REGISTRY);
 				HttpClient http = HttpClient.newBuilder().sslContext(TestTls.clientContext()).build()) {
 			URI base = URI.create("https://127.0.0.1:" + port(a) + "/nixl");
-			try (ConfigurableApplicationContext b = start(client(base,
-					"nixl.metadata.http.ssl-bundle=registry-trust",
+			try (ConfigurableApplicationContext b = start(client(base, "nixl.metadata.http.ssl-bundle=registry-trust",
 					"spring.ssl.bundle.pem.registry-trust.truststore.certificate=classpath:" + TestTls.CERTIFICATE))) {
 				HttpResponse<byte[]> published = send(http, "GET",
 						URI.create(base + "/agents/" + agent(b).name() + "/metadata"), "Bearer " + TOKEN, null);
@@ -64,8 +63,9 @@ class MetadataRegistryTlsTests {
 			NixlException cause = cause(failure, NixlException.class);
 			assertThat(cause.status()).isEqualTo(NixlStatus.UNAVAILABLE);
 			assertThat(cause.operation()).isEqualTo("send_local_md");
-			assertThat(cause.getMessage()).contains(base.toString(), "TLS handshake failed",
-					"trusts the server's certificate").doesNotContain(TOKEN);
+			assertThat(cause.getMessage())
+				.contains(base.toString(), "TLS handshake failed", "trusts the server's certificate")
+				.doesNotContain(TOKEN);
 		}
 	}
 

@@ -29,14 +29,16 @@ class NixlMetadataWebAutoConfigurationTests {
 	private static final String[] REGISTRY = { "nixl.agent.engine=embedded", "nixl.metadata.exchange=http",
 			"nixl.metadata.http.token=" + TOKEN };
 
-	/** A client of a registry elsewhere; nothing listens there, so nothing is published. */
+	/**
+	 * A client of a registry elsewhere; nothing listens there, so nothing is published.
+	 */
 	private static final String[] CLIENT = { "nixl.agent.engine=embedded", "nixl.metadata.exchange=http",
 			"nixl.metadata.http.token=" + TOKEN, "nixl.metadata.http.endpoint=https://127.0.0.1:9/nixl",
 			"nixl.metadata.publish=false" };
 
-	private final WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(
-			AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetadataWebAutoConfiguration.class,
-					SslAutoConfiguration.class));
+	private final WebApplicationContextRunner web = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetadataWebAutoConfiguration.class,
+				SslAutoConfiguration.class));
 
 	@Test
 	void aServletServesTheRegistryUnderTheBasePathWhenThisApplicationIsTheRegistry() {
@@ -53,7 +55,8 @@ class NixlMetadataWebAutoConfigurationTests {
 
 	@Test
 	void theBasePathIsConfigurable() {
-		this.web.withPropertyValues(REGISTRY).withPropertyValues("nixl.metadata.http.base-path=/registry/v1")
+		this.web.withPropertyValues(REGISTRY)
+			.withPropertyValues("nixl.metadata.http.base-path=/registry/v1")
 			.run(context -> assertThat(
 					context.getBean(NixlMetadataWebAutoConfiguration.SERVLET_NAME, ServletRegistrationBean.class)
 						.getUrlMappings())
@@ -63,8 +66,8 @@ class NixlMetadataWebAutoConfigurationTests {
 	@Test
 	void aNonWebApplicationServesNothing() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class,
-					NixlMetadataWebAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(NixlAutoConfiguration.class, NixlMetadataWebAutoConfiguration.class))
 			.withPropertyValues(REGISTRY)
 			.run(context -> assertThat(context).hasNotFailed()
 				.hasSingleBean(MetadataExchange.class)
@@ -122,8 +125,7 @@ class NixlMetadataWebAutoConfigurationTests {
 		ServletRegistrationBean<?> own = new ServletRegistrationBean<>();
 		this.web.withPropertyValues(REGISTRY)
 			.withBean(NixlMetadataWebAutoConfiguration.SERVLET_NAME, ServletRegistrationBean.class, () -> own)
-			.run(context -> assertThat(context.getBean(NixlMetadataWebAutoConfiguration.SERVLET_NAME))
-				.isSameAs(own));
+			.run(context -> assertThat(context.getBean(NixlMetadataWebAutoConfiguration.SERVLET_NAME)).isSameAs(own));
 	}
 
 	@Test
@@ -137,8 +139,9 @@ class NixlMetadataWebAutoConfigurationTests {
 	@Test
 	void aMalformedTokenFailsStartUpNamingThePropertyButNotTheToken() {
 		for (String token : new String[] { "short-token", "sixteen chars and spaces", "with\ttab-0123456789" }) {
-			this.web.withPropertyValues("nixl.agent.engine=embedded", "nixl.metadata.exchange=http",
-					"nixl.metadata.http.token=" + token)
+			this.web
+				.withPropertyValues("nixl.agent.engine=embedded", "nixl.metadata.exchange=http",
+						"nixl.metadata.http.token=" + token)
 				.run(context -> {
 					assertThat(context).hasFailed();
 					String failure = stackTrace(context.getStartupFailure());

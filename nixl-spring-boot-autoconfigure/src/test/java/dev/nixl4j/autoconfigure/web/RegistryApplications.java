@@ -38,9 +38,10 @@ import org.springframework.context.annotation.Bean;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Full Spring Boot applications for the registry tests: an agent (embedded engine unless the
- * properties name another) with two registered 1 MiB buffers (a source filled with a pattern, and
- * a sink), on a random port of the loopback address, and what the tests do with them.
+ * Full Spring Boot applications for the registry tests: an agent (embedded engine unless
+ * the properties name another) with two registered 1 MiB buffers (a source filled with a
+ * pattern, and a sink), on a random port of the loopback address, and what the tests do
+ * with them.
  */
 final class RegistryApplications {
 
@@ -58,11 +59,12 @@ final class RegistryApplications {
 	 * @return the running application
 	 */
 	static ConfigurableApplicationContext start(List<String> properties, Class<?>... sources) {
-		List<String> all = new ArrayList<>(List.of("server.port=0", "server.address=127.0.0.1",
-				"nixl.agent.engine=embedded",
-				// transfers between the two applications go over the embedded engine's TCP path
-				"nixl.embedded.in-process-copies=false", "nixl.metadata.exchange=http",
-				"spring.main.banner-mode=off", "logging.level.root=WARN"));
+		List<String> all = new ArrayList<>(
+				List.of("server.port=0", "server.address=127.0.0.1", "nixl.agent.engine=embedded",
+						// transfers between the two applications go over the embedded
+						// engine's TCP path
+						"nixl.embedded.in-process-copies=false", "nixl.metadata.exchange=http",
+						"spring.main.banner-mode=off", "logging.level.root=WARN"));
 		all.addAll(properties);
 		List<Class<?>> classes = new ArrayList<>(List.of(TransferApplication.class));
 		classes.addAll(List.of(sources));
@@ -87,9 +89,9 @@ final class RegistryApplications {
 	}
 
 	/**
-	 * Each application loads the other's metadata through its exchange bean, and each moves bytes
-	 * both ways: a WRITE of its source into the peer's sink and a READ of the peer's source into
-	 * its own sink, every result checked byte for byte.
+	 * Each application loads the other's metadata through its exchange bean, and each
+	 * moves bytes both ways: a WRITE of its source into the peer's sink and a READ of the
+	 * peer's source into its own sink, every result checked byte for byte.
 	 */
 	static void loadAndTransferBothWays(ConfigurableApplicationContext a, ConfigurableApplicationContext b) {
 		NixlAgent agentA = agent(a);
@@ -173,8 +175,8 @@ final class RegistryApplications {
 	}
 
 	/**
-	 * Two buffers registered with the agent before its metadata is published: a source holding a
-	 * pattern of the agent's own, and a zeroed sink.
+	 * Two buffers registered with the agent before its metadata is published: a source
+	 * holding a pattern of the agent's own, and a zeroed sink.
 	 */
 	static final class Buffers implements AutoCloseable {
 
@@ -223,8 +225,8 @@ final class RegistryApplications {
 		}
 
 		/**
-		 * Returns what was seen: {@code true} for requests served on a virtual thread, {@code false}
-		 * for platform threads.
+		 * Returns what was seen: {@code true} for requests served on a virtual thread,
+		 * {@code false} for platform threads.
 		 * @return the kinds of thread seen
 		 */
 		Set<Boolean> virtual() {

@@ -6,8 +6,8 @@ import dev.nixl4j.MemoryType;
 import dev.nixl4j.kv.RemoteCacheHandle;
 
 /**
- * A producer's {@link RemoteCacheHandle} as JSON ({@code GET /kv/handle}): plain data that grants
- * nothing without the producer's NIXL metadata.
+ * A producer's {@link RemoteCacheHandle} as JSON ({@code GET /kv/handle}): plain data
+ * that grants nothing without the producer's NIXL metadata.
  *
  * @param agentName the producer's agent
  * @param layout its cache's layout

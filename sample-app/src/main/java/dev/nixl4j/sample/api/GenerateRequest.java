@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
  * @param prompt the prompt as text (one token per UTF-8 byte), or {@code null}
  * @param tokens the prompt as token ids, or {@code null}
  * @param maxTokens how many tokens to generate, or {@code null} for the worker's default
- * @param decodeDelayMillis a simulated wait in the decode worker's queue between the prefill and
- * the pull, or {@code null} for none (shows what an expired lease does)
+ * @param decodeDelayMillis a simulated wait in the decode worker's queue between the
+ * prefill and the pull, or {@code null} for none (shows what an expired lease does)
  */
 public record GenerateRequest(@Nullable String requestId, @Nullable String prompt, @Nullable List<Integer> tokens,
 		@Nullable Integer maxTokens, @Nullable Long decodeDelayMillis) {

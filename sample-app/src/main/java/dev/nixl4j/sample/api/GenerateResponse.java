@@ -12,8 +12,8 @@ package dev.nixl4j.sample.api;
  * @param blocks the blocks pulled
  * @param bytes the bytes pulled
  * @param kvCrc32c CRC32C of the pulled bytes, region by region, blocks in token order
- * @param verified whether every byte of every block was what the prompt's tokens and positions
- * give (always {@code true} in an answer: a failed check is an error)
+ * @param verified whether every byte of every block was what the prompt's tokens and
+ * positions give (always {@code true} in an answer: a failed check is an error)
  * @param text the generated text
  * @param timings where the time went
  */
@@ -24,15 +24,16 @@ public record GenerateResponse(String requestId, String producerAgent, String de
 	/**
 	 * Where a request's time went, in milliseconds.
 	 *
-	 * @param prefillCall the {@code POST /prefill} call, the prefill worker's fill included
+	 * @param prefillCall the {@code POST /prefill} call, the prefill worker's fill
+	 * included
 	 * @param prefillFill the prefill worker's fill of the blocks
 	 * @param metadata the producer's cache handle and NIXL metadata (0 once known)
 	 * @param transfer the pull: READ of every block and the producer's lease confirmation
 	 * @param verification the byte-for-byte check of every block
 	 * @param total the whole request in the decode worker
 	 */
-	public record Timings(double prefillCall, double prefillFill, double metadata, double transfer,
-			double verification, double total) {
+	public record Timings(double prefillCall, double prefillFill, double metadata, double transfer, double verification,
+			double total) {
 	}
 
 }

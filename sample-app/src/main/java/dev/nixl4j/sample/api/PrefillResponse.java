@@ -5,8 +5,8 @@ import java.util.List;
 import dev.nixl4j.kv.KvTransferParams;
 
 /**
- * The answer of {@code POST /prefill}: the transfer parameters of the leased blocks (vLLM's
- * {@code kv_transfer_params}) and what the prefill worker computed.
+ * The answer of {@code POST /prefill}: the transfer parameters of the leased blocks
+ * (vLLM's {@code kv_transfer_params}) and what the prefill worker computed.
  *
  * @param producerAgent the prefill worker's agent
  * @param requestId the request
@@ -18,9 +18,8 @@ import dev.nixl4j.kv.KvTransferParams;
  * @param kvCrc32c CRC32C of the blocks' bytes, region by region, blocks in token order
  * @param fillMillis how long filling the blocks took
  */
-public record PrefillResponse(String producerAgent, String requestId, List<Integer> blockIds,
-		String layoutFingerprint, long leaseId, long leaseTtlMillis, int promptTokens, long kvCrc32c,
-		double fillMillis) {
+public record PrefillResponse(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
+		long leaseId, long leaseTtlMillis, int promptTokens, long kvCrc32c, double fillMillis) {
 
 	/**
 	 * Returns the transfer parameters for {@link dev.nixl4j.kv.KvConsumer#pull}.

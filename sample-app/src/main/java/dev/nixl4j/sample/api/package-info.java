@@ -1,5 +1,6 @@
 /**
- * The JSON documents of the sample's HTTP API, shared by both roles and the load generator.
+ * The JSON documents of the sample's HTTP API, shared by both roles and the load
+ * generator.
  */
 @NullMarked
 package dev.nixl4j.sample.api;

@@ -37,13 +37,16 @@ import org.springframework.stereotype.Service;
 
 /**
  * The decode worker's work: per request it asks the prefill worker to fill and lease the
- * prompt's blocks, pulls them into the starter's paged KV cache with the {@link KvConsumer}
- * under that lease, checks every byte against the prompt, and "generates" text from them.
+ * prompt's blocks, pulls them into the starter's paged KV cache with the
+ * {@link KvConsumer} under that lease, checks every byte against the prompt, and
+ * "generates" text from them.
  *
- * <p>The prefill worker's cache handle is fetched, and its layout checked, before the first
- * request is sent to it, and again when the agent named in an answer is new (the prefill worker
- * restarted); this worker publishes its own NIXL metadata then, so that the prefill worker can
- * confirm leases to it. Meter: {@code sample.generate} (timer, tag {@code status}).
+ * <p>
+ * The prefill worker's cache handle is fetched, and its layout checked, before the first
+ * request is sent to it, and again when the agent named in an answer is new (the prefill
+ * worker restarted); this worker publishes its own NIXL metadata then, so that the
+ * prefill worker can confirm leases to it. Meter: {@code sample.generate} (timer, tag
+ * {@code status}).
  */
 @Service
 @Profile(SampleApplication.DECODE)
@@ -89,10 +92,11 @@ public class DecodeService {
 	 * Serves one request.
 	 * @param request the request
 	 * @return the answer, with the request's timings
-	 * @throws SampleException with the status to answer: 400 bad input, 409 a layout that differs
-	 * from the prefill worker's, 410 a lease that did not hold, 502 a failed pull or check, 503 the
-	 * prefill worker unavailable (also when its agent's metadata was withdrawn or its lease was not
-	 * confirmed in time) or a cache full (the lease is given back)
+	 * @throws SampleException with the status to answer: 400 bad input, 409 a layout that
+	 * differs from the prefill worker's, 410 a lease that did not hold, 502 a failed pull
+	 * or check, 503 the prefill worker unavailable (also when its agent's metadata was
+	 * withdrawn or its lease was not confirmed in time) or a cache full (the lease is
+	 * given back)
 	 */
 	public GenerateResponse generate(GenerateRequest request) {
 		long start = System.nanoTime();
@@ -130,7 +134,8 @@ public class DecodeService {
 			metadataNanos += System.nanoTime() - t;
 		}
 		long t0 = System.nanoTime();
-		PrefillResponse prefilled = this.prefill.prefill(new PrefillRequest(requestId, request.prompt(), request.tokens()));
+		PrefillResponse prefilled = this.prefill
+			.prefill(new PrefillRequest(requestId, request.prompt(), request.tokens()));
 		long prefillNanos = System.nanoTime() - t0;
 		if (!prefilled.producerAgent().equals(handle.agentName())) {
 			long t = System.nanoTime();
@@ -144,9 +149,9 @@ public class DecodeService {
 		if (prefilled.promptTokens() != tokens.length
 				|| prefilled.blockIds().size() != this.model.blocksFor(tokens.length)) {
 			throw new SampleException(HttpStatus.BAD_GATEWAY, "Prefill answer does not match the prompt",
-					"the prefill worker counted " + prefilled.promptTokens() + " tokens in " + prefilled.blockIds().size()
-							+ " blocks; this worker counts " + tokens.length + " tokens in "
-							+ this.model.blocksFor(tokens.length) + " blocks");
+					"the prefill worker counted " + prefilled.promptTokens() + " tokens in "
+							+ prefilled.blockIds().size() + " blocks; this worker counts " + tokens.length
+							+ " tokens in " + this.model.blocksFor(tokens.length) + " blocks");
 		}
 		if (!delay.isZero()) {
 			sleep(delay);
@@ -160,11 +165,11 @@ public class DecodeService {
 			long crc = verify(requestId, tokens, local, prefilled.kvCrc32c());
 			long verifyNanos = System.nanoTime() - t2;
 			String text = ToyModel.generate(crc, tokens.length, generated);
-			GenerateResponse.Timings timings = new GenerateResponse.Timings(millis(prefillNanos), prefilled.fillMillis(),
-					millis(metadataNanos), millis(transferNanos), millis(verifyNanos), millis(System.nanoTime() - start));
-			return new GenerateResponse(requestId, prefilled.producerAgent(), this.agent.name(),
-					engine(), LayoutDocument.of(layout), tokens.length, local.length, bytes, crc, true,
-					text, timings);
+			GenerateResponse.Timings timings = new GenerateResponse.Timings(millis(prefillNanos),
+					prefilled.fillMillis(), millis(metadataNanos), millis(transferNanos), millis(verifyNanos),
+					millis(System.nanoTime() - start));
+			return new GenerateResponse(requestId, prefilled.producerAgent(), this.agent.name(), engine(),
+					LayoutDocument.of(layout), tokens.length, local.length, bytes, crc, true, text, timings);
 		}
 		finally {
 			this.cache.allocator().release(local);
@@ -172,8 +177,8 @@ public class DecodeService {
 	}
 
 	/**
-	 * Learns the prefill worker's cache: fetches its handle, checks its layout, publishes this
-	 * worker's metadata and loads the producer's.
+	 * Learns the prefill worker's cache: fetches its handle, checks its layout, publishes
+	 * this worker's metadata and loads the producer's.
 	 */
 	private RemoteCacheHandle connect(@Nullable String expectedAgent) {
 		synchronized (this.producerLock) {
@@ -186,8 +191,10 @@ public class DecodeService {
 				throw layoutMismatch(document.layout().fingerprint());
 			}
 			if (expectedAgent != null && !document.agentName().equals(expectedAgent)) {
-				throw new PrefillUnavailableException("the prefill worker restarted while this request was served (agent '"
-						+ expectedAgent + "' is now '" + document.agentName() + "'); send the request again", null);
+				throw new PrefillUnavailableException(
+						"the prefill worker restarted while this request was served (agent '" + expectedAgent
+								+ "' is now '" + document.agentName() + "'); send the request again",
+						null);
 			}
 			RemoteCacheHandle handle;
 			try {
@@ -198,13 +205,16 @@ public class DecodeService {
 						"the prefill worker's cache handle is not usable: " + ex.getMessage(), ex);
 			}
 			try {
-				// The producer confirms leases with notifications, so it needs this worker's metadata.
+				// The producer confirms leases with notifications, so it needs this
+				// worker's metadata.
 				this.lifecycle.publish();
 				this.consumer.connect(handle);
 			}
 			catch (NixlException ex) {
-				throw new PrefillUnavailableException("could not exchange NIXL metadata with the prefill worker's agent '"
-						+ handle.agentName() + "': " + ex.getMessage(), ex);
+				throw new PrefillUnavailableException(
+						"could not exchange NIXL metadata with the prefill worker's agent '" + handle.agentName()
+								+ "': " + ex.getMessage(),
+						ex);
 			}
 			if (current != null && this.agent.hasRemoteMetadata(current.agentName())) {
 				this.agent.invalidateRemoteMetadata(current.agentName());
@@ -215,13 +225,13 @@ public class DecodeService {
 	}
 
 	/**
-	 * Pulls the leased blocks. A failed pull has given the lease back already; only a lease that
-	 * expired is worth the advice on its time to live.
+	 * Pulls the leased blocks. A failed pull has given the lease back already; only a
+	 * lease that expired is worth the advice on its time to live.
 	 */
 	private long pull(PrefillResponse prefilled, int[] local) {
 		Duration timeout = this.properties.getDecode().getTransferTimeout();
-		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '" + prefilled.producerAgent()
-				+ "'";
+		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '"
+				+ prefilled.producerAgent() + "'";
 		try {
 			return this.consumer.pull(prefilled.transferParams(), local, timeout);
 		}
@@ -234,16 +244,20 @@ public class DecodeService {
 			}
 			String advice = (answer == LeaseConfirmation.RELEASED) ? ""
 					: "; lease time " + prefilled.leaseTtlMillis() + " ms (nixl.kv.lease-ttl of the prefill worker)";
-			throw new SampleException(HttpStatus.GONE, "Lease lost", "the blocks of request '" + prefilled.requestId()
-					+ "' were read but the prefill worker did not confirm its lease (" + answer
-					+ "): its blocks may have been reused, so the data was discarded" + advice, ex);
+			throw new SampleException(HttpStatus.GONE, "Lease lost",
+					"the blocks of request '" + prefilled.requestId()
+							+ "' were read but the prefill worker did not confirm its lease (" + answer
+							+ "): its blocks may have been reused, so the data was discarded" + advice,
+					ex);
 		}
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.ERROR_NOT_FOUND || ex.status() == NixlStatus.UNAVAILABLE) {
-				// its metadata was withdrawn, or it cannot be reached: the prefill worker is gone for now
+				// its metadata was withdrawn, or it cannot be reached: the prefill worker
+				// is gone for now
 				throw new PrefillUnavailableException(pulling + " failed: " + ex.getMessage(), ex);
 			}
-			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed", pulling + " failed: " + ex.getMessage(), ex);
+			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed",
+					pulling + " failed: " + ex.getMessage(), ex);
 		}
 	}
 
@@ -262,29 +276,34 @@ public class DecodeService {
 			}
 		}
 		if (crc.getValue() != expectedCrc) {
-			throw new SampleException(HttpStatus.BAD_GATEWAY, "KV blocks corrupted", "request '" + requestId
-					+ "': CRC32C of the pulled blocks differs from the prefill worker's");
+			throw new SampleException(HttpStatus.BAD_GATEWAY, "KV blocks corrupted",
+					"request '" + requestId + "': CRC32C of the pulled blocks differs from the prefill worker's");
 		}
 		return crc.getValue();
 	}
 
-	/** Allocates local blocks for a lease; when there is no room, gives the lease back at once. */
+	/**
+	 * Allocates local blocks for a lease; when there is no room, gives the lease back at
+	 * once.
+	 */
 	private int[] allocate(PrefillResponse prefilled) {
 		try {
 			return this.cache.allocator().allocate(prefilled.blockIds().size());
 		}
 		catch (NixlException ex) {
 			this.consumer.release(prefilled.transferParams());
-			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full", "the decode worker's KV cache "
-					+ "cannot hold request '" + prefilled.requestId() + "' now: " + ex.getMessage()
-					+ "; its lease on the prefill worker was given back", ex);
+			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full",
+					"the decode worker's KV cache " + "cannot hold request '" + prefilled.requestId() + "' now: "
+							+ ex.getMessage() + "; its lease on the prefill worker was given back",
+					ex);
 		}
 	}
 
 	private SampleException layoutMismatch(String producerFingerprint) {
-		return new SampleException(HttpStatus.CONFLICT, "KV layout mismatch", "the prefill worker's KV cache has layout "
-				+ producerFingerprint + " but this decode worker's has " + this.cache.layout().fingerprint()
-				+ ": both workers must serve the same model shape and dtype (nixl.kv.*)");
+		return new SampleException(HttpStatus.CONFLICT, "KV layout mismatch",
+				"the prefill worker's KV cache has layout " + producerFingerprint + " but this decode worker's has "
+						+ this.cache.layout().fingerprint()
+						+ ": both workers must serve the same model shape and dtype (nixl.kv.*)");
 	}
 
 	private int generatedLength(@Nullable Integer requested) {
@@ -301,9 +320,9 @@ public class DecodeService {
 		}
 		Duration delay = Duration.ofMillis(millis);
 		if (delay.isNegative() || delay.compareTo(this.properties.getDecode().getMaxDecodeDelay()) > 0) {
-			throw SampleException.badRequest("decodeDelayMillis must lie in [0, "
-					+ this.properties.getDecode().getMaxDecodeDelay().toMillis() + "] (sample.decode.max-decode-delay), was "
-					+ millis);
+			throw SampleException.badRequest(
+					"decodeDelayMillis must lie in [0, " + this.properties.getDecode().getMaxDecodeDelay().toMillis()
+							+ "] (sample.decode.max-decode-delay), was " + millis);
 		}
 		return delay;
 	}
@@ -318,7 +337,9 @@ public class DecodeService {
 		}
 	}
 
-	/** The engine, e.g. "native: NIXL 1.5.1 (...)" or "embedded: embedded engine (...)". */
+	/**
+	 * The engine, e.g. "native: NIXL 1.5.1 (...)" or "embedded: embedded engine (...)".
+	 */
 	private String engine() {
 		return this.agent.engine().name().toLowerCase(Locale.ROOT) + ": " + this.agent.engineDescription();
 	}

@@ -29,8 +29,8 @@ import org.springframework.web.client.RestClientResponseException;
 
 /**
  * The decode worker's client of the prefill worker's API, behind the Resilience4j circuit
- * breaker {@code prefill}: a prefill worker that is down fails requests at once, with an error
- * that says so, and is tried again after the breaker's wait.
+ * breaker {@code prefill}: a prefill worker that is down fails requests at once, with an
+ * error that says so, and is tried again after the breaker's wait.
  */
 @Component
 @Profile(SampleApplication.DECODE)
@@ -65,12 +65,13 @@ public class PrefillClient {
 	 * @return the transfer parameters
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
-		return call("POST /prefill", () -> this.client.post()
-			.uri("/prefill")
-			.contentType(MediaType.APPLICATION_JSON)
-			.body(request)
-			.retrieve()
-			.body(PrefillResponse.class));
+		return call("POST /prefill",
+				() -> this.client.post()
+					.uri("/prefill")
+					.contentType(MediaType.APPLICATION_JSON)
+					.body(request)
+					.retrieve()
+					.body(PrefillResponse.class));
 	}
 
 	/**
@@ -78,7 +79,8 @@ public class PrefillClient {
 	 * @return the handle
 	 */
 	public CacheHandleDocument handle() {
-		return call("GET /kv/handle", () -> this.client.get().uri("/kv/handle").retrieve().body(CacheHandleDocument.class));
+		return call("GET /kv/handle",
+				() -> this.client.get().uri("/kv/handle").retrieve().body(CacheHandleDocument.class));
 	}
 
 	private <T> T call(String what, Supplier<T> call) {
@@ -86,8 +88,8 @@ public class PrefillClient {
 			return this.breaker.executeSupplier(() -> {
 				T answer = translate(what, call);
 				if (answer == null) {
-					throw new PrefillUnavailableException("the prefill worker at " + this.base + " answered " + what
-							+ " with an empty body", null);
+					throw new PrefillUnavailableException(
+							"the prefill worker at " + this.base + " answered " + what + " with an empty body", null);
 				}
 				return answer;
 			});
@@ -107,12 +109,14 @@ public class PrefillClient {
 			HttpStatusCode status = ex.getStatusCode();
 			String detail = detail(ex);
 			if (status.value() == HttpStatus.UNAUTHORIZED.value()) {
-				throw new SampleException(HttpStatus.BAD_GATEWAY, "Prefill worker refused the token", "the prefill worker at "
-						+ this.base + " refused this worker's bearer token (401): sample.token must be the same on both workers",
+				throw new SampleException(HttpStatus.BAD_GATEWAY, "Prefill worker refused the token",
+						"the prefill worker at " + this.base
+								+ " refused this worker's bearer token (401): sample.token must be the same on both workers",
 						ex);
 			}
 			if (status.is4xxClientError() || status.value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
-				// The prefill worker's own answer (bad prompt, request already leased, cache full): passed on.
+				// The prefill worker's own answer (bad prompt, request already leased,
+				// cache full): passed on.
 				throw new SampleException(HttpStatus.valueOf(status.value()), "Prefill refused the request",
 						"the prefill worker answered " + what + " with " + status.value() + ": " + detail, ex);
 			}
@@ -120,8 +124,8 @@ public class PrefillClient {
 					+ status.value() + ": " + detail, ex);
 		}
 		catch (ResourceAccessException ex) {
-			throw new PrefillUnavailableException("the prefill worker at " + this.base + " is not reachable (" + what
-					+ "): " + rootMessage(ex), ex);
+			throw new PrefillUnavailableException(
+					"the prefill worker at " + this.base + " is not reachable (" + what + "): " + rootMessage(ex), ex);
 		}
 		catch (RestClientException ex) {
 			throw new PrefillUnavailableException("the prefill worker at " + this.base + " sent an answer to " + what
@@ -142,7 +146,10 @@ public class PrefillClient {
 		return ex.getStatusText();
 	}
 
-	/** The first message in the chain of causes, or the first cause's type when none has one. */
+	/**
+	 * The first message in the chain of causes, or the first cause's type when none has
+	 * one.
+	 */
 	private static String rootMessage(Throwable ex) {
 		Throwable first = (ex.getCause() != null) ? ex.getCause() : ex;
 		for (Throwable cause = first; cause != null; cause = cause.getCause()) {

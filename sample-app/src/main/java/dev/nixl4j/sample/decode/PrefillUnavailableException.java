@@ -5,8 +5,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
 
 /**
- * The prefill worker could not be reached or failed (503); the decode worker's circuit breaker
- * {@code prefill} counts these, and only these, as failures.
+ * The prefill worker could not be reached or failed (503); the decode worker's circuit
+ * breaker {@code prefill} counts these, and only these, as failures.
  */
 public class PrefillUnavailableException extends SampleException {
 

@@ -1,6 +1,6 @@
 /**
- * The decode role: {@code POST /generate} asks the prefill worker for a request's blocks, pulls
- * them under the lease, verifies every byte and answers.
+ * The decode role: {@code POST /generate} asks the prefill worker for a request's blocks,
+ * pulls them under the lease, verifies every byte and answers.
  */
 @NullMarked
 package dev.nixl4j.sample.decode;

@@ -28,9 +28,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Drives a decode worker with concurrent {@code POST /generate} requests and checks every answer
- * independently of the workers: from the prompt it sent, it computes the CRC32C that the KV
- * blocks must have and the text that must come back. Run it with
+ * Drives a decode worker with concurrent {@code POST /generate} requests and checks every
+ * answer independently of the workers: from the prompt it sent, it computes the CRC32C
+ * that the KV blocks must have and the text that must come back. Run it with
  * {@code java -jar nixl4j-sample.jar load --help}.
  */
 public final class LoadGenerator {
@@ -92,8 +92,8 @@ public final class LoadGenerator {
 	}
 
 	/**
-	 * Waits for the workers, sends the warm-up and the timed requests, checks every answer and
-	 * reads the workers' health and the decode worker's bytes read.
+	 * Waits for the workers, sends the warm-up and the timed requests, checks every
+	 * answer and reads the workers' health and the decode worker's bytes read.
 	 * @return the report
 	 * @throws LoadException when a worker does not become ready in time
 	 * @throws InterruptedException when interrupted
@@ -171,7 +171,8 @@ public final class LoadGenerator {
 		}
 		long nanos = System.nanoTime() - start;
 		if (response.statusCode() != 200) {
-			return RequestResult.failed(index, nanos, "status " + response.statusCode() + ": " + abbreviate(response.body()));
+			return RequestResult.failed(index, nanos,
+					"status " + response.statusCode() + ": " + abbreviate(response.body()));
 		}
 		GenerateResponse answer;
 		try {
@@ -223,9 +224,10 @@ public final class LoadGenerator {
 		String last = "no answer yet";
 		while (true) {
 			try {
-				HttpResponse<String> response = this.http.send(
-						HttpRequest.newBuilder(worker.resolve("/actuator/health/readiness")).timeout(Duration.ofSeconds(5)).build(),
-						HttpResponse.BodyHandlers.ofString());
+				HttpResponse<String> response = this.http
+					.send(HttpRequest.newBuilder(worker.resolve("/actuator/health/readiness"))
+						.timeout(Duration.ofSeconds(5))
+						.build(), HttpResponse.BodyHandlers.ofString());
 				if (response.statusCode() == 200) {
 					return;
 				}
@@ -235,7 +237,8 @@ public final class LoadGenerator {
 				last = ex.toString();
 			}
 			if (System.nanoTime() - deadline >= 0) {
-				throw new LoadException(worker + " was not ready within " + this.options.readyWait() + " (" + last + ")");
+				throw new LoadException(
+						worker + " was not ready within " + this.options.readyWait() + " (" + last + ")");
 			}
 			TimeUnit.MILLISECONDS.sleep(200);
 		}
@@ -261,7 +264,8 @@ public final class LoadGenerator {
 
 	private @Nullable JsonNode getJson(URI uri) {
 		try {
-			HttpResponse<String> response = this.http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
+			HttpResponse<String> response = this.http.send(
+					HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
 					HttpResponse.BodyHandlers.ofString());
 			return (response.statusCode() == 200) ? JSON.readTree(response.body()) : null;
 		}

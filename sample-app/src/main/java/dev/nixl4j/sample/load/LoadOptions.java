@@ -54,8 +54,8 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 	 * Parses the command line.
 	 * @param args the arguments after {@code load}
 	 * @return the options
-	 * @throws IllegalArgumentException naming the option that is unknown, missing a value or out
-	 * of range
+	 * @throws IllegalArgumentException naming the option that is unknown, missing a value
+	 * or out of range
 	 */
 	public static LoadOptions parse(String[] args) {
 		Map<String, String> values = new TreeMap<>();

@@ -15,16 +15,17 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What a load run measured. GB = 10^9 bytes. Throughput figures divide by the wall time of the
- * timed requests; the per-transfer bandwidth divides their bytes by the sum of their pull times.
+ * What a load run measured. GB = 10^9 bytes. Throughput figures divide by the wall time
+ * of the timed requests; the per-transfer bandwidth divides their bytes by the sum of
+ * their pull times.
  *
  * @param options what was run
  * @param results every timed request
  * @param wallNanos wall time of the timed requests
  * @param decodeHealth the decode worker's health status after the run
  * @param prefillHealth the prefill worker's, or {@code null} when not asked
- * @param bytesReadByDecode growth of the decode worker's {@code nixl.transfer.bytes} of completed
- * READs over the run, warm-up included, or -1 when it could not be read
+ * @param bytesReadByDecode growth of the decode worker's {@code nixl.transfer.bytes} of
+ * completed READs over the run, warm-up included, or -1 when it could not be read
  */
 public record LoadReport(LoadOptions options, List<RequestResult> results, long wallNanos, String decodeHealth,
 		@Nullable String prefillHealth, long bytesReadByDecode) {
@@ -102,7 +103,8 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 	 * @return milliseconds, or NaN without answers
 	 */
 	public double clientPercentile(double fraction) {
-		return nearestRank(this.results.stream().filter(RequestResult::ok).mapToDouble((r) -> r.nanos() / 1e6).toArray(),
+		return nearestRank(
+				this.results.stream().filter(RequestResult::ok).mapToDouble((r) -> r.nanos() / 1e6).toArray(),
 				fraction);
 	}
 
@@ -134,9 +136,10 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 			text.append(String.format(Locale.ROOT, "KV cache: %s, %d KiB per block (all layers, K and V)%n",
 					first.layout().fingerprint(), first.bytes() / first.blocks() >> 10));
 		}
-		text.append(String.format(Locale.ROOT, "requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n",
-				this.results.size(), this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
-				this.options.promptTokens(), this.options.warmup()));
+		text.append(
+				String.format(Locale.ROOT, "requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n",
+						this.results.size(), this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
+						this.options.promptTokens(), this.options.warmup()));
 		text.append(String.format(Locale.ROOT,
 				"verified: %d of %d answers byte for byte (KV CRC32C and text recomputed from each prompt), %d failed%n",
 				answers.size(), this.results.size(), failed().size()));
@@ -153,7 +156,8 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				mean((a) -> a.timings().prefillCall()), mean((a) -> a.timings().prefillFill()),
 				mean((a) -> a.timings().metadata()), mean((a) -> a.timings().transfer()),
 				mean((a) -> a.timings().verification()), mean((a) -> a.timings().total())));
-		text.append(String.format(Locale.ROOT, "actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
+		text.append(String.format(Locale.ROOT,
+				"actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
 				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
 				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes" : "(not readable)"));
 		for (RequestResult failure : failed().subList(0, Math.min(5, failed().size()))) {

@@ -12,9 +12,9 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Answers 401, with no body, to a request without {@code Authorization: Bearer <token>}, checked
- * by the same rule as the metadata registry on this port ({@link BearerToken}): the scheme in any
- * case, the token compared in constant time.
+ * Answers 401, with no body, to a request without {@code Authorization: Bearer <token>},
+ * checked by the same rule as the metadata registry on this port ({@link BearerToken}):
+ * the scheme in any case, the token compared in constant time.
  */
 class BearerTokenFilter extends OncePerRequestFilter {
 

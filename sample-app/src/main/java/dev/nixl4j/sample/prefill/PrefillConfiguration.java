@@ -23,7 +23,8 @@ class PrefillConfiguration {
 		FilterRegistrationBean<BearerTokenFilter> registration = new FilterRegistrationBean<>(
 				new BearerTokenFilter(Objects.requireNonNull(properties.getToken(), "sample.token")));
 		registration.addUrlPatterns("/prefill", "/kv/*");
-		// Before the body limit: a request without the token is refused before its body is read.
+		// Before the body limit: a request without the token is refused before its body
+		// is read.
 		registration.setOrder(Ordered.LOWEST_PRECEDENCE - 1);
 		return registration;
 	}

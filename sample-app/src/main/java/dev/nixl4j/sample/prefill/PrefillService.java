@@ -31,10 +31,12 @@ import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
 
 /**
- * The prefill worker's work: fills a request's blocks in the starter's paged KV cache from its
- * tokens and positions, and leases them to the decode worker until it confirms its read.
+ * The prefill worker's work: fills a request's blocks in the starter's paged KV cache
+ * from its tokens and positions, and leases them to the decode worker until it confirms
+ * its read.
  *
- * <p>Meters: {@code sample.leases} (counter, tag {@code outcome}: {@code COMPLETED},
+ * <p>
+ * Meters: {@code sample.leases} (counter, tag {@code outcome}: {@code COMPLETED},
  * {@code EXPIRED}, {@code CLOSED}) and {@code sample.kv.blocks.free} (gauge).
  */
 @Service
@@ -61,10 +63,11 @@ public class PrefillService {
 		this.leaseTtl = leaseTtl;
 		this.maxPromptTokens = properties.getMaxPromptTokens();
 		for (LeaseOutcome outcome : LeaseOutcome.values()) {
-			this.leases.put(outcome, Counter.builder("sample.leases")
-				.description("Leases of prefilled blocks, by how they ended")
-				.tag("outcome", outcome.name())
-				.register(meters));
+			this.leases.put(outcome,
+					Counter.builder("sample.leases")
+						.description("Leases of prefilled blocks, by how they ended")
+						.tag("outcome", outcome.name())
+						.register(meters));
 		}
 		Gauge.builder("sample.kv.blocks.free", cache, (c) -> c.allocator().freeCount())
 			.description("Free blocks of the prefill worker's KV cache")
@@ -83,8 +86,8 @@ public class PrefillService {
 	 * Fills and leases a request's blocks.
 	 * @param request the request
 	 * @return the transfer parameters
-	 * @throws SampleException 400 for a bad prompt or id, 409 for a request that holds a lease,
-	 * 503 when the cache has too few free blocks
+	 * @throws SampleException 400 for a bad prompt or id, 409 for a request that holds a
+	 * lease, 503 when the cache has too few free blocks
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
 		String requestId = RequestIds.require(request.requestId());
@@ -96,7 +99,8 @@ public class PrefillService {
 		}
 		catch (NixlException ex) {
 			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full", "the prefill worker's KV cache "
-					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end", ex);
+					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end",
+					ex);
 		}
 		try {
 			long start = System.nanoTime();

@@ -25,22 +25,26 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Tomcat's HTTP/1.1 NIO connector with a deadline on request headers. Tomcat's
- * {@code connectionTimeout} bounds each read, and every byte that arrives starts it again, so a
- * client that sends a header line every few seconds keeps its connection, and a few thousand
- * such clients fill {@code maxConnections}. Here a connection must get from the first byte of a
- * request (blank lines before it included) to the end of its headers within
- * {@link #setRequestHeaderTimeout the deadline}; a sweep on Tomcat's utility executor closes one
- * that does not, the way Tomcat closes one whose read timed out.
+ * {@code connectionTimeout} bounds each read, and every byte that arrives starts it
+ * again, so a client that sends a header line every few seconds keeps its connection, and
+ * a few thousand such clients fill {@code maxConnections}. Here a connection must get
+ * from the first byte of a request (blank lines before it included) to the end of its
+ * headers within {@link #setRequestHeaderTimeout the deadline}; a sweep on Tomcat's
+ * utility executor closes one that does not, the way Tomcat closes one whose read timed
+ * out.
  *
- * <p>Tomcat creates the protocol by its class name
- * ({@code TomcatServletWebServerFactory.setProtocol}); the deadline is set by a protocol handler
- * customizer.
+ * <p>
+ * Tomcat creates the protocol by its class name
+ * ({@code TomcatServletWebServerFactory.setProtocol}); the deadline is set by a protocol
+ * handler customizer.
  */
 public class HeaderDeadlineProtocol extends Http11NioProtocol {
 
 	private static final Log logger = LogFactory.getLog(HeaderDeadlineProtocol.class);
 
-	/** When each connection that is waiting for a request's headers got its first byte. */
+	/**
+	 * When each connection that is waiting for a request's headers got its first byte.
+	 */
 	private final Map<SocketWrapperBase<?>, Long> waitingSince = new ConcurrentHashMap<>();
 
 	private final AtomicLong timeouts = new AtomicLong();
@@ -61,7 +65,8 @@ public class HeaderDeadlineProtocol extends Http11NioProtocol {
 	}
 
 	/**
-	 * Returns the longest time from the first byte of a request to the end of its headers.
+	 * Returns the longest time from the first byte of a request to the end of its
+	 * headers.
 	 * @return the deadline in milliseconds
 	 */
 	public long getRequestHeaderTimeout() {
@@ -103,7 +108,8 @@ public class HeaderDeadlineProtocol extends Http11NioProtocol {
 	private void closeLateConnections() {
 		long now = System.nanoTime();
 		long limit = TimeUnit.MILLISECONDS.toNanos(this.requestHeaderTimeoutMillis);
-		for (Iterator<Map.Entry<SocketWrapperBase<?>, Long>> it = this.waitingSince.entrySet().iterator(); it.hasNext();) {
+		for (Iterator<Map.Entry<SocketWrapperBase<?>, Long>> it = this.waitingSince.entrySet().iterator(); it
+			.hasNext();) {
 			Map.Entry<SocketWrapperBase<?>, Long> entry = it.next();
 			SocketWrapperBase<?> socket = entry.getKey();
 			if (socket.isClosed()) {
@@ -113,11 +119,12 @@ public class HeaderDeadlineProtocol extends Http11NioProtocol {
 				it.remove();
 				this.timeouts.incrementAndGet();
 				if (logger.isDebugEnabled()) {
-					logger.debug("Closing a connection from " + socket.getRemoteAddr() + ": its request headers were not "
-							+ "complete within " + this.requestHeaderTimeoutMillis + " ms");
+					logger
+						.debug("Closing a connection from " + socket.getRemoteAddr() + ": its request headers were not "
+								+ "complete within " + this.requestHeaderTimeoutMillis + " ms");
 				}
-				socket.setError(new SocketTimeoutException("request headers not complete within "
-						+ this.requestHeaderTimeoutMillis + " ms"));
+				socket.setError(new SocketTimeoutException(
+						"request headers not complete within " + this.requestHeaderTimeoutMillis + " ms"));
 				if (!getEndpoint().processSocket(nio(socket), SocketEvent.ERROR, true)) {
 					socket.close();
 				}
@@ -132,9 +139,9 @@ public class HeaderDeadlineProtocol extends Http11NioProtocol {
 	}
 
 	/**
-	 * Tomcat's processor, which notes when a connection starts waiting for headers (the first
-	 * read after the previous request went to the application) and when they are complete (the
-	 * request goes to the application).
+	 * Tomcat's processor, which notes when a connection starts waiting for headers (the
+	 * first read after the previous request went to the application) and when they are
+	 * complete (the request goes to the application).
 	 */
 	private final class DeadlineProcessor extends Http11Processor {
 

@@ -28,11 +28,11 @@ import org.springframework.http.MediaType;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Reads a request's body, at most {@code maxBytes} of it and within {@code timeout}, before
- * anything parses it: a {@code Content-Length} over the limit is answered 413 without reading a
- * byte, a longer chunked body 413 as soon as it passes the limit, and a body still arriving at
- * the deadline 408. Each answer is a problem document naming the limit and closes the
- * connection, so that the rest of the body is not read.
+ * Reads a request's body, at most {@code maxBytes} of it and within {@code timeout},
+ * before anything parses it: a {@code Content-Length} over the limit is answered 413
+ * without reading a byte, a longer chunked body 413 as soon as it passes the limit, and a
+ * body still arriving at the deadline 408. Each answer is a problem document naming the
+ * limit and closes the connection, so that the rest of the body is not read.
  */
 public class RequestBodyLimitFilter extends OncePerRequestFilter {
 
@@ -69,14 +69,15 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 		byte[] chunk = new byte[CHUNK];
 		InputStream in = request.getInputStream();
 		int n;
-		// Each read returns what has arrived, within Tomcat's connection timeout; the deadline
+		// Each read returns what has arrived, within Tomcat's connection timeout; the
+		// deadline
 		// bounds their sum.
 		while ((n = in.read(chunk, 0, (int) Math.min(CHUNK, this.maxBytes + 1 - body.size()))) > 0) {
 			body.write(chunk, 0, n);
 			if (body.size() > this.maxBytes) {
-				refuse(request, response, HttpStatus.CONTENT_TOO_LARGE, "Request body too large", "the request body "
-						+ "has more than " + this.maxBytes + " bytes; this worker reads at most " + this.maxBytes
-						+ " (sample.max-request-bytes)");
+				refuse(request, response, HttpStatus.CONTENT_TOO_LARGE, "Request body too large",
+						"the request body " + "has more than " + this.maxBytes + " bytes; this worker reads at most "
+								+ this.maxBytes + " (sample.max-request-bytes)");
 				return;
 			}
 			if (System.nanoTime() - deadline > 0) {
@@ -88,8 +89,8 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 		chain.doFilter(new BufferedBodyRequest(request, body.toByteArray()), response);
 	}
 
-	private static void refuse(HttpServletRequest request, HttpServletResponse response, HttpStatus status, String title,
-			String detail) throws IOException {
+	private static void refuse(HttpServletRequest request, HttpServletResponse response, HttpStatus status,
+			String title, String detail) throws IOException {
 		Map<String, Object> problem = new LinkedHashMap<>();
 		problem.put("type", "about:blank");
 		problem.put("title", title);
@@ -105,7 +106,9 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 		response.flushBuffer();
 	}
 
-	/** The request with its body read: parsers see only the bytes the limit let through. */
+	/**
+	 * The request with its body read: parsers see only the bytes the limit let through.
+	 */
 	private static final class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 		private final byte[] body;

@@ -21,9 +21,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 
 /**
- * The limits of both roles' HTTP server: request bodies ({@code sample.max-request-bytes},
- * {@code sample.request-body-timeout}), request headers
- * ({@code sample.server.request-header-timeout}) and strict JSON types.
+ * The limits of both roles' HTTP server: request bodies
+ * ({@code sample.max-request-bytes}, {@code sample.request-body-timeout}), request
+ * headers ({@code sample.server.request-header-timeout}) and strict JSON types.
  */
 @Configuration(proxyBeanMethods = false)
 class SampleWebConfiguration {
@@ -34,9 +34,11 @@ class SampleWebConfiguration {
 	@Bean
 	FilterRegistrationBean<RequestBodyLimitFilter> sampleRequestBodyLimitFilter(SampleProperties properties) {
 		FilterRegistrationBean<RequestBodyLimitFilter> registration = new FilterRegistrationBean<>(
-				new RequestBodyLimitFilter(properties.getMaxRequestBytes().toBytes(), properties.getRequestBodyTimeout()));
+				new RequestBodyLimitFilter(properties.getMaxRequestBytes().toBytes(),
+						properties.getRequestBodyTimeout()));
 		registration.addUrlPatterns(SAMPLE_ENDPOINTS);
-		// After the bearer token: a request without it is refused before its body is read.
+		// After the bearer token: a request without it is refused before its body is
+		// read.
 		registration.setOrder(Ordered.LOWEST_PRECEDENCE);
 		return registration;
 	}
@@ -57,7 +59,8 @@ class SampleWebConfiguration {
 		return (protocol) -> {
 			protocol.setRequestHeaderTimeout(millis);
 			meters.ifAvailable((registry) -> FunctionCounter
-				.builder("sample.server.request-header-timeouts", protocol, HeaderDeadlineProtocol::getRequestHeaderTimeouts)
+				.builder("sample.server.request-header-timeouts", protocol,
+						HeaderDeadlineProtocol::getRequestHeaderTimeouts)
 				.description("Connections closed because their request headers were not complete within "
 						+ "sample.server.request-header-timeout")
 				.register(registry));
@@ -71,8 +74,8 @@ class SampleWebConfiguration {
 
 	/**
 	 * Jackson settings under which a request's JSON must have the types of its record: no
-	 * number or boolean read as text, no fraction as an integer, no text as a number, no property
-	 * the record does not have.
+	 * number or boolean read as text, no fraction as an integer, no text as a number, no
+	 * property the record does not have.
 	 */
 	static final class StrictJson {
 
@@ -84,13 +87,13 @@ class SampleWebConfiguration {
 				.disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
 				.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
 				.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-				.withCoercionConfig(LogicalType.Textual, (config) -> config
-					.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
-					.setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
-					.setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
-				.withCoercionConfig(LogicalType.Integer, (config) -> config
-					.setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
-					.setCoercion(CoercionInputShape.String, CoercionAction.Fail));
+				.withCoercionConfig(LogicalType.Textual,
+						(config) -> config.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+							.setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+							.setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+				.withCoercionConfig(LogicalType.Integer,
+						(config) -> config.setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+							.setCoercion(CoercionInputShape.String, CoercionAction.Fail));
 		}
 
 	}

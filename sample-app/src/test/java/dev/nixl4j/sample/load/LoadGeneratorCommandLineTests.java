@@ -52,13 +52,14 @@ class LoadGeneratorCommandLineTests {
 	void aBadCommandLineExitsWithTwoAndTheUsage() {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		ByteArrayOutputStream err = new ByteArrayOutputStream();
-		int exit = LoadGenerator.run(new String[] { "--requests", "-1" }, new PrintStream(out, true, StandardCharsets.UTF_8),
-				new PrintStream(err, true, StandardCharsets.UTF_8));
+		int exit = LoadGenerator.run(new String[] { "--requests", "-1" },
+				new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
 		assertThat(exit).isEqualTo(2);
 		assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("load: --requests must lie in")
 			.contains("Usage: java -jar nixl4j-sample.jar load");
 		assertThat(LoadGenerator.run(new String[] { "--help" }, new PrintStream(out, true, StandardCharsets.UTF_8),
-				new PrintStream(err, true, StandardCharsets.UTF_8))).isZero();
+				new PrintStream(err, true, StandardCharsets.UTF_8)))
+			.isZero();
 	}
 
 	@Test

@@ -27,7 +27,8 @@ class StrictJsonTests {
 
 	@Test
 	void requestsOfTheRightTypesAreRead() {
-		assertThat(this.json.readValue("{\"prompt\":\"hi\",\"maxTokens\":4,\"decodeDelayMillis\":10}", GenerateRequest.class))
+		assertThat(this.json.readValue("{\"prompt\":\"hi\",\"maxTokens\":4,\"decodeDelayMillis\":10}",
+				GenerateRequest.class))
 			.isEqualTo(new GenerateRequest(null, "hi", null, 4, 10L));
 		assertThat(this.json.readValue("{\"requestId\":\"r\",\"tokens\":[1,2]}", PrefillRequest.class))
 			.isEqualTo(new PrefillRequest("r", null, List.of(1, 2)));
@@ -43,7 +44,8 @@ class StrictJsonTests {
 		for (String body : List.of("{\"tokens\":[1.5]}", "{\"tokens\":[\"1\"]}", "{\"tokens\":[true]}")) {
 			assertThatExceptionOfType(MismatchedInputException.class).as(body)
 				.isThrownBy(() -> this.json.readValue(body, GenerateRequest.class))
-				.satisfies((ex) -> assertThat(ex.getPath()).extracting((ref) -> ref.getPropertyName() + "/" + ref.getIndex())
+				.satisfies((ex) -> assertThat(ex.getPath())
+					.extracting((ref) -> ref.getPropertyName() + "/" + ref.getIndex())
 					.containsExactly("tokens/-1", "null/0"));
 		}
 		assertThatExceptionOfType(MismatchedInputException.class)
