@@ -101,7 +101,7 @@ def wait(agent, handle, state):
             now = time.perf_counter_ns()
             deadline = deadline or now + DEADLINE_NS
             if now > deadline:
-                raise RuntimeError("a transfer did not complete within 60 s")
+                raise RuntimeError(f"a transfer did not complete within {DEADLINE_NS // 1_000_000_000} s")
     if state != "DONE":
         raise RuntimeError(f"a transfer failed: state {state}")
 
