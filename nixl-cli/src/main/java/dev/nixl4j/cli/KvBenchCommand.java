@@ -76,6 +76,12 @@ final class KvBenchCommand extends Subcommand {
 			+ MAX_BLOCKS + " (default ${DEFAULT-VALUE}: a 2,048-token request, 8,192 descriptors, 256 MiB)")
 	private int blocks;
 
+	@Option(names = "--run", paramLabel = "N", converter = Counts.AtLeastOne.class, defaultValue = "1",
+			description = "the producer leases its blocks in runs of N consecutive ids at random places, against"
+					+ " consecutive local blocks (default ${DEFAULT-VALUE}: scattered ids; equal to --blocks: one"
+					+ " contiguous run)")
+	private int run;
+
 	@Option(names = "--warmup", paramLabel = "N", converter = Counts.AtLeastZero.class, defaultValue = "2",
 			description = "untimed requests first (default ${DEFAULT-VALUE})")
 	private int warmup;
@@ -108,6 +114,9 @@ final class KvBenchCommand extends Subcommand {
 		if (this.blocks < 1 || this.blocks > MAX_BLOCKS) {
 			throw usageError("--blocks must be within 1.." + MAX_BLOCKS + ", got " + this.blocks);
 		}
+		if (this.run > this.blocks) {
+			throw usageError("--run must be at most --blocks (" + this.blocks + "), got " + this.run);
+		}
 		PrintStream out = out();
 		String base = "nixl4j-kv-bench-" + ProcessHandle.current().pid();
 		AgentConfig config = this.agentOptions.config(base + "-decode");
@@ -134,7 +143,7 @@ final class KvBenchCommand extends Subcommand {
 			int verified = 0;
 			for (int i = 0; i < this.warmup + this.requests; i++) {
 				String requestId = "kv-bench-" + i;
-				producer.send("LEASE " + requestId + " " + this.blocks);
+				producer.send("LEASE " + requestId + " " + this.blocks + " " + this.run);
 				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
 				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
 				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
@@ -169,6 +178,7 @@ final class KvBenchCommand extends Subcommand {
 				document.put("engineDescription", engine);
 				document.put("layout", local.fingerprint());
 				document.put("blocksPerRequest", this.blocks);
+				document.put("blockRun", this.run);
 				document.put("descriptorsPerRequest", this.blocks * local.regionCount());
 				document.put("descriptorBytes", local.blockLength());
 				document.put("bytesPerRequest", this.blocks * (long) local.regionCount() * local.blockLength());
@@ -186,8 +196,9 @@ final class KvBenchCommand extends Subcommand {
 			}
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
-				out.printf(Locale.ROOT, "engine: %s; per request %d blocks = %d descriptors of %d KiB = %d MiB%n",
-						engine, this.blocks, this.blocks * local.regionCount(), local.blockLength() >> 10,
+				out.printf(Locale.ROOT,
+						"engine: %s; per request %d blocks in runs of %d = %d descriptors of %d KiB = %d MiB%n", engine,
+						this.blocks, this.run, this.blocks * local.regionCount(), local.blockLength() >> 10,
 						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20);
 				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)",
 						"Mean (us)", "p50 (us)", "p99 (us)", "Verified");

@@ -35,8 +35,9 @@ import picocli.CommandLine.Option;
  * block) and prints {@code READY <base64 metadata> <region bases>} and
  * {@code CRCS <base64 CRC32C per region and
  * block>}; then it answers {@code PEER <base64 metadata>} with {@code LOADED},
- * {@code LEASE <request> <blocks>} with {@code LEASED <lease id> <block ids>} (random
- * distinct blocks, leased for one consumer for {@code --lease}), {@code SUMMARY} with
+ * {@code LEASE <request> <blocks> [<run>]} with {@code LEASED <lease id> <block ids>}
+ * (random distinct blocks in runs of {@code run} consecutive ids, 1 when not given,
+ * leased for one consumer for {@code --lease}), {@code SUMMARY} with
  * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End
  * of input also ends it.
  */
@@ -94,7 +95,8 @@ final class KvBenchProducerCommand extends Subcommand {
 						out.println("LOADED");
 					}
 					case "LEASE" -> {
-						int[] blocks = pick(random, pool, Integer.parseInt(command[2]));
+						int[] blocks = pick(random, pool, Integer.parseInt(command[2]),
+								(command.length > 3) ? Integer.parseInt(command[3]) : 1);
 						KvLease lease = producer.lease(command[1], blocks, 1, this.ttl);
 						lease.outcome().thenAccept(outcome -> {
 							if (outcome == LeaseOutcome.COMPLETED) {
@@ -126,13 +128,21 @@ final class KvBenchProducerCommand extends Subcommand {
 		return Nixl4jCli.EXIT_OK;
 	}
 
-	private static int[] pick(Random random, int[] pool, int count) {
-		List<Integer> ids = new ArrayList<>(pool.length);
-		for (int id : pool) {
-			ids.add(id);
+	/**
+	 * Picks {@code count} distinct blocks of the pool in runs of {@code run} consecutive
+	 * ids, each run starting at a random multiple of {@code run}.
+	 */
+	private static int[] pick(Random random, int[] pool, int count, int run) {
+		List<Integer> starts = new ArrayList<>(pool.length / run);
+		for (int start = 0; start + run <= pool.length; start += run) {
+			starts.add(start);
 		}
-		Collections.shuffle(ids, random);
-		return ids.subList(0, count).stream().mapToInt(Integer::intValue).toArray();
+		Collections.shuffle(starts, random);
+		int[] ids = new int[count];
+		for (int i = 0; i < count; i++) {
+			ids[i] = pool[starts.get(i / run) + i % run];
+		}
+		return ids;
 	}
 
 }

@@ -64,6 +64,34 @@ class KvBenchCommandTest {
 		assertThat((Double) document.get("p99LatencyUs")).isGreaterThanOrEqualTo((Double) document.get("p50LatencyUs"));
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "native", "embedded" })
+	@SuppressWarnings("unchecked")
+	void runsOfConsecutiveBlocksArePulledAndVerified(String engine) {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+
+		int status = run("kv-bench", "--engine", engine, "--requests", "2", "--blocks", "6", "--run", "3", "--warmup",
+				"1", "--json");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
+		assertThat(document).containsEntry("blockRun", 3.0)
+			.containsEntry("bytesPerRequest", (double) (12 << 20))
+			.containsEntry("verifiedRequests", 3.0)
+			.containsEntry("completedLeases", 3.0)
+			.containsEntry("ok", true);
+	}
+
+	@Test
+	void aRunLongerThanTheRequestIsAUsageError() {
+		assertThat(run("kv-bench", "--blocks", "4", "--run", "5")).isEqualTo(Nixl4jCli.EXIT_USAGE);
+		assertThat(this.err.toString(StandardCharsets.UTF_8))
+			.contains("nixl4j kv-bench: --run must be at most --blocks (4), got 5");
+	}
+
 	@Test
 	void blocksBeyondTheCapAreAUsageError() {
 		assertThat(run("kv-bench", "--blocks", "5000")).isEqualTo(Nixl4jCli.EXIT_USAGE);

@@ -125,8 +125,8 @@ class Nixl4jCliTest {
 				"selftest", List.of("--timeout", "--engine", "--backend"), "bench",
 				List.of("--op", "--min-block", "--max-block", "--batch", "--iterations", "--warmup",
 						"--large-block-factor", "--processes", "--json", "--engine"),
-				"kv-bench", List.of("--requests", "--blocks", "--warmup", "--timeout", "--json", "--engine"), "memcpy",
-				List.of("--min", "--max", "--bytes", "--json"));
+				"kv-bench", List.of("--requests", "--blocks", "--run", "--warmup", "--timeout", "--json", "--engine"),
+				"memcpy", List.of("--min", "--max", "--bytes", "--json"));
 		options.forEach((command, names) -> {
 			this.out.reset();
 			assertThat(run(command, "--help")).isZero();

@@ -211,10 +211,8 @@ public final class KvConsumer {
 		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
 		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
 		boolean posted = false;
-		try (Transfer transfer = this.agent.createTransfer(XferOp.READ, this.cache.preparedLocal(),
-				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(remote, ranks, slice),
-				PagedKvCache.indices(remoteIds, remote.layout().regionCount(), remote.layout().numBlocks()),
-				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
+		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
+				remoteIds, KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
 			transfer.post();
 			posted = true;
 			transfer.await(remaining(deadline));

@@ -335,9 +335,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		PagedKvCache.requireDistinct("kv_push", remoteIds, "the consumer's blocks");
 		this.peers.load(this.agent, peer, this.peerTimeout);
 		this.cache.allocator().retain(localBlockIds);
-		try (Transfer transfer = this.agent.createTransfer(XferOp.WRITE, this.cache.preparedLocal(),
-				this.cache.descriptorIndices(localBlockIds), this.cache.preparedRemote(consumer, 1, 0),
-				PagedKvCache.indices(remoteIds, consumer.layout().regionCount(), consumer.layout().numBlocks()),
+		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.WRITE, localBlockIds, consumer, 1, 0, remoteIds,
 				KvMessages.push(this.prefix, params.requestId()).getBytes(StandardCharsets.UTF_8))) {
 			transfer.post();
 			transfer.await(timeout);

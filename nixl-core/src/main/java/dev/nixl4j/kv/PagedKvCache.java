@@ -18,6 +18,8 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.PreparedList;
 import dev.nixl4j.Registration;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,6 +37,12 @@ import org.jspecify.annotations.Nullable;
 public final class PagedKvCache implements AutoCloseable {
 
 	private static final long ALIGNMENT = 4096;
+
+	/**
+	 * The average run of consecutive blocks from which a transfer merges each run into
+	 * one descriptor per region rather than indexing the prepared lists.
+	 */
+	static final int MIN_AVERAGE_RUN = 2;
 
 	private final NixlAgent agent;
 
@@ -237,6 +245,81 @@ public final class PagedKvCache implements AutoCloseable {
 			this.preparedRemote.put(key, prepared);
 			return prepared;
 		}
+	}
+
+	/**
+	 * Creates a transfer of blocks between this cache and a peer's: block
+	 * {@code localIds[i]} of every region pairs with block {@code remoteIds[i]} (or one
+	 * rank's slice of its heads) of the same region of the peer. When the pairs form runs
+	 * of consecutive ids on both sides that average at least {@link #MIN_AVERAGE_RUN}
+	 * blocks, each run becomes one descriptor per region in plain descriptor lists, which
+	 * the engine checks against the registered memory of both sides; otherwise the
+	 * prepared lists are indexed, one descriptor per block and region, which costs
+	 * nothing to build. The peer's metadata must be loaded; ids are checked by the
+	 * caller.
+	 */
+	Transfer createBlockTransfer(XferOp op, int[] localIds, RemoteCacheHandle remote, int ranks, int rank,
+			int[] remoteIds, byte[] notification) {
+		BlockRuns runs = (ranks == 1) ? BlockRuns.of(localIds, remoteIds) : null;
+		if (runs != null && runs.count() * MIN_AVERAGE_RUN <= localIds.length) {
+			requireOpen("create_xfer_req");
+			return this.agent.createTransfer(op, runs.descriptors(this.handle, true), runs.descriptors(remote, false),
+					remote.agentName(), notification);
+		}
+		return this.agent.createTransfer(op, preparedLocal(), descriptorIndices(localIds),
+				preparedRemote(remote, ranks, rank),
+				indices(remoteIds, remote.layout().regionCount(), remote.layout().numBlocks()), notification);
+	}
+
+	/**
+	 * Runs of block pairs whose local and remote ids both go up by one from one pair to
+	 * the next: run {@code k} covers {@code lengths[k]} blocks from
+	 * {@code localStarts[k]} and {@code remoteStarts[k]}.
+	 */
+	record BlockRuns(int[] localStarts, int[] remoteStarts, int[] lengths) {
+
+		static BlockRuns of(int[] localIds, int[] remoteIds) {
+			int n = localIds.length;
+			int[] localStarts = new int[n];
+			int[] remoteStarts = new int[n];
+			int[] lengths = new int[n];
+			int count = 0;
+			for (int i = 0; i < n; i++) {
+				if (count > 0 && localIds[i] == localIds[i - 1] + 1 && remoteIds[i] == remoteIds[i - 1] + 1) {
+					lengths[count - 1]++;
+				}
+				else {
+					localStarts[count] = localIds[i];
+					remoteStarts[count] = remoteIds[i];
+					lengths[count] = 1;
+					count++;
+				}
+			}
+			return new BlockRuns(Arrays.copyOf(localStarts, count), Arrays.copyOf(remoteStarts, count),
+					Arrays.copyOf(lengths, count));
+		}
+
+		int count() {
+			return this.lengths.length;
+		}
+
+		/**
+		 * One descriptor per region and run, region by region, in the order of the
+		 * indexed path.
+		 */
+		DescriptorList descriptors(RemoteCacheHandle cache, boolean local) {
+			int[] starts = local ? this.localStarts : this.remoteStarts;
+			long blockLength = cache.layout().blockLength();
+			List<MemoryDescriptor> descriptors = new ArrayList<>(cache.regionBases().size() * count());
+			for (long base : cache.regionBases()) {
+				for (int k = 0; k < starts.length; k++) {
+					descriptors.add(new MemoryDescriptor(base + starts[k] * blockLength, this.lengths[k] * blockLength,
+							cache.deviceId()));
+				}
+			}
+			return new DescriptorList(cache.memoryType(), descriptors);
+		}
+
 	}
 
 	/**

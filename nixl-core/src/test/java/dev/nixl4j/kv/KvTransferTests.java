@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,9 +25,13 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferListener;
+import dev.nixl4j.TransferState;
 import dev.nixl4j.testsupport.FaultInjectingDriver;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -91,10 +96,33 @@ public abstract class KvTransferTests {
 	}
 
 	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout) {
+		return cache(role, info, layout, builder -> {
+		});
+	}
+
+	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout,
+			Consumer<AgentConfig.Builder> customizer) {
 		String name = role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
-		NixlAgent agent = track(newAgent(name, builder -> {
-		}));
+		NixlAgent agent = track(newAgent(name, customizer));
 		return track(PagedKvCache.allocate(agent, layout));
+	}
+
+	/**
+	 * Records the descriptor count of every transfer an agent posts (its agent must
+	 * capture telemetry).
+	 */
+	private static List<Long> postedDescriptors(NixlAgent agent) {
+		List<Long> counts = new CopyOnWriteArrayList<>();
+		agent.addTransferListener(new TransferListener() {
+
+			@Override
+			public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+					@Nullable NixlException failure) {
+				counts.add(transfer.telemetry().descriptorCount());
+			}
+
+		});
+		return counts;
 	}
 
 	private void publish(PagedKvCache... caches) {
@@ -178,6 +206,122 @@ public abstract class KvTransferTests {
 			}
 		}
 		assertThat(producer.activeLeases()).isZero();
+	}
+
+	/**
+	 * Block pairs of a request and the runs they form (consecutive on both sides): a
+	 * fully contiguous request, scattered ids, and mixed runs, among them runs contiguous
+	 * on one side only.
+	 */
+	private static int[][] blockPairs(String shape) {
+		return switch (shape) {
+			case "contiguous" -> new int[][] { range(10, 32), range(20, 32) };
+			case "scattered" ->
+				new int[][] { { 0, 2, 4, 6, 8, 10, 12, 14, 16 }, { 63, 61, 59, 57, 55, 53, 51, 49, 47 } };
+			default -> new int[][] {
+					// runs: 5-8/40-43, 20-22/10-12, 30/0, 31-35/2-6, 50/60, 51/59,
+					// 60/20, 58/21
+					{ 5, 6, 7, 8, 20, 21, 22, 30, 31, 32, 33, 34, 35, 50, 51, 60, 58 },
+					{ 40, 41, 42, 43, 10, 11, 12, 0, 2, 3, 4, 5, 6, 60, 59, 20, 21 } };
+		};
+	}
+
+	private static int expectedRuns(String shape) {
+		return switch (shape) {
+			case "contiguous" -> 1;
+			case "scattered" -> 9;
+			default -> 8;
+		};
+	}
+
+	private static int[] range(int from, int count) {
+		int[] ids = new int[count];
+		for (int i = 0; i < count; i++) {
+			ids[i] = from + i;
+		}
+		return ids;
+	}
+
+	/**
+	 * Checks that every block of a cache outside {@code moved} still holds its pattern of
+	 * {@code generation}: a merged descriptor one block too long would overwrite a
+	 * neighbour.
+	 */
+	private static void assertUntouched(PagedKvCache cache, int[] moved, long generation) {
+		java.util.Set<Integer> skip = new java.util.HashSet<>();
+		for (int id : moved) {
+			skip.add(id);
+		}
+		for (int r = 0; r < cache.layout().regionCount(); r++) {
+			for (int b = 0; b < cache.layout().numBlocks(); b++) {
+				if (!skip.contains(b)) {
+					assertThat(Bytes.hasPattern(cache.block(r, b), seed(r, b, generation)))
+						.as("region %d, block %d outside the transfer", r, b)
+						.isTrue();
+				}
+			}
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "contiguous", "scattered", "mixed" })
+	void pullsOfContiguousScatteredAndMixedRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape,
+			TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT, builder -> builder.telemetry(true));
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		List<Long> posted = postedDescriptors(consumerCache.agent());
+		int[] all = range(0, LAYOUT.numBlocks());
+		producerCache.allocator().allocate(LAYOUT.numBlocks());
+		consumerCache.allocator().allocate(LAYOUT.numBlocks());
+		fill(producerCache, all, 3);
+		fill(consumerCache, all, 4);
+		int[] local = blockPairs(shape)[0];
+		int[] remote = blockPairs(shape)[1];
+		KvLease lease = producer.lease("runs-" + shape, remote, 1, LONG_LEASE);
+
+		long bytes = consumer.pull(lease.params(), local, WAIT);
+
+		assertThat(bytes).isEqualTo((long) local.length * LAYOUT.regionCount() * LAYOUT.blockLength());
+		assertHolds(consumerCache, local, remote, 3);
+		assertUntouched(consumerCache, local, 4);
+		assertUntouched(producerCache, new int[0], 3);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		int runs = expectedRuns(shape);
+		long descriptors = (runs * PagedKvCache.MIN_AVERAGE_RUN <= local.length) ? (long) runs * LAYOUT.regionCount()
+				: (long) local.length * LAYOUT.regionCount();
+		assertThat(posted).containsExactly(descriptors);
+		if (!shape.equals("scattered")) {
+			assertThat(descriptors).isLessThan((long) local.length * LAYOUT.regionCount());
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "contiguous", "mixed" })
+	void pushesOfRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape, TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT, builder -> builder.telemetry(true));
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		List<Long> posted = postedDescriptors(producerCache.agent());
+		int[] all = range(0, LAYOUT.numBlocks());
+		producerCache.allocator().allocate(LAYOUT.numBlocks());
+		consumerCache.allocator().allocate(LAYOUT.numBlocks());
+		fill(producerCache, all, 5);
+		fill(consumerCache, all, 6);
+		// the producer's blocks are the source, the consumer's the destination
+		int[] source = blockPairs(shape)[1];
+		int[] destination = blockPairs(shape)[0];
+
+		producer.push(consumer.pushParams("push-" + shape, destination), consumer.handle(), source, WAIT);
+		consumer.awaitPush(producerCache.agent().name(), "push-" + shape, WAIT);
+
+		assertHolds(consumerCache, destination, source, 5);
+		assertUntouched(consumerCache, destination, 6);
+		assertThat(posted).containsExactly((long) expectedRuns(shape) * LAYOUT.regionCount());
 	}
 
 	@Test
