@@ -1,11 +1,8 @@
 package dev.nixl4j.cli;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 import dev.nixl4j.NixlAgent;
@@ -51,27 +48,20 @@ final class BenchTargetCommand extends Subcommand {
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
 					+ region.address() + " " + this.size);
 			out.flush();
-			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-			String line;
-			while ((line = in.readLine()) != null) {
-				String[] command = line.strip().split(" ");
+			return serveCommands(out, (command) -> {
 				switch (command[0]) {
 					case "FILL" -> {
 						Patterns.fill(region.asSlice(0, Long.parseLong(command[2])), Long.parseLong(command[1]));
 						out.println("FILLED");
 					}
 					case "CRC" -> out.println("CRC " + Patterns.crc(region.asSlice(0, Long.parseLong(command[1]))));
-					case "QUIT" -> {
-						out.println("BYE");
-						out.flush();
-						return Nixl4jCli.EXIT_OK;
+					default -> {
+						return false;
 					}
-					default -> out.println("ERROR unknown command '" + command[0] + "'");
 				}
-				out.flush();
-			}
+				return true;
+			});
 		}
-		return Nixl4jCli.EXIT_OK;
 	}
 
 }

@@ -1,10 +1,7 @@
 package dev.nixl4j.cli;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -85,10 +82,7 @@ final class KvBenchProducerCommand extends Subcommand {
 					+ producer.handle().regionBases().stream().map(String::valueOf).collect(Collectors.joining(",")));
 			out.println("CRCS " + Base64.getEncoder().encodeToString(crcs.array()));
 			out.flush();
-			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-			String line;
-			while ((line = in.readLine()) != null) {
-				String[] command = line.strip().split(" ");
+			return serveCommands(out, (command) -> {
 				switch (command[0]) {
 					case "PEER" -> {
 						agent.loadRemoteMetadata(AgentMetadata.of(Base64.getDecoder().decode(command[1])));
@@ -115,17 +109,13 @@ final class KvBenchProducerCommand extends Subcommand {
 					}
 					case "SUMMARY" ->
 						out.println("SUMMARY " + completed.get() + " " + expired.get() + " " + producer.activeLeases());
-					case "QUIT" -> {
-						out.println("BYE");
-						out.flush();
-						return Nixl4jCli.EXIT_OK;
+					default -> {
+						return false;
 					}
-					default -> out.println("ERROR unknown command '" + command[0] + "'");
 				}
-				out.flush();
-			}
+				return true;
+			});
 		}
-		return Nixl4jCli.EXIT_OK;
 	}
 
 	/**

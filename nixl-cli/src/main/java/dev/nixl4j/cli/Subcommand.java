@@ -1,6 +1,10 @@
 package dev.nixl4j.cli;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Model.CommandSpec;
@@ -39,6 +43,48 @@ abstract class Subcommand implements Callable<Integer> {
 	 */
 	final ParameterException usageError(String message) {
 		return new ParameterException(this.spec.commandLine(), message);
+	}
+
+	/**
+	 * Serves the line protocol of a benchmark's child process: one command per line of
+	 * standard input, words separated by spaces; {@code QUIT} answers {@code BYE} and
+	 * ends, a command the handler does not know answers {@code ERROR}. Output is flushed
+	 * after every answer.
+	 * @param out where answers go
+	 * @param handler answers one command
+	 * @return {@link Nixl4jCli#EXIT_OK} on {@code QUIT} or at the end of the input
+	 * @throws Exception what the handler threw
+	 */
+	static int serveCommands(PrintStream out, CommandHandler handler) throws Exception {
+		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+		String line;
+		while ((line = in.readLine()) != null) {
+			String[] command = line.strip().split(" ");
+			if (command[0].equals("QUIT")) {
+				out.println("BYE");
+				out.flush();
+				return Nixl4jCli.EXIT_OK;
+			}
+			if (!handler.handle(command)) {
+				out.println("ERROR unknown command '" + command[0] + "'");
+			}
+			out.flush();
+		}
+		return Nixl4jCli.EXIT_OK;
+	}
+
+	/** Answers one command of a child process's line protocol. */
+	@FunctionalInterface
+	interface CommandHandler {
+
+		/**
+		 * Answers a command.
+		 * @param command the command's words, the first naming it
+		 * @return {@code false} when the command is unknown
+		 * @throws IOException when answering failed
+		 */
+		boolean handle(String[] command) throws IOException;
+
 	}
 
 }
