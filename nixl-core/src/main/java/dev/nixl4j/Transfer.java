@@ -75,10 +75,27 @@ public interface Transfer extends AutoCloseable {
 
 	/**
 	 * Waits for the latest post to finish.
+	 *
+	 * <p>
+	 * A post still in progress is first polled on the calling thread for up to 20 µs (at
+	 * least once, never past the timeout, and not after the thread is interrupted), so
+	 * that a short transfer ends at the latency of the backend, without waking another
+	 * thread. Meanwhile the calling thread keeps a core busy; on a machine with few cores
+	 * that core is taken from other threads for at most those 20 µs per call. After the
+	 * spin the thread blocks on {@link #completion()}, which the agent's progress loop
+	 * completes. The progress loop keeps polling the transfer while the caller does;
+	 * whichever sees the end runs it, once: the listeners hear it, and the future is
+	 * completed, exactly once, on that thread. A transfer that passes the stall limit
+	 * ends {@link TransferState#STALLED} as it does without a waiting caller, and one
+	 * whose status poll throws ends {@link TransferState#FAILED}. An {@link Error} a
+	 * listener throws while the caller ends the post reaches the caller, after every
+	 * listener heard the end and the future completed, as it does from {@link #post()}.
 	 * @param timeout how long to wait
 	 * @return this transfer
 	 * @throws NixlException {@link NixlStatus#TIMEOUT} when the deadline passes (the
-	 * transfer keeps running), or the failure of the transfer
+	 * transfer keeps running), {@link NixlStatus#CANCELLED} when the thread is
+	 * interrupted before the transfer ended (its interrupt status is kept; the transfer
+	 * keeps running), or the failure of the transfer
 	 */
 	Transfer await(Duration timeout);
 

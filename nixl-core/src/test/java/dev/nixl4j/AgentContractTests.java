@@ -620,6 +620,106 @@ public abstract class AgentContractTests {
 		assertThat(PeerMain.crc(read.local)).isEqualTo(read.peer.crc());
 	}
 
+	/**
+	 * Reposts one transfer of sizes from 4 KiB to 1 MiB, each waited for by the caller
+	 * and by a second thread at once, while the progress loop polls it too: every post
+	 * moves its bytes, and its end is heard once and completes the future once.
+	 */
+	@ParameterizedTest
+	@EnumSource(XferOp.class)
+	void awaitingCallersAndTheProgressLoopEndEachPostExactlyOnce(XferOp op, TestInfo info) throws Exception {
+		int rounds = 240;
+		long largest = 1 << 20;
+		Pair p = pair(info, largest);
+		List<String> ends = Collections.synchronizedList(new ArrayList<>());
+		p.initiator.addTransferListener(new TransferListener() {
+
+			@Override
+			public void afterPost(Transfer transfer, TransferState outcome, long durationNanos,
+					@Nullable NixlException failure) {
+				ends.add(outcome + " " + Thread.currentThread().getName());
+			}
+
+		});
+		ExecutorService second = Executors.newSingleThreadExecutor();
+		try {
+			for (int sizeIndex = 0; sizeIndex < 9; sizeIndex++) {
+				long size = 4096L << sizeIndex;
+				MemorySegment local = p.local.asSlice(0, size);
+				MemorySegment remote = p.remote.asSlice(0, size);
+				try (Transfer transfer = p.initiator.transfer(op, DescriptorList.of(local), DescriptorList.of(remote),
+						p.target.name(), null)) {
+					transfer.await(WAIT);
+					for (int i = 0; i < rounds / 9; i++) {
+						long seed = sizeIndex * 1000L + i + 10;
+						Bytes.fill((op == XferOp.WRITE) ? local : remote, seed);
+						CompletableFuture<Transfer> completion = transfer.post();
+						Future<Transfer> other = second.submit(() -> transfer.await(WAIT));
+						assertThat(transfer.await(WAIT)).isSameAs(transfer);
+						assertThat(other.get(30, TimeUnit.SECONDS)).isSameAs(transfer);
+						assertThat(completion).isCompletedWithValue(transfer);
+						assertThat(transfer.state()).isEqualTo(TransferState.COMPLETED);
+						assertThat(Bytes.hasPattern(local, seed)).as("%d bytes, round %d", size, i).isTrue();
+						assertThat(Bytes.hasPattern(remote, seed)).as("%d bytes, round %d", size, i).isTrue();
+					}
+				}
+			}
+		}
+		finally {
+			second.shutdownNow();
+		}
+		int posts = 9 * (1 + rounds / 9);
+		assertThat(ends).hasSize(posts).allMatch(end -> end.startsWith("COMPLETED "));
+		assertThat(p.initiator.statistics().transfers(op, TransferState.COMPLETED)).isEqualTo(posts);
+		assertThat(p.initiator.inFlightTransfers()).isEmpty();
+	}
+
+	@Test
+	void aCallerPollingPastTheStallLimitEndsTheTransferStalledOnce(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> builder.stallTimeout(Duration.ofMillis(200)));
+		Transfer transfer = read.transfer;
+		long deadline = System.nanoTime() + WAIT.toNanos();
+		NixlException failure = null;
+		while (failure == null || failure.status() == NixlStatus.TIMEOUT) {
+			assertThat(System.nanoTime() - deadline).as("ended before the deadline").isNegative();
+			failure = catchThrowableOfType(NixlException.class, () -> transfer.await(Duration.ofMillis(1)));
+			assertThat(failure).as("a READ from a paused peer cannot complete").isNotNull();
+		}
+		assertThat(failure.status()).isEqualTo(NixlStatus.STALLED);
+		assertThat(failure.getMessage()).contains("stall limit");
+		assertThat(transfer.state()).isEqualTo(TransferState.STALLED);
+		assertThat(transfer.completion()).isCompletedExceptionally();
+		AgentStatistics statistics = read.initiator.statistics();
+		assertThat(statistics.transfers(XferOp.READ, TransferState.STALLED)).isEqualTo(1);
+		assertThat(statistics.transfers(XferOp.READ, TransferState.COMPLETED)).isZero();
+		assertThat(read.initiator.inFlightTransfers()).isEmpty();
+		assertThat(read.registration.inFlightTransfers()).isZero();
+		assertAgentStillWorks(read);
+	}
+
+	@Test
+	void anInterruptedWaitIsCancelledWithoutCancellingTheTransfer(TestInfo info) throws Exception {
+		InFlightRead read = inFlightRead(info, builder -> {
+		});
+		Thread.currentThread().interrupt();
+		NixlException interrupted;
+		try {
+			interrupted = catchThrowableOfType(NixlException.class, () -> read.transfer.await(WAIT));
+		}
+		finally {
+			assertThat(Thread.interrupted()).as("the interrupt status is kept").isTrue();
+		}
+		assertThat(interrupted.status()).isEqualTo(NixlStatus.CANCELLED);
+		assertThat(interrupted.getMessage()).contains("interrupted");
+		assertThat(read.transfer.state()).isEqualTo(TransferState.IN_PROGRESS);
+		NixlException none = catchThrowableOfType(NixlException.class, () -> read.transfer.await(Duration.ZERO));
+		assertThat(none.status()).isEqualTo(NixlStatus.TIMEOUT);
+		read.peer.resume();
+		read.transfer.await(WAIT);
+		assertThat(read.transfer.state()).isEqualTo(TransferState.COMPLETED);
+		assertThat(PeerMain.crc(read.local)).isEqualTo(read.peer.crc());
+	}
+
 	@Test
 	void closingAnAgentWithTransfersInFlightCancelsThem(TestInfo info) throws Exception {
 		InFlightRead read = inFlightRead(info, builder -> {

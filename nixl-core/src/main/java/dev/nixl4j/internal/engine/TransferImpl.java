@@ -28,6 +28,16 @@ final class TransferImpl implements Transfer {
 
 	private static final int IN_PROGRESS = 1;
 
+	/**
+	 * How long {@link #await(Duration)} polls on the calling thread before it blocks on
+	 * the future: as long as the progress loop spins after progress, so that a short
+	 * transfer ends without a hand-off between threads.
+	 */
+	static final long AWAIT_SPIN_NANOS = 20_000;
+
+	/** The thread that survived faults of a waiting caller are reported against. */
+	private static final String CALLER = "waiting caller";
+
 	private final AgentCore agent;
 
 	private final AgentLifecycle lifecycle;
@@ -194,20 +204,79 @@ final class TransferImpl implements Transfer {
 			if (this.state != TransferState.IN_PROGRESS) {
 				return true;
 			}
-			finish = onStatus(this.driver.status(this.handle), "get_xfer_status");
-			if (finish == null && System.nanoTime() - this.stallDeadline > 0) {
-				this.driver.release(this.handle);
-				this.handle = 0;
-				finish = end(TransferState.STALLED,
-						failure(NixlStatus.STALLED, "get_xfer_status", "still in progress after the stall limit of "
-								+ this.agent.config().stallTimeout() + "; the request was cancelled"));
-			}
+			finish = pollLocked();
 		}
 		if (finish == null) {
 			return false;
 		}
 		finish.run();
 		return true;
+	}
+
+	/**
+	 * Asks the engine once for the status of the post in flight and ends it when it
+	 * finished, failed or passed the stall limit. Holds the monitor, and the transfer is
+	 * in progress.
+	 */
+	private @Nullable Finish pollLocked() {
+		Finish finish = onStatus(this.driver.status(this.handle), "get_xfer_status");
+		if (finish == null && System.nanoTime() - this.stallDeadline > 0) {
+			this.driver.release(this.handle);
+			this.handle = 0;
+			finish = end(TransferState.STALLED,
+					failure(NixlStatus.STALLED, "get_xfer_status", "still in progress after the stall limit of "
+							+ this.agent.config().stallTimeout() + "; the request was cancelled"));
+		}
+		return finish;
+	}
+
+	/**
+	 * Polls the post in flight on the calling thread until it ends, the spin is over, or
+	 * the thread is interrupted; polls at least once. The progress loop may poll at the
+	 * same time: both go through this object's monitor, and only the poll that sees the
+	 * end runs it. A poll that throws is handled as the progress loop handles it: counted
+	 * as a survived fault, and the transfer ended as failed.
+	 */
+	private void spinPoll(long spinNanos) {
+		long spinStart = System.nanoTime();
+		do {
+			Finish finish;
+			Throwable pollFailure = null;
+			Throwable releaseFailure = null;
+			synchronized (this) {
+				if (this.state != TransferState.IN_PROGRESS) {
+					return;
+				}
+				try {
+					finish = pollLocked();
+				}
+				catch (RuntimeException | Error ex) {
+					// ended here, under the monitor, so that no other poll can end it
+					// differently after this one threw
+					pollFailure = ex;
+					try {
+						this.driver.release(this.handle);
+					}
+					catch (RuntimeException | Error again) {
+						releaseFailure = again;
+					}
+					this.handle = 0;
+					finish = end(TransferState.FAILED, pollFailure(ex));
+				}
+			}
+			if (pollFailure != null) {
+				this.agent.faults().survived(CALLER, pollFailure);
+			}
+			if (releaseFailure != null) {
+				this.agent.faults().survived(CALLER, releaseFailure);
+			}
+			if (finish != null) {
+				finish.run();
+				return;
+			}
+			Thread.onSpinWait();
+		}
+		while (System.nanoTime() - spinStart < spinNanos && !Thread.currentThread().isInterrupted());
 	}
 
 	/**
@@ -281,8 +350,13 @@ final class TransferImpl implements Transfer {
 	@Override
 	public Transfer await(Duration timeout) {
 		CompletableFuture<Transfer> future = completion();
+		long timeoutNanos = timeout.toNanos();
+		long start = System.nanoTime();
+		if (!future.isDone()) {
+			spinPoll(Math.min(AWAIT_SPIN_NANOS, timeoutNanos));
+		}
 		try {
-			return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+			return future.get(timeoutNanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
 			throw failure(NixlStatus.TIMEOUT, "get_xfer_status",
@@ -357,10 +431,14 @@ final class TransferImpl implements Transfer {
 	 * Does nothing when the transfer had already ended (a listener threw after its end).
 	 */
 	void pollThrew(Throwable cause) {
-		abort(new NixlException(
+		abort(pollFailure(cause));
+	}
+
+	private NixlException pollFailure(Throwable cause) {
+		return new NixlException(
 				NixlStatus.ERROR_EXCEPTION, "get_xfer_status", this.agent.name(), this.remoteAgent, this.op + " of "
 						+ this.byteSize + " bytes: polling its status threw " + cause + "; the request was cancelled",
-				cause));
+				cause);
 	}
 
 	@Override

@@ -130,7 +130,13 @@ class ProgressLoopFaultTest {
 		s.initiator.addTransferListener(failing);
 		s.initiator.addTransferListener(counting);
 
-		writeAndCheck(s, 3);
+		// waited for on its future: Transfer.await would poll, and so end it, on this
+		// thread
+		Bytes.fill(s.local, 3);
+		try (Transfer transfer = s.write()) {
+			assertThat(transfer.completion()).succeedsWithin(WAIT);
+		}
+		assertThat(Bytes.hasPattern(s.remote, 3)).isTrue();
 		assertThat(thrown).as("the listener ran on the progress thread").hasValue(1);
 		assertThat(heard).as("the other listener still heard the end").hasValue(1);
 		// the loop counts the Error once the transfer's future completed: just after the
