@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Backend;
@@ -70,6 +71,14 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	private final MemorySegment drainPointer;
 
 	private final MemorySegment drainLength;
+
+	/**
+	 * Optional arguments of a post, kept from one post to the next so that a post does
+	 * not create and destroy them: a post takes it (or creates its own when another post
+	 * holds it) and gives it back, and every post sets whether it carries a notification.
+	 * NIXL copies the message during the post.
+	 */
+	private final AtomicReference<@Nullable MemorySegment> spareOptArgs = new AtomicReference<>();
 
 	private NativeDriver(String name, NativeLibrary library, NativeLibraryInfo libraryInfo, MemorySegment agent,
 			boolean etcdConfigured) {
@@ -607,26 +616,46 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
 	@Override
 	public int post(long request, byte @Nullable [] notification) {
-		try (Arena arena = Arena.ofConfined()) {
-			MemorySegment out = arena.allocate(ADDRESS);
-			check((int) Capi.CREATE_OPT_ARGS.invokeExact(out), "create_opt_args", null, "");
-			MemorySegment opt = out.get(ADDRESS, 0);
-			try {
-				if (notification != null) {
+		MemorySegment opt = this.spareOptArgs.getAndSet(null);
+		try {
+			if (opt == null) {
+				opt = createOptArgs();
+			}
+			if (notification != null) {
+				try (Arena arena = Arena.ofConfined()) {
 					MemorySegment message = arena.allocateFrom(ValueLayout.JAVA_BYTE, notification);
 					check((int) Capi.OPT_ARGS_SET_NOTIF_MSG.invokeExact(opt, message, (long) notification.length),
 							"opt_args_set_notif_msg", null, "");
 				}
-				check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, notification != null),
-						"opt_args_set_has_notif", null, "");
-				return (int) Capi.POST_XFER_REQ.invokeExact(this.agent, MemorySegment.ofAddress(request), opt);
 			}
-			finally {
-				int ignored = (int) Capi.DESTROY_OPT_ARGS.invokeExact(opt);
-			}
+			check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, notification != null), "opt_args_set_has_notif",
+					null, "");
+			return (int) Capi.POST_XFER_REQ.invokeExact(this.agent, MemorySegment.ofAddress(request), opt);
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "post_xfer_req");
+		}
+		finally {
+			if (opt != null && !this.spareOptArgs.compareAndSet(null, opt)) {
+				destroyOptArgs(opt);
+			}
+		}
+	}
+
+	private MemorySegment createOptArgs() throws Throwable {
+		try (Arena arena = Arena.ofConfined()) {
+			MemorySegment out = arena.allocate(ADDRESS);
+			check((int) Capi.CREATE_OPT_ARGS.invokeExact(out), "create_opt_args", null, "");
+			return out.get(ADDRESS, 0);
+		}
+	}
+
+	private static void destroyOptArgs(MemorySegment opt) {
+		try {
+			int ignored = (int) Capi.DESTROY_OPT_ARGS.invokeExact(opt);
+		}
+		catch (Throwable ex) {
+			throw rethrow(ex, "destroy_opt_args");
 		}
 	}
 
@@ -727,6 +756,10 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	@Override
 	public void close() {
 		try {
+			MemorySegment opt = this.spareOptArgs.getAndSet(null);
+			if (opt != null) {
+				destroyOptArgs(opt);
+			}
 			int ignored = (int) Capi.DESTROY_NOTIF_MAP.invokeExact(this.notifMap);
 			for (MemorySegment backend : this.backendHandles) {
 				ignored = (int) Capi.DESTROY_BACKEND.invokeExact(backend);
