@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
 				+ "Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from the prepared lists (up "
 				+ "to 100 samples); Post = the time inside post(); Tx = from the return of post() to its completion (0 when "
 				+ "NIXL finished inside post()); Med Post-to-Done = median time from calling post() to completion, the "
-				+ "latency a caller sees." },
+				+ "latency a caller sees. Below each row: bytes allocated per timed post by the benchmark thread and by "
+				+ "the initiator's progress thread." },
 		exitCodeList = { "0:every transfer verified", "1:a transfer or its verification failed", "2:usage error",
 				"3:NIXL's native library cannot be loaded" })
 final class BenchCommand extends Subcommand {
@@ -72,6 +73,15 @@ final class BenchCommand extends Subcommand {
 			description = "target agent in this JVM (1) or in a child JVM (2) (default ${DEFAULT-VALUE})")
 	private int processes;
 
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
+	@Option(names = "--completion", paramLabel = "HOW", defaultValue = "future",
+			description = "how the benchmark thread waits for each post: future (default: spins up to 50 us on the "
+					+ "future post() returned, which the progress loop completes, then blocks on it) or caller "
+					+ "(Transfer.await, which polls the transfer on the calling thread for up to 20 us before it "
+					+ "blocks)")
+	private BenchOptions.Completion completion;
+
 	@Mixin
 	private OutputOptions output = new OutputOptions();
 
@@ -99,7 +109,7 @@ final class BenchCommand extends Subcommand {
 			case BOTH -> List.of(XferOp.WRITE, XferOp.READ);
 		};
 		return new BenchOptions(ops, this.minBlock, this.maxBlock, this.batch, this.iterations, this.warmup,
-				this.largeBlockFactor, this.processes, this.output.json());
+				this.largeBlockFactor, this.processes, this.output.json(), this.completion);
 	}
 
 	@Override

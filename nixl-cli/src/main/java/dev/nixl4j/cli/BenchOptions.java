@@ -18,9 +18,10 @@ import dev.nixl4j.XferOp;
  * {@value #LARGE_BLOCK} bytes, as nixlbench's {@code large_blk_iter_ftr}
  * @param processes 1: both agents in this JVM; 2: the target agent in a child JVM
  * @param json whether to print JSON instead of tables
+ * @param completion how the benchmark thread learns that a post finished
  */
 record BenchOptions(List<XferOp> ops, long minBlock, long maxBlock, int batch, int iterations, int warmup,
-		int largeBlockFactor, int processes, boolean json) {
+		int largeBlockFactor, int processes, boolean json, Completion completion) {
 
 	/** Blocks above this size run fewer iterations (nixlbench's threshold). */
 	static final long LARGE_BLOCK = 1 << 20;
@@ -53,6 +54,23 @@ record BenchOptions(List<XferOp> ops, long minBlock, long maxBlock, int batch, i
 	 */
 	int warmup(long block) {
 		return (block > LARGE_BLOCK) ? this.warmup / this.largeBlockFactor : this.warmup;
+	}
+
+	/** How the benchmark thread waits for a post to finish. */
+	enum Completion {
+
+		/**
+		 * Spins on the future that {@code post()} returned, which the agent's progress
+		 * loop completes, then blocks on it.
+		 */
+		FUTURE,
+
+		/**
+		 * Calls {@code Transfer.await}, which polls the transfer on the calling thread
+		 * for a few microseconds before it blocks on the future.
+		 */
+		CALLER
+
 	}
 
 }

@@ -57,7 +57,7 @@ final class BenchReport {
 					+ " us, native environment " + this.config.nativeEnvironment());
 			out.println(this.options.iterations() + " iterations (" + this.options.iterations(Long.MAX_VALUE)
 					+ " above 1 MiB), " + this.options.warmup() + " warm-up (" + this.options.warmup(Long.MAX_VALUE)
-					+ " above 1 MiB)");
+					+ " above 1 MiB), completion " + this.options.completion().name().toLowerCase(Locale.ROOT));
 			StringBuilder header = new StringBuilder();
 			for (int i = 0; i < COLUMNS.length; i++) {
 				header.append(pad(COLUMNS[i], WIDTHS[i]));
@@ -77,6 +77,12 @@ final class BenchReport {
 			line.append("  VERIFICATION FAILED");
 		}
 		out.println(line.toString().stripTrailing());
+		out.println("  allocated per post: " + bytes(row.allocatedPerPost()) + " on the benchmark thread, "
+				+ bytes(row.progressAllocatedPerPost()) + " on the progress thread");
+	}
+
+	private static String bytes(long count) {
+		return (count < 0) ? "unknown" : count + " B";
 	}
 
 	/**
@@ -101,6 +107,7 @@ final class BenchReport {
 		document.put("iterations", this.options.iterations());
 		document.put("warmup", this.options.warmup());
 		document.put("largeBlockFactor", this.options.largeBlockFactor());
+		document.put("completion", this.options.completion().name().toLowerCase(Locale.ROOT));
 		document.put("results", rows.stream().map(BenchReport::json).toList());
 		return JsonWriter.write(document);
 	}
@@ -121,6 +128,8 @@ final class BenchReport {
 		entry.put("avgTxUs", OutputOptions.figure(row.avgTxUs()));
 		entry.put("p99TxUs", OutputOptions.figure(row.p99TxUs()));
 		entry.put("medianPostToCompletionUs", OutputOptions.figure(row.medianPostToCompletionUs()));
+		entry.put("allocatedBytesPerPost", row.allocatedPerPost());
+		entry.put("progressAllocatedBytesPerPost", row.progressAllocatedPerPost());
 		entry.put("verified", row.verified());
 		return entry;
 	}

@@ -23,9 +23,14 @@ import dev.nixl4j.XferOp;
  * @param p99TxUs 99th percentile of that time
  * @param medianPostToCompletionUs median time from the call of {@code post()} to
  * completion
+ * @param allocatedPerPost bytes the benchmark thread allocated per timed post, -1 when
+ * unknown
+ * @param progressAllocatedPerPost bytes the initiator's progress thread allocated per
+ * timed post, -1 when unknown
  * @param verified whether the destination held the source's bytes afterwards
  */
 record BenchRow(XferOp op, long blockSize, int batchSize, int iterations, int warmup, double bandwidthGBps,
 		double avgLatencyUs, double avgPrepUs, double p99PrepUs, double avgPostUs, double p99PostUs, double avgTxUs,
-		double p99TxUs, double medianPostToCompletionUs, boolean verified) {
+		double p99TxUs, double medianPostToCompletionUs, long allocatedPerPost, long progressAllocatedPerPost,
+		boolean verified) {
 }

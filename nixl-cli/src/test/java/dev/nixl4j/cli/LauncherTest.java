@@ -75,16 +75,25 @@ class LauncherTest {
 		checkBench(2, 2);
 	}
 
+	@Test
+	void benchWaitingOnTheCallersThreadPrintsVerifiedRowsAsJson() throws Exception {
+		checkBench(2, 1, "--completion", "caller");
+	}
+
 	@SuppressWarnings("unchecked")
-	private void checkBench(int processes, int batch) throws Exception {
-		ProcessRun run = nixl4j("bench", "--processes", Integer.toString(processes), "--batch", Integer.toString(batch),
-				"--min-block", "4k", "--max-block", "64k", "--iterations", "20", "--warmup", "2", "--json");
+	private void checkBench(int processes, int batch, String... more) throws Exception {
+		List<String> args = new ArrayList<>(
+				List.of("bench", "--processes", Integer.toString(processes), "--batch", Integer.toString(batch),
+						"--min-block", "4k", "--max-block", "64k", "--iterations", "20", "--warmup", "2", "--json"));
+		args.addAll(List.of(more));
+		ProcessRun run = nixl4j(args.toArray(String[]::new));
 
 		assertThat(run.exitCode()).as(run.describe()).isZero();
 		Map<String, Object> document = (Map<String, Object>) JSON.read(run.out().strip());
 		assertThat(document).containsEntry("tool", "nixl4j bench")
 			.containsEntry("processes", (double) processes)
-			.containsEntry("memory", "DRAM -> DRAM");
+			.containsEntry("memory", "DRAM -> DRAM")
+			.containsEntry("completion", List.of(more).contains("caller") ? "caller" : "future");
 		List<Map<String, Object>> results = (List<Map<String, Object>>) document.get("results");
 		assertThat(results).hasSize(2 * 5);
 		List<String> seen = new ArrayList<>();
@@ -99,6 +108,8 @@ class LauncherTest {
 			}
 			assertThat((Double) row.get("bandwidthGBps")).as("bandwidth of " + row).isPositive();
 			assertThat((Double) row.get("medianPostToCompletionUs")).as("median of " + row).isPositive();
+			assertThat((Double) row.get("allocatedBytesPerPost")).as("allocation of " + row).isNotNegative();
+			assertThat((Double) row.get("progressAllocatedBytesPerPost")).as("allocation of " + row).isNotNegative();
 			double block = (Double) row.get("blockSize");
 			// Both columns come from the same wall time: GB/s x (us per block) x 1000 =
 			// bytes per block.

@@ -124,7 +124,7 @@ class Nixl4jCliTest {
 						"--backend-param", "--env", "--progress-delay-us", "--native-dir"),
 				"selftest", List.of("--timeout", "--engine", "--backend"), "bench",
 				List.of("--op", "--min-block", "--max-block", "--batch", "--iterations", "--warmup",
-						"--large-block-factor", "--processes", "--json", "--engine"),
+						"--large-block-factor", "--processes", "--completion", "--json", "--engine"),
 				"kv-bench", List.of("--requests", "--blocks", "--run", "--warmup", "--timeout", "--json", "--engine"),
 				"memcpy", List.of("--min", "--max", "--bytes", "--json"));
 		options.forEach((command, names) -> {
@@ -178,6 +178,14 @@ class Nixl4jCliTest {
 		assertThat(options.batch()).isEqualTo(1);
 		assertThat(options.processes()).isEqualTo(1);
 		assertThat(options.json()).isFalse();
+		assertThat(options.completion()).isEqualTo(BenchOptions.Completion.FUTURE);
+	}
+
+	@Test
+	void benchWaitsOnTheCallersThreadWhenAsked() {
+		assertThat(((BenchCommand) parse("bench", "--completion", "caller")).options().completion())
+			.isEqualTo(BenchOptions.Completion.CALLER);
+		assertThat(run("bench", "--completion", "sometime")).isEqualTo(Nixl4jCli.EXIT_USAGE);
 	}
 
 	@Test
