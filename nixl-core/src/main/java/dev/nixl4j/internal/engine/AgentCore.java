@@ -3,6 +3,7 @@ package dev.nixl4j.internal.engine;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -72,8 +73,6 @@ public final class AgentCore implements NixlAgent {
 
 	private final Set<TransferImpl> transfers = ConcurrentHashMap.newKeySet();
 
-	private final Set<TransferImpl> inFlight = ConcurrentHashMap.newKeySet();
-
 	private final DescriptorChecks checks;
 
 	private final RemoteMemory remotes;
@@ -108,7 +107,7 @@ public final class AgentCore implements NixlAgent {
 		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity());
 		this.statistics = new AgentStatisticsCounter(this.notifications);
 		this.faults = new AgentFaults(config.name(), this.lifecycle, this.statistics, this.notifications,
-				this.inFlight);
+				this.transfers);
 		this.progressLoop = new ProgressLoop(this);
 		EtcdExchangeDriver etcdExchange = driver.etcdExchange();
 		this.etcdMetadata = (etcdExchange != null) ? new EtcdMetadataCapability(this, etcdExchange) : null;
@@ -421,10 +420,6 @@ public final class AgentCore implements NixlAgent {
 		return transfer;
 	}
 
-	void transferStarted(TransferImpl transfer) {
-		this.inFlight.add(transfer);
-	}
-
 	void progress(TransferImpl transfer) {
 		this.progressLoop.submit(transfer);
 		NixlException failed = this.lifecycle.failure();
@@ -437,7 +432,6 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	void transferEnded(TransferImpl transfer, TransferState state, boolean notified, @Nullable NixlException failure) {
-		this.inFlight.remove(transfer);
 		this.statistics.record(transfer, state, notified);
 		if (state == TransferState.STALLED && failure != null) {
 			logger.log(Level.WARNING, failure.getMessage());
@@ -510,7 +504,22 @@ public final class AgentCore implements NixlAgent {
 
 	@Override
 	public List<Transfer> inFlightTransfers() {
-		return List.copyOf(this.inFlight);
+		return List.copyOf(inFlight());
+	}
+
+	/**
+	 * Returns the transfers in progress. Found among all open transfers by their state
+	 * rather than kept in a set of their own, so that a post adds nothing to a shared
+	 * collection.
+	 */
+	private List<TransferImpl> inFlight() {
+		List<TransferImpl> inFlight = new ArrayList<>();
+		for (TransferImpl transfer : this.transfers) {
+			if (transfer.state() == TransferState.IN_PROGRESS) {
+				inFlight.add(transfer);
+			}
+		}
+		return inFlight;
 	}
 
 	@Override
@@ -543,7 +552,7 @@ public final class AgentCore implements NixlAgent {
 			// a transfer whose engine call throws must not keep the agent open, its
 			// thread running
 			// and its engine unclosed
-			for (TransferImpl transfer : List.copyOf(this.inFlight)) {
+			for (TransferImpl transfer : inFlight()) {
 				try {
 					transfer.cancel();
 				}
@@ -578,7 +587,7 @@ public final class AgentCore implements NixlAgent {
 	@Override
 	public String toString() {
 		return "NixlAgent['" + name() + "', " + engine() + ", " + this.registrations.size() + " registration(s), "
-				+ this.inFlight.size() + " transfer(s) in flight]";
+				+ inFlight().size() + " transfer(s) in flight]";
 	}
 
 }

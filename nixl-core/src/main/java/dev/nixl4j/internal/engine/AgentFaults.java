@@ -33,15 +33,16 @@ final class AgentFaults implements EngineDriver.FaultListener {
 
 	private final NotificationDispatcher notifications;
 
-	private final Set<TransferImpl> inFlight;
+	/** The agent's open transfers, of which those in progress are aborted on failure. */
+	private final Set<TransferImpl> transfers;
 
 	AgentFaults(String agentName, AgentLifecycle lifecycle, AgentStatisticsCounter statistics,
-			NotificationDispatcher notifications, Set<TransferImpl> inFlight) {
+			NotificationDispatcher notifications, Set<TransferImpl> transfers) {
 		this.agentName = agentName;
 		this.lifecycle = lifecycle;
 		this.statistics = statistics;
 		this.notifications = notifications;
-		this.inFlight = inFlight;
+		this.transfers = transfers;
 	}
 
 	@Override
@@ -78,7 +79,8 @@ final class AgentFaults implements EngineDriver.FaultListener {
 		// which may
 		// throw as well
 		this.notifications.failWaiters(failed);
-		for (TransferImpl transfer : List.copyOf(this.inFlight)) {
+		// abort() ends a transfer only while it is in progress
+		for (TransferImpl transfer : List.copyOf(this.transfers)) {
 			try {
 				transfer.abort(failed);
 			}

@@ -176,7 +176,6 @@ final class TransferImpl implements Transfer {
 			this.state = TransferState.IN_PROGRESS;
 			this.postedAt = System.nanoTime();
 			this.stallDeadline = this.postedAt + this.agent.config().stallTimeout().toNanos();
-			this.agent.transferStarted(this);
 			int status;
 			try {
 				status = this.driver.post(this.handle, message);
