@@ -182,13 +182,15 @@ final class ProgressLoop implements Runnable {
 	}
 
 	/**
-	 * Polls one transfer. When the poll throws, the transfer is ended as failed (unless
-	 * it had already ended and a listener threw), so it is never polled again.
+	 * Polls one transfer. A poll that throws ends the transfer as failed (the transfer
+	 * reports it); what else throws (a listener, after the end) is reported here, and the
+	 * transfer ended as failed should it still be in progress, so it is never polled
+	 * again.
 	 * @return {@code true} when the transfer left the in-progress state
 	 */
 	private boolean poll(TransferImpl transfer) {
 		try {
-			return transfer.poll();
+			return transfer.poll(THREAD);
 		}
 		catch (Throwable ex) {
 			this.agent.faults().survived(THREAD, ex);

@@ -33,9 +33,9 @@ final class TransferImpl implements Transfer {
 	 * the future: as long as the progress loop spins after progress, so that a short
 	 * transfer ends without a hand-off between threads.
 	 */
-	static final long AWAIT_SPIN_NANOS = 20_000;
+	private static final long AWAIT_SPIN_NANOS = 20_000;
 
-	/** The thread that survived faults of a waiting caller are reported against. */
+	/** The thread named when the fault listener hears of a waiting caller's faults. */
 	private static final String CALLER = "waiting caller";
 
 	private final AgentCore agent;
@@ -195,15 +195,40 @@ final class TransferImpl implements Transfer {
 
 	/**
 	 * Polls once from the progress loop.
+	 * @param thread the name the fault listener hears for a poll that throws
 	 * @return {@code true} when the transfer left the in-progress state
 	 */
-	boolean poll() {
+	boolean poll(String thread) {
 		Finish finish;
+		Throwable pollFailure = null;
+		Throwable releaseFailure = null;
 		synchronized (this) {
 			if (this.state != TransferState.IN_PROGRESS) {
 				return true;
 			}
-			finish = pollLocked();
+			try {
+				finish = pollLocked();
+			}
+			catch (RuntimeException | Error ex) {
+				// ended here, under the monitor, so that a poll on another thread cannot
+				// end
+				// it differently after this one threw
+				pollFailure = ex;
+				try {
+					this.driver.release(this.handle);
+				}
+				catch (RuntimeException | Error again) {
+					releaseFailure = again;
+				}
+				this.handle = 0;
+				finish = end(TransferState.FAILED, pollFailure(ex));
+			}
+		}
+		if (pollFailure != null) {
+			this.agent.faults().survived(thread, pollFailure);
+		}
+		if (releaseFailure != null) {
+			this.agent.faults().survived(thread, releaseFailure);
 		}
 		if (finish == null) {
 			return false;
@@ -233,49 +258,17 @@ final class TransferImpl implements Transfer {
 	 * Polls the post in flight on the calling thread until it ends, the spin is over, or
 	 * the thread is interrupted; polls at least once. The progress loop may poll at the
 	 * same time: both go through this object's monitor, and only the poll that sees the
-	 * end runs it. A poll that throws is handled as the progress loop handles it: counted
-	 * as a survived fault, and the transfer ended as failed.
+	 * end runs it. A poll that throws is handled as on the progress loop's thread:
+	 * reported as a survived fault, and the transfer ended as failed.
 	 */
 	private void spinPoll(long spinNanos) {
 		long spinStart = System.nanoTime();
-		do {
-			Finish finish;
-			Throwable pollFailure = null;
-			Throwable releaseFailure = null;
-			synchronized (this) {
-				if (this.state != TransferState.IN_PROGRESS) {
-					return;
-				}
-				try {
-					finish = pollLocked();
-				}
-				catch (RuntimeException | Error ex) {
-					// ended here, under the monitor, so that no other poll can end it
-					// differently after this one threw
-					pollFailure = ex;
-					try {
-						this.driver.release(this.handle);
-					}
-					catch (RuntimeException | Error again) {
-						releaseFailure = again;
-					}
-					this.handle = 0;
-					finish = end(TransferState.FAILED, pollFailure(ex));
-				}
-			}
-			if (pollFailure != null) {
-				this.agent.faults().survived(CALLER, pollFailure);
-			}
-			if (releaseFailure != null) {
-				this.agent.faults().survived(CALLER, releaseFailure);
-			}
-			if (finish != null) {
-				finish.run();
+		while (!poll(CALLER)) {
+			if (System.nanoTime() - spinStart >= spinNanos || Thread.currentThread().isInterrupted()) {
 				return;
 			}
 			Thread.onSpinWait();
 		}
-		while (System.nanoTime() - spinStart < spinNanos && !Thread.currentThread().isInterrupted());
 	}
 
 	/**
