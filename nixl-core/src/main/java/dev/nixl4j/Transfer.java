@@ -12,9 +12,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * A transfer is posted with {@link #post()}; the agent's progress loop polls it and
- * completes the returned future. A completed transfer may be posted again (the
- * notification may change). Closing releases the native request; closing one in progress
- * cancels it.
+ * completes the returned future (a caller in {@link #await(Duration)} polls it too, for a
+ * few microseconds, and may be the one that completes it). A completed transfer may be
+ * posted again (the notification may change). Closing releases the native request;
+ * closing one in progress cancels it.
  */
 public interface Transfer extends AutoCloseable {
 
