@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Measures bandwidth against block size for four series and plots them:
+# Measures bandwidth against block size for six series and plots them:
 #   nixl4j native    bin/nixl4j bench --engine native --processes 2 --op write (NIXL, UCX)
 #   nixl4j embedded  bin/nixl4j bench --engine embedded --processes 2 --op write (TCP loopback)
+#   KV path native   bin/nixl4j kv-bench --engine native, requests of 1 to 128 consecutive KV blocks
+#                    (2 MiB to 256 MiB) pulled under leases, plotted at the request's size
+#   KV path embedded the same on the embedded engine
 #   ucx_perftest     ucx_perftest -t ucp_put_bw, server and client on 127.0.0.1, one run per size
 #   memcpy           bin/nixl4j memcpy (one thread, MemorySegment.copy)
 # Each series is written to docs/bench/bandwidth-<series>.json (the tool's own JSON, or for
@@ -9,9 +12,9 @@
 # the load average), then src/bench/PlotBandwidth.java renders docs/bench/bandwidth.png from them
 # (reading them with nixl-core's JSON reader).
 # GB/s are 10^9 bytes per second throughout; ucx_perftest's "MB/s" are MiB/s and are converted.
-# Network traffic goes to 127.0.0.1 only. About 2 minutes on 2 cores.
+# Network traffic goes to 127.0.0.1 only. About 3 minutes on 2 cores.
 #
-#   src/bench/plot-bandwidth.sh              measure all four series, then plot
+#   src/bench/plot-bandwidth.sh              measure all six series, then plot
 #   src/bench/plot-bandwidth.sh --plot-only  plot the JSON already in docs/bench
 #
 # Environment:
@@ -106,6 +109,28 @@ for engine in native embedded; do
     "${bench_counts[@]}" --json)
   data=$("$root/bin/nixl4j" "${args[@]}" 2>>"$log") || { echo "bin/nixl4j ${args[*]} failed:" >&2; tail -n 20 "$log" >&2; exit 1; }
   write_series "nixl4j-$engine" "nixl4j $engine engine (2 processes, WRITE)" "bin/nixl4j ${args[*]}" "$before" "$data"
+done
+
+# The KV path: one kv-bench run per request size, each request one contiguous run of blocks (the
+# producer's blocks in consecutive ids), so the plot shows the lease protocol's cost against the
+# raw WRITE of the same bytes. Each point is the request's bytes and the run's GB/s.
+for engine in native embedded; do
+  echo "nixl4j kv-bench, $engine engine, requests of 1 to 128 consecutive blocks"
+  before=$(load)
+  results=""
+  first=""
+  for ((blocks = 1; blocks <= 128; blocks *= 2)); do
+    requests=$(( blocks <= 16 ? 50 : 20 ))
+    args=(kv-bench --engine "$engine" --blocks "$blocks" --run "$blocks" --requests "$requests" --warmup 5 --json)
+    first=${first:-"bin/nixl4j ${args[*]}"}
+    row=$("$root/bin/nixl4j" "${args[@]}" 2>>"$log") || { echo "bin/nixl4j ${args[*]} failed:" >&2; tail -n 20 "$log" >&2; exit 1; }
+    # kv-bench's document, with the request's bytes as the point's size
+    size=$(sed -nE 's/.*"bytesPerRequest":([0-9]+).*/\1/p' <<<"$row")
+    results+="${results:+,}{\"blockSize\":$size,\"kvBench\":$row,$(sed -nE 's/.*("bandwidthGBps":[0-9.]+).*/\1/p' <<<"$row")}"
+  done
+  write_series "kv-$engine" "nixl4j KV pull, $engine engine (x: request bytes)" \
+    "${first/--blocks 1 --run 1/--blocks B --run B} for B = 1, 2, 4, ... 128 (50 requests up to 16 blocks, 20 above)" \
+    "$before" "{\"tool\":\"nixl4j kv-bench\",\"results\":[$results]}"
 done
 
 echo "ucx_perftest ucp_put_bw, loopback, one run per size"

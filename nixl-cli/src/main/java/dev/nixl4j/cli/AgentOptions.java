@@ -34,6 +34,11 @@ final class AgentOptions {
 					+ "signals; 0 makes it spin)")
 	private @Nullable Integer progressDelayMicros;
 
+	@Option(names = "--progress-thread", paramLabel = "BOOLEAN", arity = "1",
+			description = "whether NIXL runs its own progress thread (default true); without it, nixl4j's progress "
+					+ "loop progresses UCX when it drains notifications")
+	private boolean progressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
+
 	private final List<String> plugins = new ArrayList<>();
 
 	private final List<Map<String, String>> parameters = new ArrayList<>();
@@ -64,6 +69,7 @@ final class AgentOptions {
 		if (this.progressDelayMicros != null) {
 			builder.nativeProgressDelay(Duration.ofNanos(this.progressDelayMicros * 1000L));
 		}
+		builder.nativeProgressThread(this.progressThread);
 		if (!this.plugins.isEmpty()) {
 			BackendConfig[] backends = new BackendConfig[this.plugins.size()];
 			for (int i = 0; i < backends.length; i++) {
@@ -84,6 +90,7 @@ final class AgentOptions {
 		if (this.progressDelayMicros != null) {
 			tokens.addAll(List.of("--progress-delay-us", this.progressDelayMicros.toString()));
 		}
+		tokens.addAll(List.of("--progress-thread", Boolean.toString(this.progressThread)));
 		for (int i = 0; i < this.plugins.size(); i++) {
 			tokens.addAll(List.of("--backend", this.plugins.get(i)));
 			this.parameters.get(i)

@@ -43,6 +43,12 @@ import picocli.CommandLine.Option;
 		exitCodeList = { "0:ended on QUIT or at the end of its input", "1:a failure", "2:usage error" })
 final class KvBenchProducerCommand extends Subcommand {
 
+	/**
+	 * How long SUMMARY waits for leases being ended; the parent waits 60 s for its
+	 * answer.
+	 */
+	private static final Duration SUMMARY_WAIT = Duration.ofSeconds(10);
+
 	@Option(names = "--name", paramLabel = "NAME", description = "the producer agent's name")
 	private @Nullable String name;
 
@@ -107,8 +113,11 @@ final class KvBenchProducerCommand extends Subcommand {
 									.map(String::valueOf)
 									.collect(Collectors.joining(",")));
 					}
-					case "SUMMARY" ->
+					case "SUMMARY" -> {
+						// a lease's outcome ends just after its consumer was answered
+						producer.awaitLeasesEnded(SUMMARY_WAIT);
 						out.println("SUMMARY " + completed.get() + " " + expired.get() + " " + producer.activeLeases());
+					}
 					default -> {
 						return false;
 					}

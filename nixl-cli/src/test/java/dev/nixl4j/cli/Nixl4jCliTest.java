@@ -119,9 +119,9 @@ class Nixl4jCliTest {
 
 	@Test
 	void helpListsEachCommandsOptionsAndExitStatuses() {
-		Map<String, List<String>> options = Map.of(
-				"info", List.of("--env", "--native-dir"), "doctor", List.of("--memory-type", "--engine", "--backend",
-						"--backend-param", "--env", "--progress-delay-us", "--native-dir"),
+		Map<String, List<String>> options = Map.of("info", List.of("--env", "--native-dir"), "doctor",
+				List.of("--memory-type", "--engine", "--backend", "--backend-param", "--env", "--progress-delay-us",
+						"--progress-thread", "--native-dir"),
 				"selftest", List.of("--timeout", "--engine", "--backend"), "bench",
 				List.of("--op", "--min-block", "--max-block", "--batch", "--iterations", "--warmup",
 						"--large-block-factor", "--processes", "--completion", "--json", "--engine"),
@@ -212,12 +212,14 @@ class Nixl4jCliTest {
 	@Test
 	void aChildProcessGetsTheSameAgentConfiguration() {
 		AgentOptions options = agentOptions("--backend-param", "a=1", "--backend", "POSIX", "--backend-param",
-				"use_uring=true", "--env", "UCX_TLS=tcp", "--progress-delay-us", "0", "--native-dir", "/opt/nixl/lib",
-				"--engine", "auto");
+				"use_uring=true", "--env", "UCX_TLS=tcp", "--progress-delay-us", "0", "--progress-thread", "false",
+				"--native-dir", "/opt/nixl/lib", "--engine", "auto");
 
 		AgentConfig child = agentOptions(options.tokens().toArray(String[]::new)).config("cli-test");
 
 		assertThat(child).isEqualTo(options.config("cli-test"));
+		assertThat(child.nativeProgressThread()).isFalse();
+		assertThat(agentOptions().config("cli-test").nativeProgressThread()).isTrue();
 	}
 
 	private static AgentOptions agentOptions(String... args) {

@@ -76,8 +76,11 @@ public final class KvLease {
 	}
 
 	/**
-	 * Returns a future of how the lease ended.
-	 * @return a future completed once, when the blocks were released
+	 * Returns a future of how the lease ended. It completes on the producer's thread,
+	 * after the blocks were released; for a lease its consumers completed, that is just
+	 * after the last consumer was answered, so a consumer's pull may return first (wait
+	 * with {@link KvProducer#awaitLeasesEnded} to see every outcome).
+	 * @return a future completed once, after the blocks were released
 	 */
 	public CompletableFuture<LeaseOutcome> outcome() {
 		return this.outcome.copy();

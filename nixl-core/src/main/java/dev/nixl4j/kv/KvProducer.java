@@ -57,11 +57,19 @@ import org.jspecify.annotations.Nullable;
  * {@code <prefix>release:} only, so other notifications of the agent stay where they are.
  *
  * <p>
- * One daemon thread per producer runs expiries and answers consumers; {@link #close()}
- * stops it, and releases the blocks of every lease still held. What one expiry or one
- * answer throws, even an {@link Error}, is logged with its context and counted
- * ({@link #internalErrors()}), and the thread goes on: an expiry releases the lease's
- * blocks and ends its outcome whatever throws on the way.
+ * A consumer waits for the answer to its read, so the producer answers a consumer whose
+ * metadata is loaded at once, on the thread that delivered the notification (the agent's
+ * progress loop): deciding the lease and sending the answer take no lock but the
+ * producer's own and make no call that waits. Everything else (loading a consumer's
+ * metadata, ending a lease's outcome, which runs its dependents, logging) happens on the
+ * producer's thread.
+ *
+ * <p>
+ * One daemon thread per producer runs expiries, the rest of the answers and releases;
+ * {@link #close()} stops it, and releases the blocks of every lease still held. What one
+ * expiry or one answer throws, even an {@link Error}, is logged with its context and
+ * counted ({@link #internalErrors()}), and the thread goes on: an expiry releases the
+ * lease's blocks and ends its outcome whatever throws on the way.
  */
 public final class KvProducer implements AutoCloseable, DrainParticipant {
 
@@ -369,17 +377,72 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				return;
 			}
 			this.armed.put(matcher, next);
-			// A rejected hand-over (the producer closed meanwhile) must not reach the
-			// thread that
-			// completed the wait: that is the agent's progress loop.
-			next.whenCompleteAsync((notification, failure) -> received(matcher, notification, failure), task -> {
-				try {
-					this.scheduler.execute(task);
+			if (matcher == this.doneMatcher) {
+				next.whenComplete(this::onDone);
+			}
+			else {
+				next.whenComplete((notification, failure) -> handOver(() -> received(matcher, notification, failure)));
+			}
+		}
+	}
+
+	/**
+	 * Runs the rest of the work on the producer's thread. A rejected hand-over (the
+	 * producer closed meanwhile) must not reach the thread that completed the wait: that
+	 * is the agent's progress loop.
+	 */
+	private boolean handOver(Runnable task) {
+		try {
+			this.scheduler.execute(task);
+			return true;
+		}
+		catch (RejectedExecutionException ex) {
+			logger.log(Level.DEBUG, "KV producer closed while a notification was handed over");
+			return false;
+		}
+	}
+
+	/**
+	 * A consumer reported its read: answered at once, on the delivering thread, when its
+	 * metadata is loaded; else on the producer's thread, which may load it first.
+	 * Whatever throws here is caught: the delivering thread would drop it unseen.
+	 */
+	private void onDone(@Nullable Notification notification, @Nullable Throwable failure) {
+		if (notification == null || !this.agent.hasRemoteMetadata(notification.remoteAgent())) {
+			handOver(() -> received(this.doneMatcher, notification, failure));
+			return;
+		}
+		synchronized (this.lock) {
+			this.answering++;
+		}
+		Answer decided = null;
+		try {
+			decided = decide(notification);
+			if (decided != null) {
+				this.agent.sendNotification(decided.consumer(), decided.ack());
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
+					notification.remoteAgent(), ex.toString());
+		}
+		catch (Error ex) {
+			survived("answering '" + notification.remoteAgent() + "'", ex);
+		}
+		Answer answer = decided;
+		Runnable rest = () -> {
+			try {
+				if (answer != null) {
+					answered(answer);
 				}
-				catch (RejectedExecutionException ex) {
-					logger.log(Level.DEBUG, "KV producer closed while a notification was handed over");
-				}
-			});
+			}
+			finally {
+				answered();
+			}
+			rearm(this.doneMatcher);
+		};
+		if (!handOver(rest)) {
+			answered();
 		}
 	}
 
@@ -458,14 +521,36 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		return cause instanceof NixlException ex && ex.status() == NixlStatus.TIMEOUT;
 	}
 
+	/** What a consumer's done message decided: the lease's state at that moment. */
+	private record Answer(String consumer, KvMessages.Done done, LeaseConfirmation confirmation,
+			@Nullable KvLease completed, byte[] ack) {
+	}
+
 	private void answer(Notification notification) {
+		Answer answer = decide(notification);
+		if (answer == null) {
+			return;
+		}
+		try {
+			sendAck(answer.consumer(), answer.ack(), System.nanoTime() + this.peerTimeout.toNanos());
+		}
+		finally {
+			answered(answer);
+		}
+	}
+
+	/**
+	 * Decides a consumer's report against the lease it names, releasing the lease's
+	 * blocks when it was the last rank; {@code null} for a malformed message.
+	 */
+	private @Nullable Answer decide(Notification notification) {
 		String consumer = notification.remoteAgent();
 		KvMessages.Done done = KvMessages.parseDone(this.prefix, notification.text());
 		if (done == null) {
 			logger.log(Level.WARNING,
 					"KV producer of agent ''{0}'' ignored a malformed notification of {1} bytes from ''{2}''",
 					this.agent.name(), notification.message().length, consumer);
-			return;
+			return null;
 		}
 		LeaseConfirmation confirmation;
 		KvLease completed = null;
@@ -485,16 +570,25 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				confirmation = this.ended.getOrDefault(done.leaseId(), LeaseConfirmation.UNKNOWN);
 			}
 		}
+		return new Answer(consumer, done, confirmation, completed,
+				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
+	}
+
+	/**
+	 * Ends the outcome of a lease the answer completed, and logs an answer that was not
+	 * {@link LeaseConfirmation#HELD}.
+	 */
+	private void answered(Answer answer) {
+		KvLease completed = answer.completed();
 		if (completed != null) {
 			completed.end(LeaseOutcome.COMPLETED);
 		}
-		if (confirmation != LeaseConfirmation.HELD) {
+		if (answer.confirmation() != LeaseConfirmation.HELD) {
 			logger.log(Level.INFO,
 					"KV producer of agent ''{0}'' answers {1} to ''{2}'' for request ''{3}'' (lease {4})",
-					this.agent.name(), confirmation, consumer, done.requestId(), Long.toString(done.leaseId()));
+					this.agent.name(), answer.confirmation(), answer.consumer(), answer.done().requestId(),
+					Long.toString(answer.done().leaseId()));
 		}
-		sendAck(consumer, KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation),
-				System.nanoTime() + this.peerTimeout.toNanos());
 	}
 
 	/**

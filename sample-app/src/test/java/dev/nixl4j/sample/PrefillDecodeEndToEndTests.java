@@ -4,6 +4,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import dev.nixl4j.kv.KvCacheLayout;
@@ -83,7 +84,11 @@ abstract class PrefillDecodeEndToEndTests {
 		assertThat(report.bytesReadByDecode()).isEqualTo(report.bytes() + warmupBytes);
 		assertThat(report.decodeHealth()).isEqualTo("UP");
 		assertThat(report.prefillHealth()).isEqualTo("UP");
-		assertThat(report.toText()).contains("verified: 12 of 12", "OK: every request checked out");
+		double transfer = report.answers().stream().mapToDouble((a) -> a.timings().transfer()).sum();
+		double total = report.answers().stream().mapToDouble((a) -> a.timings().total()).sum();
+		assertThat(report.transferShare()).isEqualTo(transfer / total).isStrictlyBetween(0.0, 1.0);
+		assertThat(report.toText()).contains("verified: 12 of 12", "OK: every request checked out",
+				String.format(Locale.ROOT, "transfer share: %.1f %%", transfer / total * 100));
 	}
 
 	@Test

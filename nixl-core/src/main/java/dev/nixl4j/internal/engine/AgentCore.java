@@ -433,6 +433,9 @@ public final class AgentCore implements NixlAgent {
 
 	void transferEnded(TransferImpl transfer, TransferState state, boolean notified, @Nullable NixlException failure) {
 		this.statistics.record(transfer, state, notified);
+		if (notified && state == TransferState.COMPLETED) {
+			this.progressLoop.expectReply();
+		}
 		if (state == TransferState.STALLED && failure != null) {
 			logger.log(Level.WARNING, failure.getMessage());
 		}
@@ -450,6 +453,7 @@ public final class AgentCore implements NixlAgent {
 			this.driver.sendNotification(remoteAgent, copy);
 		});
 		this.statistics.notificationSent();
+		this.progressLoop.expectReply();
 	}
 
 	@Override

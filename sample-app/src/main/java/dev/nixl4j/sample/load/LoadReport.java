@@ -88,6 +88,17 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 	}
 
 	/**
+	 * Returns how much of the decode worker's time per request was the transfer: the sum
+	 * of the pulls over the sum of the requests' times in the decode worker (prefill
+	 * call, transfer, verification and the rest), of the requests that checked out.
+	 * @return the share, 0 to 1, or NaN without answers
+	 */
+	public double transferShare() {
+		double total = answers().stream().mapToDouble((a) -> a.timings().total()).sum();
+		return (total > 0) ? answers().stream().mapToDouble((a) -> a.timings().transfer()).sum() / total : Double.NaN;
+	}
+
+	/**
 	 * Returns a percentile of a timing of the requests that checked out, nearest rank.
 	 * @param timing the timing, in milliseconds
 	 * @param fraction the percentile as a fraction, e.g. 0.99
@@ -157,6 +168,9 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				mean((a) -> a.timings().metadata()), mean((a) -> a.timings().transfer()),
 				mean((a) -> a.timings().verification()), mean((a) -> a.timings().total())));
 		text.append(String.format(Locale.ROOT,
+				"transfer share: %.1f %% of the decode worker's time per request (the rest: prefill call, verification)%n",
+				transferShare() * 100));
+		text.append(String.format(Locale.ROOT,
 				"actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
 				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
 				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes" : "(not readable)"));
@@ -190,6 +204,7 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		document.put("transferGBps", transferGBps());
 		document.put("transferP50Ms", percentile((a) -> a.timings().transfer(), 0.50));
 		document.put("transferP99Ms", percentile((a) -> a.timings().transfer(), 0.99));
+		document.put("transferShare", transferShare());
 		document.put("requestP50Ms", clientPercentile(0.50));
 		document.put("requestP99Ms", clientPercentile(0.99));
 		document.put("decodeHealth", this.decodeHealth);
