@@ -27,6 +27,8 @@ import dev.nixl4j.sample.api.GenerateResponse;
 import dev.nixl4j.sample.api.LayoutDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
+import io.github.resilience4j.bulkhead.BulkheadFullException;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
@@ -95,7 +97,8 @@ public class DecodeService {
 	 * @throws SampleException with the status to answer: 400 bad input, 409 a layout that
 	 * differs from the prefill worker's, 410 a lease that did not hold, 502 a failed pull
 	 * or check, 503 the prefill worker unavailable (also when its agent's metadata was
-	 * withdrawn or its lease was not confirmed in time) or a cache full (the lease is
+	 * withdrawn, its lease was not confirmed in time or transfers to it are suspended by
+	 * its circuit breaker), too many transfers in flight or a cache full (the lease is
 	 * given back)
 	 */
 	public GenerateResponse generate(GenerateRequest request) {
@@ -248,6 +251,19 @@ public class DecodeService {
 					"the blocks of request '" + prefilled.requestId()
 							+ "' were read but the prefill worker did not confirm its lease (" + answer
 							+ "): its blocks may have been reused, so the data was discarded" + advice,
+					ex);
+		}
+		catch (CallNotPermittedException ex) {
+			// the starter's breaker for this peer opened after failed transfers; nothing
+			// was
+			// read and the lease was given back
+			throw new PrefillUnavailableException(pulling + " was refused: transfers to that agent are suspended after"
+					+ " repeated failures (circuit breaker '" + ex.getCausingCircuitBreakerName()
+					+ "' is open); they are tried again after its wait", ex);
+		}
+		catch (BulkheadFullException ex) {
+			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Too many transfers", pulling
+					+ " was refused: this worker has as many transfers in flight as it allows (bulkhead 'nixl-transfers')",
 					ex);
 		}
 		catch (NixlException ex) {
