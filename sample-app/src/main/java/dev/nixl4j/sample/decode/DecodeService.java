@@ -29,9 +29,13 @@ import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import dev.nixl4j.metadata.MetadataPublication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
@@ -53,6 +57,8 @@ import org.springframework.stereotype.Service;
 @Service
 @Profile(SampleApplication.DECODE)
 public class DecodeService {
+
+	private static final Log logger = LogFactory.getLog(DecodeService.class);
 
 	private static final int MAX_GENERATED = 4096;
 
@@ -162,7 +168,7 @@ public class DecodeService {
 		int[] local = allocate(prefilled);
 		try {
 			long t1 = System.nanoTime();
-			long bytes = pull(prefilled, local);
+			long bytes = pull(prefilled, local, handle);
 			long transferNanos = System.nanoTime() - t1;
 			long t2 = System.nanoTime();
 			long crc = verify(requestId, tokens, local, prefilled.kvCrc32c());
@@ -231,7 +237,7 @@ public class DecodeService {
 	 * Pulls the leased blocks. A failed pull has given the lease back already; only a
 	 * lease that expired is worth the advice on its time to live.
 	 */
-	private long pull(PrefillResponse prefilled, int[] local) {
+	private long pull(PrefillResponse prefilled, int[] local, RemoteCacheHandle handle) {
 		Duration timeout = this.properties.getDecode().getTransferTimeout();
 		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '"
 				+ prefilled.producerAgent() + "'";
@@ -272,8 +278,48 @@ public class DecodeService {
 				// is gone for now
 				throw new PrefillUnavailableException(pulling + " failed: " + ex.getMessage(), ex);
 			}
+			if (ex.status() == NixlStatus.ERROR_BACKEND) {
+				reconnect(handle);
+			}
 			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed",
 					pulling + " failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * Makes both workers connect to each other again after a READ failed in the backend.
+	 * A connection that UCX lost (its TCP connection was reset, or the kernel gave up on
+	 * it while the link was down) stays failed in NIXL on both sides until each side
+	 * forgets the other's metadata: this worker forgets the prefill worker's now, and
+	 * withdraws and publishes its own, so that the prefill worker, which watches it,
+	 * forgets it too and loads it again for its next answer. The next request fetches the
+	 * cache handle and loads the prefill worker's metadata again, with descriptor lists
+	 * prepared again. Once per handle: the other requests that failed with it find it
+	 * replaced.
+	 */
+	private void reconnect(RemoteCacheHandle failed) {
+		synchronized (this.producerLock) {
+			if (this.producer != failed) {
+				return;
+			}
+			this.producer = null;
+			String name = failed.agentName();
+			logger.info("A READ from '" + name + "' failed in the backend: connecting to it again");
+			try {
+				if (this.agent.hasRemoteMetadata(name)) {
+					this.agent.invalidateRemoteMetadata(name);
+				}
+				this.cache.forgetRemote(name);
+				MetadataPublication publication = this.lifecycle.publication();
+				if (publication != null) {
+					publication.withdraw();
+					publication.publish();
+				}
+			}
+			catch (NixlException | IllegalStateException ex) {
+				// the next request connects again all the same
+				logger.warn("Could not reset the connection to '" + name + "': " + ex.getMessage());
+			}
 		}
 	}
 
