@@ -230,6 +230,7 @@ class TwoHostPrefillDecodeIT {
 				(downUp[1] - downUp[0]) / 1e9, results.size(), failed.size(),
 				failed.stream()
 					.map((r) -> r.result().error().substring(0, Math.min(120, r.result().error().length())))
+					.distinct()
 					.toList(),
 				recovered / 1e9);
 	}
