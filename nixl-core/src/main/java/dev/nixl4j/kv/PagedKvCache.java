@@ -248,6 +248,26 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
+	 * Closes the prepared lists of a peer's cache, so that the next transfer prepares
+	 * them again. Call it when the peer's metadata was invalidated and is loaded again
+	 * under the same name (to connect to it again after its connection failed): NIXL
+	 * refuses lists prepared before the invalidation.
+	 * @param agentName the peer
+	 */
+	public void forgetRemote(String agentName) {
+		synchronized (this.lock) {
+			for (Iterator<Map.Entry<RemoteKey, PreparedList>> it = this.preparedRemote.entrySet().iterator(); it
+				.hasNext();) {
+				Map.Entry<RemoteKey, PreparedList> entry = it.next();
+				if (entry.getKey().handle.agentName().equals(agentName)) {
+					entry.getValue().close();
+					it.remove();
+				}
+			}
+		}
+	}
+
+	/**
 	 * Creates a transfer of blocks between this cache and a peer's: block
 	 * {@code localIds[i]} of every region pairs with block {@code remoteIds[i]} (or one
 	 * rank's slice of its heads) of the same region of the peer. When the pairs form runs

@@ -826,6 +826,35 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
+	void aProducerConnectedAgainAfterItsMetadataWasInvalidatedIsPulledFromWithListsPreparedAgain(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		String producerName = producerCache.agent().name();
+		// every other block, paired in reverse: runs of one block, so the prepared lists
+		// serve the READs
+		int[] producerBlocks = producerCache.allocator().allocate(8);
+		int[] consumerBlocks = consumerCache.allocator().allocate(8);
+		int[] remote = { producerBlocks[0], producerBlocks[2], producerBlocks[4], producerBlocks[6] };
+		int[] local = { consumerBlocks[7], consumerBlocks[5], consumerBlocks[3], consumerBlocks[1] };
+		fill(producerCache, remote, 11);
+		consumer.pull(producer.lease("before", remote, 1, LONG_LEASE).params(), local, WAIT);
+		assertHolds(consumerCache, local, remote, 11);
+
+		consumerCache.agent().invalidateRemoteMetadata(producerName);
+		consumerCache.forgetRemote(producerName);
+		fill(producerCache, remote, 12);
+		KvLease again = producer.lease("after", remote, 1, LONG_LEASE);
+		consumer.pull(again.params(), local, WAIT);
+
+		assertHolds(consumerCache, local, remote, 12);
+		assertThat(again.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(consumerCache.agent().hasRemoteMetadata(producerName)).isTrue();
+	}
+
+	@Test
 	void aConsumerFailsAtOnceOnAProducerWhoseEntryWasRemovedAndPullsAgainOnceItIsBack(TestInfo info) {
 		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);

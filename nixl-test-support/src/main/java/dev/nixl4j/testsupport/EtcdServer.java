@@ -53,12 +53,16 @@ public final class EtcdServer implements AutoCloseable {
 
 	private final @Nullable TestEtcdTls tls;
 
-	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort, @Nullable TestEtcdTls tls) {
+	private final List<String> alsoOn;
+
+	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort, @Nullable TestEtcdTls tls,
+			List<String> alsoOn) {
 		this.binary = binary;
 		this.dataDirectory = dataDirectory;
 		this.clientPort = clientPort;
 		this.peerPort = peerPort;
 		this.tls = tls;
+		this.alsoOn = alsoOn;
 	}
 
 	/**
@@ -93,11 +97,15 @@ public final class EtcdServer implements AutoCloseable {
 	}
 
 	private static EtcdServer prepare(boolean tls) {
+		return prepare(tls, List.of());
+	}
+
+	private static EtcdServer prepare(boolean tls, List<String> alsoOn) {
 		Path binary = require();
 		try {
 			Path data = Files.createTempDirectory("nixl4j-etcd-");
 			int[] ports = freePorts(2);
-			return new EtcdServer(binary, data, ports[0], ports[1], tls ? TestEtcdTls.create(data) : null);
+			return new EtcdServer(binary, data, ports[0], ports[1], tls ? TestEtcdTls.create(data) : null, alsoOn);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -110,6 +118,16 @@ public final class EtcdServer implements AutoCloseable {
 	 */
 	public static EtcdServer start() {
 		return start(prepare(false));
+	}
+
+	/**
+	 * Starts a server that serves plain http clients on loopback and on more local
+	 * addresses (for clients in other network namespaces), on the same port.
+	 * @param addresses the IPv4 addresses to listen on besides 127.0.0.1
+	 * @return the running server
+	 */
+	public static EtcdServer startAlsoListeningOn(String... addresses) {
+		return start(prepare(false, List.of(addresses)));
 	}
 
 	/**
@@ -182,7 +200,7 @@ public final class EtcdServer implements AutoCloseable {
 		}
 		String peer = "http://127.0.0.1:" + this.peerPort;
 		List<String> command = new java.util.ArrayList<>(List.of(this.binary.toString(), "--name", "nixl4j-test",
-				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", endpoint(),
+				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", listenClientUrls(),
 				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls",
 				peer, "--initial-cluster", "nixl4j-test=" + peer));
 		if (this.tls != null) {
@@ -216,6 +234,22 @@ public final class EtcdServer implements AutoCloseable {
 					"etcd did not become ready within " + START_TIMEOUT + "; its log:\n" + String.join("\n", logTail()),
 					ex);
 		}
+	}
+
+	private String listenClientUrls() {
+		StringBuilder urls = new StringBuilder(endpoint());
+		for (String address : this.alsoOn) {
+			urls.append(",http://").append(address).append(':').append(this.clientPort);
+		}
+		return urls.toString();
+	}
+
+	/**
+	 * Returns the client port, the same on every address the server listens on.
+	 * @return the port
+	 */
+	public int clientPort() {
+		return this.clientPort;
 	}
 
 	private void readLog(Process started, CompletableFuture<Void> ready) {

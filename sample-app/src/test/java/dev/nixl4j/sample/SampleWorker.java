@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -41,14 +42,17 @@ final class SampleWorker implements AutoCloseable {
 
 	private final String name;
 
+	private final String address;
+
 	private final int port;
 
 	private final Path log;
 
 	private final Process process;
 
-	private SampleWorker(String name, int port, Path log, Process process) {
+	private SampleWorker(String name, String address, int port, Path log, Process process) {
 		this.name = name;
+		this.address = address;
 		this.port = port;
 		this.log = log;
 		this.process = process;
@@ -65,15 +69,32 @@ final class SampleWorker implements AutoCloseable {
 	 * @return the ready worker
 	 */
 	static SampleWorker start(String name, String role, int port, String token, String... args) {
+		return start(Host.LOCAL, name, role, port, token, args);
+	}
+
+	/**
+	 * Starts a worker on a host and waits until it is ready.
+	 * @param host where it runs
+	 * @param name a name for its log file
+	 * @param role prefill or decode
+	 * @param port its HTTP port
+	 * @param token the bearer token it gets through {@code NIXL_TOKEN}
+	 * @param args more Spring Boot arguments
+	 * @return the ready worker
+	 */
+	static SampleWorker start(Host host, String name, String role, int port, String token, String... args) {
 		String jar = System.getProperty("sample.jar");
 		if (jar == null || !Files.isRegularFile(Path.of(jar))) {
 			throw new IllegalStateException("the packaged sample (system property sample.jar = " + jar
 					+ ") is missing: run these tests with Maven's verify phase (failsafe), after package");
 		}
-		List<String> command = new ArrayList<>(
-				List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-						"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
-						"--spring.profiles.active=" + role, "--server.port=" + port));
+		List<String> command = new ArrayList<>();
+		if (host.namespace() != null) {
+			command.addAll(List.of("ip", "netns", "exec", host.namespace()));
+		}
+		command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+				"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
+				"--spring.profiles.active=" + role, "--server.port=" + port));
 		if (Arrays.stream(args).noneMatch(arg -> arg.startsWith("--nixl.kv.blocks="))) {
 			command.add("--nixl.kv.blocks=64");
 		}
@@ -84,7 +105,8 @@ final class SampleWorker implements AutoCloseable {
 			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
 			Map<String, String> environment = builder.environment();
 			environment.put("NIXL_TOKEN", token);
-			SampleWorker worker = new SampleWorker(name, port, log, builder.start());
+			environment.putAll(host.environment());
+			SampleWorker worker = new SampleWorker(name, host.address(), port, log, builder.start());
 			worker.awaitReady();
 			return worker;
 		}
@@ -103,7 +125,7 @@ final class SampleWorker implements AutoCloseable {
 	}
 
 	URI uri() {
-		return URI.create("http://127.0.0.1:" + this.port);
+		return URI.create("http://" + this.address + ":" + this.port);
 	}
 
 	int port() {
@@ -266,6 +288,20 @@ final class SampleWorker implements AutoCloseable {
 			this.process.destroy();
 			waitFor();
 		}
+	}
+
+	/**
+	 * Where a worker runs.
+	 *
+	 * @param namespace the network namespace to run it in ({@code ip netns exec}), or
+	 * {@code null} for this process's
+	 * @param address the address this process reaches it at
+	 * @param environment more environment variables
+	 */
+	record Host(@Nullable String namespace, String address, Map<String, String> environment) {
+
+		static final Host LOCAL = new Host(null, "127.0.0.1", Map.of());
+
 	}
 
 	@Override

@@ -69,8 +69,9 @@ import dev.nixl4j.metadata.MetadataValues;
  * <p>
  * Every call is bounded: an unreachable etcd gives {@link NixlStatus#UNAVAILABLE} (naming
  * the endpoints and the cause) within the {@link Builder#operationTimeout operation
- * timeout}, or within the caller's deadline for {@link #fetch}. Metadata values are
- * secrets: they never appear in logs or messages.
+ * timeout}, or within the caller's deadline for {@link #fetch}; a fetch with a zero
+ * timeout makes one read, within the operation timeout. Metadata values are secrets: they
+ * never appear in logs or messages.
  *
  * <p>
  * etcd's authentication is supported: a user name and password
@@ -366,6 +367,9 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		ensureOpen(operation);
 		requireName(agentName);
 		long deadline = deadline(timeout);
+		// A zero timeout makes one read, as with the http exchange: it gets the operation
+		// timeout, since no read could answer within a deadline that has passed already.
+		boolean once = timeout.isZero() || timeout.isNegative();
 		ByteSequence key = bytes(key(agentName));
 		Semaphore changed = new Semaphore(0);
 		io.etcd.jetcd.Watch.@Nullable Watcher watcher = null;
@@ -374,7 +378,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		try {
 			while (true) {
 				try {
-					long callDeadline = Math.min(deadline, deadline(this.operationTimeout));
+					long callDeadline = once ? deadline(this.operationTimeout)
+							: Math.min(deadline, deadline(this.operationTimeout));
 					GetResponse response = await(this.client.getKVClient().get(key), callDeadline, operation, null,
 							agentName);
 					unreachable = null;
@@ -402,7 +407,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 					}
 					// a read cut short by the caller's own deadline says nothing about
 					// etcd
-					if (ex.getCause() != null || deadline - System.nanoTime() > 0) {
+					if (ex.getCause() != null || once || deadline - System.nanoTime() > 0) {
 						unreachable = ex;
 					}
 				}

@@ -273,6 +273,22 @@ class EtcdMetadataExchangeTest extends EtcdAgentTests {
 	}
 
 	@Test
+	void aFetchWithAZeroTimeoutReadsOnceAndFindsWhatIsPublished(TestInfo info) {
+		NixlAgent target = agent("target", info);
+		registered(target, 3);
+		EtcdMetadataExchange exchange = exchange();
+		NixlException missing = catchThrowableOfType(NixlException.class,
+				() -> exchange.fetch(target.name(), Duration.ZERO));
+		assertThat(missing.status()).isEqualTo(NixlStatus.TIMEOUT);
+		assertThat(missing.remoteAgent()).isEqualTo(target.name());
+		exchange().publish(target);
+		assertThat(exchange.fetch(target.name(), Duration.ZERO)).isEqualTo(target.localMetadata());
+		exchange.invalidate(target.name());
+		exchange.publish(target);
+		assertThat(exchange.fetch(target.name(), Duration.ZERO)).isEqualTo(target.localMetadata());
+	}
+
+	@Test
 	void fetchWaitsForMetadataPublishedAfterItStarted(TestInfo info) {
 		NixlAgent target = agent("target", info);
 		registered(target, 2);

@@ -27,9 +27,15 @@ import dev.nixl4j.sample.api.GenerateResponse;
 import dev.nixl4j.sample.api.LayoutDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
+import io.github.resilience4j.bulkhead.BulkheadFullException;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import dev.nixl4j.metadata.MetadataPublication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
@@ -51,6 +57,8 @@ import org.springframework.stereotype.Service;
 @Service
 @Profile(SampleApplication.DECODE)
 public class DecodeService {
+
+	private static final Log logger = LogFactory.getLog(DecodeService.class);
 
 	private static final int MAX_GENERATED = 4096;
 
@@ -95,7 +103,8 @@ public class DecodeService {
 	 * @throws SampleException with the status to answer: 400 bad input, 409 a layout that
 	 * differs from the prefill worker's, 410 a lease that did not hold, 502 a failed pull
 	 * or check, 503 the prefill worker unavailable (also when its agent's metadata was
-	 * withdrawn or its lease was not confirmed in time) or a cache full (the lease is
+	 * withdrawn, its lease was not confirmed in time or transfers to it are suspended by
+	 * its circuit breaker), too many transfers in flight or a cache full (the lease is
 	 * given back)
 	 */
 	public GenerateResponse generate(GenerateRequest request) {
@@ -159,7 +168,7 @@ public class DecodeService {
 		int[] local = allocate(prefilled);
 		try {
 			long t1 = System.nanoTime();
-			long bytes = pull(prefilled, local);
+			long bytes = pull(prefilled, local, handle);
 			long transferNanos = System.nanoTime() - t1;
 			long t2 = System.nanoTime();
 			long crc = verify(requestId, tokens, local, prefilled.kvCrc32c());
@@ -228,7 +237,7 @@ public class DecodeService {
 	 * Pulls the leased blocks. A failed pull has given the lease back already; only a
 	 * lease that expired is worth the advice on its time to live.
 	 */
-	private long pull(PrefillResponse prefilled, int[] local) {
+	private long pull(PrefillResponse prefilled, int[] local, RemoteCacheHandle handle) {
 		Duration timeout = this.properties.getDecode().getTransferTimeout();
 		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '"
 				+ prefilled.producerAgent() + "'";
@@ -250,14 +259,67 @@ public class DecodeService {
 							+ "): its blocks may have been reused, so the data was discarded" + advice,
 					ex);
 		}
+		catch (CallNotPermittedException ex) {
+			// the starter's breaker for this peer opened after failed transfers; nothing
+			// was
+			// read and the lease was given back
+			throw new PrefillUnavailableException(pulling + " was refused: transfers to that agent are suspended after"
+					+ " repeated failures (circuit breaker '" + ex.getCausingCircuitBreakerName()
+					+ "' is open); they are tried again after its wait", ex);
+		}
+		catch (BulkheadFullException ex) {
+			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Too many transfers", pulling
+					+ " was refused: this worker has as many transfers in flight as it allows (bulkhead 'nixl-transfers')",
+					ex);
+		}
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.ERROR_NOT_FOUND || ex.status() == NixlStatus.UNAVAILABLE) {
 				// its metadata was withdrawn, or it cannot be reached: the prefill worker
 				// is gone for now
 				throw new PrefillUnavailableException(pulling + " failed: " + ex.getMessage(), ex);
 			}
+			if (ex.status() == NixlStatus.ERROR_BACKEND) {
+				reconnect(handle);
+			}
 			throw new SampleException(HttpStatus.BAD_GATEWAY, "Transfer failed",
 					pulling + " failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * Makes both workers connect to each other again after a READ failed in the backend.
+	 * A connection that UCX lost (its TCP connection was reset, or the kernel gave up on
+	 * it while the link was down) stays failed in NIXL on both sides until each side
+	 * forgets the other's metadata: this worker forgets the prefill worker's now, and
+	 * withdraws and publishes its own, so that the prefill worker, which watches it,
+	 * forgets it too and loads it again for its next answer. The next request fetches the
+	 * cache handle and loads the prefill worker's metadata again, with descriptor lists
+	 * prepared again. Once per handle: the other requests that failed with it find it
+	 * replaced.
+	 */
+	private void reconnect(RemoteCacheHandle failed) {
+		synchronized (this.producerLock) {
+			if (this.producer != failed) {
+				return;
+			}
+			this.producer = null;
+			String name = failed.agentName();
+			logger.info("A READ from '" + name + "' failed in the backend: connecting to it again");
+			try {
+				if (this.agent.hasRemoteMetadata(name)) {
+					this.agent.invalidateRemoteMetadata(name);
+				}
+				this.cache.forgetRemote(name);
+				MetadataPublication publication = this.lifecycle.publication();
+				if (publication != null) {
+					publication.withdraw();
+					publication.publish();
+				}
+			}
+			catch (NixlException | IllegalStateException ex) {
+				// the next request connects again all the same
+				logger.warn("Could not reset the connection to '" + name + "': " + ex.getMessage());
+			}
 		}
 	}
 
