@@ -453,7 +453,6 @@ public final class AgentCore implements NixlAgent {
 			this.driver.sendNotification(remoteAgent, copy);
 		});
 		this.statistics.notificationSent();
-		this.progressLoop.expectReply();
 	}
 
 	@Override

@@ -21,11 +21,12 @@ import org.jspecify.annotations.Nullable;
  * {@value #ACTIVE_PARK_MAX_NANOS} ns while transfers or waiters exist, and sleeps
  * {@value #IDLE_PARK_NANOS} ns between notification drains when idle. Parking instead of
  * spinning leaves the cores to the backend's own progress threads. For
- * {@value #REPLY_WINDOW_NANOS} ns after this agent told a peer something (a transfer with
- * a notification completed, a notification was sent) the back-off stops at
- * {@value #REPLY_PARK_MAX_NANOS} ns while someone waits for a notification: the peer's
- * answer (a KV lease's confirmation, say) is then taken within tens of microseconds of
- * its arrival instead of up to {@value #ACTIVE_PARK_MAX_NANOS} ns later.
+ * {@value #REPLY_WINDOW_NANOS} ns after a transfer this agent posted with a notification
+ * completed, the back-off stops at {@value #REPLY_PARK_MAX_NANOS} ns while someone waits
+ * for a notification: the peer's answer to it (a KV lease's confirmation, say) is then
+ * taken within tens of microseconds of its arrival instead of up to
+ * {@value #ACTIVE_PARK_MAX_NANOS} ns later. Only the side that waits for an answer pays
+ * for the shorter parks; a producer answering a steady stream of reads does not.
  *
  * <p>
  * Faults: each unit of work (the poll of one transfer with its listeners, one
@@ -96,8 +97,8 @@ final class ProgressLoop implements Runnable {
 	}
 
 	/**
-	 * Says that a peer was just told something and may answer soon: the loop takes
-	 * notifications promptly for a while.
+	 * Says that a peer was just notified by a completed transfer and may answer soon: the
+	 * loop takes notifications promptly for a while.
 	 */
 	void expectReply() {
 		this.replyExpectedUntil = System.nanoTime() + REPLY_WINDOW_NANOS;

@@ -210,9 +210,8 @@ final class TransferImpl implements Transfer {
 				finish = pollLocked();
 			}
 			catch (RuntimeException | Error ex) {
-				// ended here, under the monitor, so that a poll on another thread cannot
-				// end
-				// it differently after this one threw
+				// ended here, under the monitor, so that a poll on another
+				// thread cannot end it differently after this one threw
 				pollFailure = ex;
 				try {
 					this.driver.release(this.handle);
