@@ -6,6 +6,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +47,9 @@ public final class MetadataHttpServer implements AutoCloseable {
 
 	private final ExecutorService executor;
 
+	/** The executor's threads, joined by {@link #close()}. */
+	private final Queue<Thread> workers = new ConcurrentLinkedQueue<>();
+
 	private final MetadataExchange store;
 
 	private final boolean ownsStore;
@@ -72,6 +77,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		this.executor = Executors.newFixedThreadPool(builder.threads, runnable -> {
 			Thread thread = new Thread(runnable, "nixl4j-metadata-http-" + id + "-" + threads.incrementAndGet());
 			thread.setDaemon(true);
+			this.workers.add(thread);
 			return thread;
 		});
 		this.server = HttpServer.create(new InetSocketAddress(builder.address, builder.port), 0);
@@ -131,6 +137,10 @@ public final class MetadataHttpServer implements AutoCloseable {
 			if (!this.executor.awaitTermination(5, TimeUnit.SECONDS)) {
 				this.executor.shutdownNow();
 				this.executor.awaitTermination(5, TimeUnit.SECONDS);
+			}
+			// a terminated pool's last threads may still be on their way out
+			for (Thread worker : this.workers) {
+				worker.join(Duration.ofSeconds(1));
 			}
 		}
 		catch (InterruptedException ex) {
