@@ -16,6 +16,7 @@ import dev.nixl4j.kv.KvLeaseLostException;
 import dev.nixl4j.kv.LeaseConfirmation;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.RemoteCacheHandle;
+import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.sample.RequestIds;
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
@@ -29,13 +30,11 @@ import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
-import dev.nixl4j.metadata.MetadataPublication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import org.jspecify.annotations.Nullable;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
@@ -260,9 +259,8 @@ public class DecodeService {
 					ex);
 		}
 		catch (CallNotPermittedException ex) {
-			// the starter's breaker for this peer opened after failed transfers; nothing
-			// was
-			// read and the lease was given back
+			// the starter's breaker for this peer opened after failed transfers;
+			// nothing was read and the lease was given back
 			throw new PrefillUnavailableException(pulling + " was refused: transfers to that agent are suspended after"
 					+ " repeated failures (circuit breaker '" + ex.getCausingCircuitBreakerName()
 					+ "' is open); they are tried again after its wait", ex);
