@@ -372,6 +372,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		boolean first = true;
 		String lastCause = "not published";
 		@Nullable Throwable lastFailure = null;
+		boolean answered = false;
 		while (true) {
 			long remaining = deadline - System.nanoTime();
 			if (!first && remaining <= 0) {
@@ -402,10 +403,16 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				}
 				lastCause = (status == 404) ? "not published" : "the exchange answered HTTP " + status;
 				lastFailure = null;
+				answered = true;
 			}
 			catch (IOException ex) {
-				lastCause = describe(ex);
-				lastFailure = ex;
+				// an attempt that the caller's deadline cut short says nothing about the
+				// exchange: the last answer it gave stands
+				boolean cutShort = attemptNanos < this.requestTimeout.toNanos() && timedOut(ex);
+				if (!(cutShort && answered)) {
+					lastCause = describe(ex);
+					lastFailure = ex;
+				}
 			}
 			catch (InterruptedException ex) {
 				throw interrupted(operation, agentName);
@@ -724,6 +731,15 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		if (this.closing.getCount() == 0) {
 			throw new NixlException(NixlStatus.CLOSED, operation, null, agentName, "the exchange is closed");
 		}
+	}
+
+	private static boolean timedOut(IOException ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof HttpTimeoutException) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static String describe(IOException ex) {

@@ -140,8 +140,8 @@ class HttpMetadataExchangeTest {
 	@Test
 	void fetchOfAnUnknownAgentFailsAtItsDeadlineNamingTheAgent() {
 		// long enough for the client's first connection on a loaded machine, so that at
-		// least one
-		// answer (404) arrives and the message can say what it was
+		// least one answer (404) arrives and the message can say what it was, even when
+		// the deadline cuts the last attempt short
 		Duration timeout = Duration.ofSeconds(5);
 		long start = System.nanoTime();
 		NixlException failure = catchThrowableOfType(NixlException.class, () -> client().fetch("ghost", timeout));
