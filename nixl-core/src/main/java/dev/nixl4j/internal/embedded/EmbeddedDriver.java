@@ -766,12 +766,11 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public int drainNotifications(NotificationSink sink) {
 		int count = 0;
-		// Only what was there when the drain began: each message taken frees room in the
-		// network inbox, which its readers may refill meanwhile, and a drain that took
-		// those too could carry the agent's mailbox past its cap.
-		int present = this.inbox.size();
+		// Stops when the mailbox is full: each message taken frees room in the network
+		// inbox, which its readers refill meanwhile, so draining to the end could carry
+		// the mailbox past its cap.
 		Incoming incoming;
-		for (int taken = 0; taken < present && (incoming = this.inbox.poll()) != null; taken++) {
+		while (sink.hasRoom() && (incoming = this.inbox.poll()) != null) {
 			String lost = incoming.lost();
 			if (lost != null) {
 				sink.peerLost(incoming.from(), lost);

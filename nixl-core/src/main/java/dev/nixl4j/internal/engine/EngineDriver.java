@@ -248,6 +248,16 @@ public interface EngineDriver extends AutoCloseable {
 		void accept(String remoteAgent, byte[] message);
 
 		/**
+		 * Whether another notification may be accepted now. A driver that can hold
+		 * messages back (in its own inbox, its readers blocked) stops draining when this
+		 * turns {@code false}, so that the agent's mailbox stays within its caps.
+		 * @return {@code true} while there is room
+		 */
+		default boolean hasRoom() {
+			return true;
+		}
+
+		/**
 		 * Learns that a peer's connection dropped (the peer died, stopped answering or
 		 * restarted) and that every notification it sent before was handed over: waits
 		 * for notifications from that peer can end at once instead of at their deadline.

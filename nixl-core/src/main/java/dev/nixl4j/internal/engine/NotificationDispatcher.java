@@ -61,7 +61,8 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	 * Whether the progress loop may drain more notifications from the engine. While the
 	 * mailbox is full, messages wait inside the engine instead of being dropped.
 	 */
-	boolean hasRoom() {
+	@Override
+	public boolean hasRoom() {
 		return this.mailboxSize < this.capacity && this.mailboxBytesBelowCap;
 	}
 
