@@ -412,9 +412,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			handOver(() -> received(this.doneMatcher, notification, failure));
 			return;
 		}
-		synchronized (this.lock) {
-			this.answering++;
-		}
+		startAnswering();
 		Answer decided = null;
 		try {
 			decided = decide(notification);
@@ -422,18 +420,14 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				this.agent.sendNotification(decided.consumer(), decided.ack());
 			}
 		}
-		catch (RuntimeException ex) {
-			logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
-					notification.remoteAgent(), ex.toString());
-		}
-		catch (Error ex) {
-			survived("answering '" + notification.remoteAgent() + "'", ex);
+		catch (RuntimeException | Error ex) {
+			couldNotAnswer(notification.remoteAgent(), "", ex);
 		}
 		Answer answer = decided;
 		Runnable rest = () -> {
 			try {
 				if (answer != null) {
-					answered(answer);
+					concluded(answer);
 				}
 			}
 			finally {
@@ -449,9 +443,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private void received(NotificationMatcher matcher, @Nullable Notification notification,
 			@Nullable Throwable failure) {
 		if (notification != null) {
-			synchronized (this.lock) {
-				this.answering++;
-			}
+			startAnswering();
 			try {
 				if (matcher == this.releaseMatcher) {
 					release(notification);
@@ -460,12 +452,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 					answer(notification);
 				}
 			}
-			catch (RuntimeException ex) {
-				logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
-						this.agent.name(), notification.remoteAgent(), ex.toString());
-			}
-			catch (Error ex) {
-				survived("answering '" + notification.remoteAgent() + "'", ex);
+			catch (RuntimeException | Error ex) {
+				couldNotAnswer(notification.remoteAgent(), "", ex);
 			}
 			finally {
 				answered();
@@ -535,7 +523,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			sendAck(answer.consumer(), answer.ack(), System.nanoTime() + this.peerTimeout.toNanos());
 		}
 		finally {
-			answered(answer);
+			concluded(answer);
 		}
 	}
 
@@ -578,7 +566,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * Ends the outcome of a lease the answer completed, and logs an answer that was not
 	 * {@link LeaseConfirmation#HELD}.
 	 */
-	private void answered(Answer answer) {
+	private void concluded(Answer answer) {
 		KvLease completed = answer.completed();
 		if (completed != null) {
 			completed.end(LeaseOutcome.COMPLETED);
@@ -606,22 +594,16 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			logger.log(Level.DEBUG, "KV producer of agent ''{0}'' cannot reach ''{1}'' yet, trying again: {2}",
 					this.agent.name(), consumer, ex.getMessage());
 			// counted until it is sent or given up, so that awaitLeasesEnded waits for it
-			synchronized (this.lock) {
-				this.answering++;
-			}
+			startAnswering();
 			try {
 				this.scheduler.schedule(() -> {
 					try {
 						sendAck(consumer, ack, deadline);
 					}
-					catch (RuntimeException failure) {
-						logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}",
-								this.agent.name(), consumer, failure.toString());
-					}
-					catch (Error failure) {
+					catch (RuntimeException | Error failure) {
 						// the scheduler would keep it in the task's future, where nobody
 						// looks
-						survived("answering '" + consumer + "' again", failure);
+						couldNotAnswer(consumer, " again", failure);
 					}
 					finally {
 						answered();
@@ -635,6 +617,27 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			return;
 		}
 		this.agent.sendNotification(consumer, ack);
+	}
+
+	private void startAnswering() {
+		synchronized (this.lock) {
+			this.answering++;
+		}
+	}
+
+	/**
+	 * Reports what answering a consumer threw: a failure is logged, an {@link Error}
+	 * logged and counted as survived (the unit named with {@code again} appended);
+	 * neither is thrown on.
+	 */
+	private void couldNotAnswer(String consumer, String again, Throwable failure) {
+		if (failure instanceof Error error) {
+			survived("answering '" + consumer + "'" + again, error);
+		}
+		else {
+			logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
+					consumer, failure.toString());
+		}
 	}
 
 	private void answered() {
