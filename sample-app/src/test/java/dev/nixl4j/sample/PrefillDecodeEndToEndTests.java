@@ -49,16 +49,7 @@ abstract class PrefillDecodeEndToEndTests {
 
 	@AfterAll
 	void stopWorkers() {
-		List<String> problems = new ArrayList<>();
-		for (SampleWorker worker : new SampleWorker[] { this.decode, this.prefill }) {
-			if (worker != null) {
-				int exit = worker.stop();
-				// 143: the JVM ended on SIGTERM after Spring's graceful shutdown ran.
-				if (exit != 0 && exit != 143) {
-					problems.add(worker + " exited with " + exit + ":\n" + worker.logTail());
-				}
-			}
-		}
+		List<String> problems = SampleWorker.stopAll(this.decode, this.prefill);
 		assertThat(problems).isEmpty();
 	}
 

@@ -257,6 +257,26 @@ final class SampleWorker implements AutoCloseable {
 		return waitFor();
 	}
 
+	/**
+	 * Stops the workers gracefully, in order, skipping {@code null} ones.
+	 * @param workers the workers
+	 * @return what went wrong: each worker that exited with another code than 0 or 143
+	 * (the JVM ended on SIGTERM after Spring's graceful shutdown ran), with its log's
+	 * tail
+	 */
+	static List<String> stopAll(@Nullable SampleWorker... workers) {
+		List<String> problems = new ArrayList<>();
+		for (SampleWorker worker : workers) {
+			if (worker != null) {
+				int exit = worker.stop();
+				if (exit != 0 && exit != 143) {
+					problems.add(worker + " exited with " + exit + ":\n" + worker.logTail());
+				}
+			}
+		}
+		return problems;
+	}
+
 	private int waitFor() {
 		try {
 			if (!this.process.waitFor(60, TimeUnit.SECONDS)) {

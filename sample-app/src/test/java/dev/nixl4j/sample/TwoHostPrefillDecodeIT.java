@@ -106,15 +106,7 @@ class TwoHostPrefillDecodeIT {
 	@AfterAll
 	@Timeout(value = 120, unit = TimeUnit.SECONDS)
 	void removeHosts() {
-		List<String> problems = new ArrayList<>();
-		for (SampleWorker worker : new SampleWorker[] { this.decode, this.prefill }) {
-			if (worker != null) {
-				int exit = worker.stop();
-				if (exit != 0 && exit != 143) {
-					problems.add(worker + " exited with " + exit + ":\n" + worker.logTail());
-				}
-			}
-		}
+		List<String> problems = SampleWorker.stopAll(this.decode, this.prefill);
 		if (this.etcd != null) {
 			this.etcd.close();
 		}
