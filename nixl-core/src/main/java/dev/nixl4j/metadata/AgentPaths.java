@@ -19,6 +19,8 @@ final class AgentPaths {
 
 	static final String METADATA = "/metadata";
 
+	static final String DOCUMENTS = "/documents/";
+
 	private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
 	private AgentPaths() {
@@ -100,6 +102,18 @@ final class AgentPaths {
 	 */
 	static String metadataPath(String basePath, String agentName) {
 		return basePath + AGENTS + encode(agentName) + METADATA;
+	}
+
+	/**
+	 * Returns the path of an agent's document of a kind below a base path. Kinds are
+	 * checked ({@link MetadataExchange#requireDocumentKind}) and need no encoding.
+	 * @param basePath the base path, without a trailing slash ({@code ""} for the root)
+	 * @param agentName the agent
+	 * @param kind the document's kind
+	 * @return the raw path
+	 */
+	static String documentPath(String basePath, String agentName, String kind) {
+		return basePath + AGENTS + encode(agentName) + DOCUMENTS + kind;
 	}
 
 	/**

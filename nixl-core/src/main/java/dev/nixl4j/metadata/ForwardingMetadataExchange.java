@@ -49,6 +49,16 @@ public abstract class ForwardingMetadataExchange implements MetadataExchange {
 	}
 
 	@Override
+	public void publishDocument(String agentName, String kind, byte[] document) {
+		this.delegate.publishDocument(agentName, kind, document);
+	}
+
+	@Override
+	public byte[] fetchDocument(String agentName, String kind, Duration timeout) {
+		return this.delegate.fetchDocument(agentName, kind, timeout);
+	}
+
+	@Override
 	public void invalidate(String agentName) {
 		this.delegate.invalidate(agentName);
 	}

@@ -82,6 +82,13 @@ import org.jspecify.annotations.Nullable;
  * entry expires, or at once if the old process withdrew it on shutdown.
  *
  * <p>
+ * Documents ({@link #publishDocument}) live at
+ * {@code {base}/agents/{name}/documents/{kind}}: a {@code PUT} there carries the owner
+ * secret of the agent's metadata entry, which must exist; the registry removes them with
+ * the entry and renews them with it. {@link #fetchDocument} retries as {@link #fetch}
+ * does.
+ *
+ * <p>
  * An {@code https} base URI uses the JDK's default TLS context unless
  * {@link Builder#sslContext(SSLContext)} names another; the server's certificate and host
  * name are always verified.
@@ -366,6 +373,86 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	public AgentMetadata fetch(String agentName, Duration timeout) {
 		String operation = "fetch_remote_md";
 		requireUsable(operation, agentName);
+		byte[] value = awaitBody(operation, agentName, AgentPaths.metadataPath(this.base, agentName), this.maxBytes,
+				timeout, "metadata of agent '" + agentName + "'");
+		return MetadataValues.check(operation, agentName, value, this.maxBytes);
+	}
+
+	/**
+	 * Publishes a document beside an agent's metadata: a {@code PUT} of
+	 * {@code {base}/agents/{name}/documents/{kind}} with the owner secret of the agent's
+	 * entry, which this exchange must have published.
+	 * @param agentName the agent
+	 * @param kind the document's kind
+	 * @param document its bytes
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for a bad kind or an
+	 * oversize document, {@link NixlStatus#ERROR_INVALID_STATE} when the registry holds
+	 * no metadata entry of the agent (HTTP 409), {@link NixlStatus#BUSY} when the entry
+	 * belongs to another owner, {@link NixlStatus#UNAVAILABLE} when the registry is full
+	 * or cannot be reached
+	 */
+	@Override
+	public void publishDocument(String agentName, String kind, byte[] document) {
+		String operation = "publish_document";
+		requireUsable(operation, agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		if (document.length > MAX_DOCUMENT_BYTES) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agentName, null, "the document '" + kind
+					+ "' is " + document.length + " bytes, over the limit of " + MAX_DOCUMENT_BYTES + " bytes");
+		}
+		synchronized (this.ownerLock) {
+			Ownership ownership = this.owned.get(agentName);
+			HttpRequest.Builder builder = requestTo(AgentPaths.documentPath(this.base, agentName, kind),
+					this.requestTimeout)
+				.header("Content-Type", OCTET_STREAM);
+			if (ownership != null) {
+				builder.header(MetadataRegistryHandler.OWNER_SECRET_HEADER, ownership.secret);
+			}
+			HttpRequest request = builder.PUT(HttpRequest.BodyPublishers.ofByteArray(document)).build();
+			HttpResponse<CappedBody> response = sendOrUnavailable(operation, agentName, request);
+			int status = response.statusCode();
+			switch (status) {
+				case 200, 201, 204 -> {
+				}
+				case 403 -> throw notOwner(operation, agentName, response);
+				case 409 -> throw new NixlException(NixlStatus.ERROR_INVALID_STATE, operation, agentName, null,
+						"the exchange at " + this.baseUri + " holds no metadata entry of agent '" + agentName
+								+ "' (HTTP 409: " + reason(response) + "); publish the metadata before its documents");
+				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, agentName, null,
+						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null,
+						true);
+				case 413,
+						400 ->
+					throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agentName, null,
+							"the exchange at " + this.baseUri + " refused the document '" + kind + "' (HTTP " + status
+									+ ": " + reason(response) + ")");
+				default -> throw unexpected(operation, agentName, status);
+			}
+		}
+	}
+
+	/**
+	 * Fetches a peer's document, retrying while it is not published (404) or the registry
+	 * cannot be reached, as {@link #fetch} does.
+	 * @param agentName the peer
+	 * @param kind the document's kind
+	 * @param timeout how long to wait
+	 * @return the bytes
+	 */
+	@Override
+	public byte[] fetchDocument(String agentName, String kind, Duration timeout) {
+		String operation = "fetch_document";
+		requireUsable(operation, agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		return awaitBody(operation, agentName, AgentPaths.documentPath(this.base, agentName, kind), MAX_DOCUMENT_BYTES,
+				timeout, "document '" + kind + "' of agent '" + agentName + "'");
+	}
+
+	/**
+	 * GETs a path until it answers 200 or the deadline passes, and returns the body, at
+	 * most {@code cap} bytes.
+	 */
+	private byte[] awaitBody(String operation, String agentName, String path, int cap, Duration timeout, String what) {
 		long start = System.nanoTime();
 		long deadline = start + saturatedNanos(timeout);
 		long backoff = FIRST_RETRY_NANOS;
@@ -376,27 +463,25 @@ public final class HttpMetadataExchange implements MetadataExchange {
 		while (true) {
 			long remaining = deadline - System.nanoTime();
 			if (!first && remaining <= 0) {
-				throw new NixlException(
-						NixlStatus.TIMEOUT, operation, null, agentName, "no metadata of agent '" + agentName + "' from "
-								+ this.baseUri + " within " + timeout + " (last attempt: " + lastCause + ")",
-						lastFailure);
+				throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName, "no " + what + " from "
+						+ this.baseUri + " within " + timeout + " (last attempt: " + lastCause + ")", lastFailure);
 			}
 			long attemptNanos = first ? this.requestTimeout.toNanos()
 					: Math.min(this.requestTimeout.toNanos(), remaining);
 			first = false;
-			HttpRequest request = request(agentName, Duration.ofNanos(Math.max(attemptNanos, 1_000_000)))
+			HttpRequest request = requestTo(path, Duration.ofNanos(Math.max(attemptNanos, 1_000_000)))
 				.header("Accept", OCTET_STREAM)
 				.GET()
 				.build();
 			try {
-				HttpResponse<CappedBody> response = send(request, attemptNanos);
+				HttpResponse<CappedBody> response = send(request, attemptNanos, cap);
 				int status = response.statusCode();
 				if (status == 200) {
 					if (response.body().oversize()) {
 						throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
-								"the exchange answered with a value over the limit of " + this.maxBytes + " bytes");
+								"the exchange answered with a value over the limit of " + cap + " bytes");
 					}
-					return MetadataValues.check(operation, agentName, response.body().bytes(), this.maxBytes);
+					return response.body().bytes();
 				}
 				if (status == 401 || status == 403) {
 					throw tokenRefused(operation, agentName, status);
@@ -417,8 +502,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 			catch (InterruptedException ex) {
 				throw interrupted(operation, agentName);
 			}
-			logger.log(System.Logger.Level.DEBUG,
-					() -> "Metadata of agent '" + agentName + "' not fetched yet, retrying");
+			logger.log(System.Logger.Level.DEBUG, () -> "The " + what + " is not fetched yet, retrying");
 			long pause = Math.min(backoff, deadline - System.nanoTime());
 			backoff = Math.min(backoff * 2, this.maxRetryInterval.toNanos());
 			if (pause > 0) {
@@ -637,15 +721,22 @@ public final class HttpMetadataExchange implements MetadataExchange {
 	}
 
 	private HttpRequest.Builder request(String agentName, Duration timeout) {
-		return HttpRequest.newBuilder(URI.create(AgentPaths.metadataPath(this.base, agentName)))
-			.timeout(timeout)
-			.header("Authorization", this.authorization);
+		return requestTo(AgentPaths.metadataPath(this.base, agentName), timeout);
+	}
+
+	private HttpRequest.Builder requestTo(String path, Duration timeout) {
+		return HttpRequest.newBuilder(URI.create(path)).timeout(timeout).header("Authorization", this.authorization);
 	}
 
 	private HttpResponse<CappedBody> send(HttpRequest request, long timeoutNanos)
 			throws IOException, InterruptedException {
+		return send(request, timeoutNanos, this.maxBytes);
+	}
+
+	private HttpResponse<CappedBody> send(HttpRequest request, long timeoutNanos, int cap)
+			throws IOException, InterruptedException {
 		CompletableFuture<HttpResponse<CappedBody>> response = this.client.sendAsync(request,
-				CappedBody.handler(this.maxBytes, OTHER_BODY_BYTES));
+				CappedBody.handler(cap, OTHER_BODY_BYTES));
 		try {
 			return response.get(Math.max(timeoutNanos, 1), TimeUnit.NANOSECONDS);
 		}

@@ -21,7 +21,8 @@ import dev.nixl4j.NixlStatus;
  *
  * <p>
  * Values are stored as published and checked with {@link MetadataValues#check} when
- * fetched.
+ * fetched. Documents ({@link #publishDocument}) live with their agent's value and are
+ * removed with it.
  */
 public final class InMemoryMetadataExchange implements MetadataExchange {
 
@@ -32,6 +33,9 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 	private final Condition published = this.lock.newCondition();
 
 	private final Map<String, byte[]> values = new HashMap<>();
+
+	/** Documents by agent name and kind; an agent's entry exists while its value does. */
+	private final Map<String, Map<String, byte[]>> documents = new HashMap<>();
 
 	private final Map<String, List<InMemoryWatch>> watches = new HashMap<>();
 
@@ -106,12 +110,94 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 	}
 
 	@Override
+	public void publishDocument(String agentName, String kind, byte[] document) {
+		String operation = "publish_document";
+		requireName(agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		if (document.length > MAX_DOCUMENT_BYTES) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agentName, null, "the document '" + kind
+					+ "' is " + document.length + " bytes, over the limit of " + MAX_DOCUMENT_BYTES + " bytes");
+		}
+		byte[] copy = document.clone();
+		this.lock.lock();
+		try {
+			requireOpen(operation, agentName);
+			if (!this.values.containsKey(agentName)) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_STATE, operation, agentName, null,
+						"the metadata of agent '" + agentName + "' is not published; publish it before its documents");
+			}
+			this.documents.computeIfAbsent(agentName, name -> new HashMap<>()).put(kind, copy);
+			this.published.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public byte[] fetchDocument(String agentName, String kind, Duration timeout) {
+		String operation = "fetch_document";
+		requireName(agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		long remaining = timeout.isNegative() ? 0 : saturatedNanos(timeout);
+		this.lock.lock();
+		try {
+			while (true) {
+				requireOpen(operation, agentName);
+				Map<String, byte[]> kinds = this.documents.get(agentName);
+				byte[] document = (kinds != null) ? kinds.get(kind) : null;
+				if (document != null) {
+					return document.clone();
+				}
+				if (remaining <= 0) {
+					throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName,
+							"no document '" + kind + "' of agent '" + agentName + "' was published within " + timeout);
+				}
+				remaining = this.published.awaitNanos(remaining);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new NixlException(NixlStatus.CANCELLED, operation, null, agentName,
+					"interrupted while waiting for the document '" + kind + "' of agent '" + agentName + "'");
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Removes one document of an agent, leaving its metadata and other documents.
+	 * Removing a document that is not published does nothing.
+	 * @param agentName the agent
+	 * @param kind the document's kind
+	 * @return whether a document was removed
+	 */
+	public boolean removeDocument(String agentName, String kind) {
+		this.lock.lock();
+		try {
+			Map<String, byte[]> kinds = this.documents.get(agentName);
+			if (kinds == null || kinds.remove(kind) == null) {
+				return false;
+			}
+			if (kinds.isEmpty()) {
+				this.documents.remove(agentName);
+			}
+			return true;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
 	public void invalidate(String agentName) {
 		requireName(agentName);
 		List<InMemoryWatch> removed;
 		this.lock.lock();
 		try {
 			requireOpen("invalidate_local_md", agentName);
+			this.documents.remove(agentName);
 			if (this.values.remove(agentName) == null) {
 				return;
 			}
@@ -166,6 +252,7 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 		try {
 			this.closed = true;
 			this.values.clear();
+			this.documents.clear();
 			this.watches.values().forEach(list -> list.forEach(InMemoryWatch::stop));
 			this.watches.clear();
 			this.published.signalAll();

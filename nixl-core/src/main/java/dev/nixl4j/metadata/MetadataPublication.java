@@ -3,6 +3,10 @@ package dev.nixl4j.metadata;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -25,6 +29,13 @@ import org.jspecify.annotations.Nullable;
  * published), and an entry that vanished or holds other bytes is published again at once.
  * A failed republish is retried with a back-off that starts at 50 ms and doubles up to
  * {@link Builder#maxRetryInterval}. {@link #withdraw()} ends it and removes the entry.
+ *
+ * <p>
+ * Documents set on the builder ({@link Builder#document}) are published right after every
+ * (re)publication of the metadata ({@link MetadataExchange#publishDocument}), checked
+ * with it (one missing or changed is published again, with the metadata), and removed
+ * with it; the publication counts as published only when the metadata and every document
+ * are.
  *
  * <p>
  * The {@link #state() state} says whether the entry is published now and, when it is not,
@@ -75,6 +86,9 @@ public final class MetadataPublication implements AutoCloseable {
 
 	private final Duration checkTimeout;
 
+	/** Documents published beside the metadata, by kind, in the order they were set. */
+	private final Map<String, byte[]> documents;
+
 	private final long maxRetryNanos;
 
 	private final ScheduledThreadPoolExecutor scheduler;
@@ -121,6 +135,7 @@ public final class MetadataPublication implements AutoCloseable {
 		this.agent = builder.agent;
 		this.checkInterval = builder.checkInterval;
 		this.checkTimeout = builder.checkTimeout;
+		this.documents = Collections.unmodifiableMap(new LinkedHashMap<>(builder.documents));
 		this.maxRetryNanos = builder.maxRetryInterval.toNanos();
 		String threadName = "nixl4j-metadata-publication-" + this.agent.name();
 		// two threads: a removal the exchange reports is acted on while a check waits for
@@ -305,6 +320,9 @@ public final class MetadataPublication implements AutoCloseable {
 		try {
 			metadata = this.agent.localMetadata();
 			this.exchange.publish(agentName(), metadata);
+			for (Map.Entry<String, byte[]> document : this.documents.entrySet()) {
+				this.exchange.publishDocument(agentName(), document.getKey(), document.getValue());
+			}
 		}
 		catch (RuntimeException ex) {
 			failed(epoch, repair, ex);
@@ -420,10 +438,11 @@ public final class MetadataPublication implements AutoCloseable {
 		String repair;
 		try {
 			AgentMetadata found = this.exchange.fetch(agentName(), this.checkTimeout);
-			if (found.equals(expected)) {
+			repair = found.equals(expected) ? checkDocuments()
+					: "the entry of agent '" + agentName() + "' held other metadata than the agent published";
+			if (repair == null) {
 				return;
 			}
-			repair = "the entry of agent '" + agentName() + "' held other metadata than the agent published";
 		}
 		catch (NixlException ex) {
 			switch (ex.status()) {
@@ -448,6 +467,30 @@ public final class MetadataPublication implements AutoCloseable {
 			}
 		}
 		attempt(forGeneration, repair);
+	}
+
+	/**
+	 * Fetches every document and compares it with what was published.
+	 * @return why they must be published again, {@code null} when they are all there
+	 */
+	private @Nullable String checkDocuments() {
+		for (Map.Entry<String, byte[]> document : this.documents.entrySet()) {
+			String kind = document.getKey();
+			try {
+				byte[] found = this.exchange.fetchDocument(agentName(), kind, this.checkTimeout);
+				if (!Arrays.equals(found, document.getValue())) {
+					return "the document '" + kind + "' of agent '" + agentName()
+							+ "' held other bytes than the agent published";
+				}
+			}
+			catch (NixlException ex) {
+				if (ex.status() == NixlStatus.TIMEOUT) {
+					return "the document '" + kind + "' of agent '" + agentName() + "' vanished from the exchange";
+				}
+				throw ex;
+			}
+		}
+		return null;
 	}
 
 	private void submit(Runnable task) {
@@ -550,6 +593,8 @@ public final class MetadataPublication implements AutoCloseable {
 
 		private Duration checkTimeout = DEFAULT_CHECK_TIMEOUT;
 
+		private final Map<String, byte[]> documents = new LinkedHashMap<>();
+
 		private Builder(MetadataExchange exchange, NixlAgent agent) {
 			this.exchange = Objects.requireNonNull(exchange, "exchange");
 			this.agent = Objects.requireNonNull(agent, "agent");
@@ -588,6 +633,28 @@ public final class MetadataPublication implements AutoCloseable {
 		 */
 		public Builder maxRetryInterval(Duration maxRetryInterval) {
 			this.maxRetryInterval = SettingChecks.requirePositive(maxRetryInterval, "maxRetryInterval");
+			return this;
+		}
+
+		/**
+		 * Adds a document published beside the metadata, right after every
+		 * (re)publication of it, and removed with it; call once per kind (a kind set
+		 * again replaces the document). The bytes are copied.
+		 * @param kind the document's kind, see
+		 * {@link MetadataExchange#requireDocumentKind}
+		 * @param document its bytes, at most {@link MetadataExchange#MAX_DOCUMENT_BYTES}
+		 * @return this builder
+		 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for a bad kind or
+		 * an oversize document
+		 */
+		public Builder document(String kind, byte[] document) {
+			MetadataExchange.requireDocumentKind(kind);
+			if (document.length > MetadataExchange.MAX_DOCUMENT_BYTES) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "publish_document", this.agent.name(), null,
+						"the document '" + kind + "' is " + document.length + " bytes, over the limit of "
+								+ MetadataExchange.MAX_DOCUMENT_BYTES + " bytes");
+			}
+			this.documents.put(kind, document.clone());
 			return this;
 		}
 

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.nixl4j.AgentMetadata;
@@ -59,6 +60,15 @@ import org.jspecify.annotations.Nullable;
  * one that is not NIXL metadata of the agent in the path gets 400
  * ({@link MetadataValues#check}); nothing is stored then;</li>
  * <li>a {@code DELETE} of a free name is a 204, a {@code POST} of one a 404;</li>
+ * <li><b>documents</b> ({@link MetadataExchange#publishDocument}) live at
+ * {@code {base}/agents/{name}/documents/{kind}} ({@code GET}, {@code PUT},
+ * {@code DELETE}) and belong to the agent's entry: a {@code PUT} or {@code DELETE} needs
+ * the entry's owner secret (403 otherwise), a {@code PUT} needs the entry to exist (409
+ * otherwise); a document counts against the registry's bytes, at most
+ * {@value #MAX_DOCUMENTS_PER_ENTRY} kinds per entry (507 beyond), each at most
+ * {@link MetadataExchange#MAX_DOCUMENT_BYTES} (413 beyond); a kind that
+ * {@link MetadataExchange#requireDocumentKind} refuses gets 400. Documents are renewed
+ * with their entry and go away when it is deleted or expires;</li>
  * <li>other methods get 405 with {@code Allow: GET, PUT, POST, DELETE};</li>
  * <li>a failing backing exchange gives 503.</li>
  * </ul>
@@ -92,6 +102,9 @@ public final class MetadataRegistryHandler {
 
 	/** The default cap on the bytes of metadata of entries created over HTTP: 256 MiB. */
 	public static final long DEFAULT_MAX_TOTAL_BYTES = 256L << 20;
+
+	/** The most documents one entry may carry. */
+	public static final int MAX_DOCUMENTS_PER_ENTRY = 16;
 
 	/** The default time an entry lives after its owner last renewed it. */
 	public static final Duration DEFAULT_ENTRY_TTL = Duration.ofSeconds(30);
@@ -238,12 +251,26 @@ public final class MetadataRegistryHandler {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
 				return Response.of(401, Map.of("WWW-Authenticate", "Bearer realm=\"nixl4j\""), null);
 			}
-			String agentName = agentName(rawPath);
-			if (agentName == null) {
+			Target target = target(rawPath);
+			if (target == null) {
 				return Response.of(404, Map.of(), null);
 			}
+			String agentName = target.agentName();
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
 					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
+			String kind = target.kind();
+			if (kind != null) {
+				String problem = kindProblem(kind);
+				if (problem != null) {
+					return text(400, problem);
+				}
+				return switch (method) {
+					case "GET" -> getDocument(agentName, kind);
+					case "PUT" -> putDocument(agentName, kind, secretDigest, contentLength, body);
+					case "DELETE" -> deleteDocument(agentName, kind, secretDigest);
+					default -> Response.of(405, Map.of("Allow", "GET, PUT, DELETE"), null);
+				};
+			}
 			return switch (method) {
 				case "GET" -> get(agentName);
 				case "PUT" -> put(agentName, secretDigest, contentLength, body);
@@ -454,6 +481,179 @@ public final class MetadataRegistryHandler {
 		}
 	}
 
+	private Response getDocument(String agentName, String kind) {
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		byte[] document;
+		try {
+			document = this.store.fetchDocument(agentName, kind, Duration.ZERO);
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.NOT_SUPPORTED) {
+				return Response.of(404, Map.of(), null);
+			}
+			throw ex;
+		}
+		Map<String, String> headers = new LinkedHashMap<>();
+		headers.put("Content-Type", OCTET_STREAM);
+		headers.put("Cache-Control", "no-store");
+		return Response.of(200, headers, document);
+	}
+
+	private Response putDocument(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength,
+			InputStream in) throws IOException {
+		int cap = MetadataExchange.MAX_DOCUMENT_BYTES;
+		if (contentLength > cap) {
+			return documentTooLarge(kind);
+		}
+		int room;
+		this.lock.lock();
+		try {
+			Response refused = admitDocument(agentName, kind, secretDigest, Math.max(contentLength, 0),
+					System.nanoTime());
+			if (refused != null) {
+				return refused;
+			}
+			Claim claim = this.claims.get(agentName);
+			long available = this.maxTotalBytes - this.storedBytes - this.reservedBytes
+					+ ((claim != null) ? claim.documentBytes(kind) : 0);
+			room = (contentLength >= 0) ? (int) contentLength : (int) Math.max(0, Math.min(cap, available));
+			this.reservedBytes += room;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		byte[] body;
+		try {
+			body = in.readNBytes(room + 1);
+		}
+		finally {
+			this.lock.lock();
+			try {
+				this.reservedBytes -= room;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+		if (body.length > room) {
+			return (room < cap && contentLength < 0)
+					? full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata")
+					: documentTooLarge(kind);
+		}
+		this.lock.lock();
+		try {
+			// the decision is taken again: the entry may have changed hands or expired
+			// during the read
+			Response refused = admitDocument(agentName, kind, secretDigest, body.length, System.nanoTime());
+			if (refused != null) {
+				return refused;
+			}
+			Claim claim = Objects.requireNonNull(this.claims.get(agentName));
+			this.store.publishDocument(agentName, kind, body);
+			Integer previous = claim.documents.put(kind, body.length);
+			this.storedBytes += body.length - ((previous != null) ? previous : 0);
+			return Response.of((previous != null) ? 204 : 201, Map.of(), null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Decides whether a {@code PUT} of a document of {@code size} bytes may go ahead:
+	 * {@code null} when it may (then the agent's claim exists), the refusal otherwise.
+	 * Called with the lock held.
+	 */
+	private @Nullable Response admitDocument(String agentName, String kind, byte @Nullable [] secretDigest, long size,
+			long now) {
+		sweep(now);
+		expireIfDue(agentName, now);
+		Claim claim = this.claims.get(agentName);
+		if (claim != null && !claim.ownedBy(secretDigest)) {
+			return notOwner(agentName);
+		}
+		if (claim == null || !stillHolds(agentName, claim)) {
+			return isStored(agentName) ? notOwner(agentName)
+					: text(409, "the registry holds no metadata entry of agent '" + agentName
+							+ "'; publish its metadata before its documents");
+		}
+		if (!claim.documents.containsKey(kind) && claim.documents.size() >= MAX_DOCUMENTS_PER_ENTRY) {
+			return full("the entry of agent '" + agentName + "' holds its maximum of " + MAX_DOCUMENTS_PER_ENTRY
+					+ " documents");
+		}
+		if (this.storedBytes - claim.documentBytes(kind) + this.reservedBytes + size > this.maxTotalBytes) {
+			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
+		}
+		return null;
+	}
+
+	private Response deleteDocument(String agentName, String kind, byte @Nullable [] secretDigest) {
+		this.lock.lock();
+		try {
+			long now = System.nanoTime();
+			sweep(now);
+			expireIfDue(agentName, now);
+			Claim claim = this.claims.get(agentName);
+			if (claim == null) {
+				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
+			}
+			if (!claim.ownedBy(secretDigest)) {
+				return notOwner(agentName);
+			}
+			if (!stillHolds(agentName, claim)) {
+				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
+			}
+			Integer size = claim.documents.get(kind);
+			if (size == null) {
+				return Response.of(204, Map.of(), null);
+			}
+			InMemoryMetadataExchange memory = inMemoryStore();
+			if (memory == null) {
+				return text(501, "the registry's store cannot remove one document; delete the entry instead");
+			}
+			memory.removeDocument(agentName, kind);
+			claim.documents.remove(kind);
+			this.storedBytes -= size;
+			return Response.of(204, Map.of(), null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** The in-memory exchange behind the store, through forwarding wrappers. */
+	private @Nullable InMemoryMetadataExchange inMemoryStore() {
+		MetadataExchange current = this.store;
+		while (current instanceof ForwardingMetadataExchange forwarding) {
+			current = forwarding.getDelegate();
+		}
+		return (current instanceof InMemoryMetadataExchange memory) ? memory : null;
+	}
+
+	private static Response documentTooLarge(String kind) {
+		return text(413,
+				"the document '" + kind + "' is over the limit of " + MetadataExchange.MAX_DOCUMENT_BYTES + " bytes");
+	}
+
+	private static @Nullable String kindProblem(String kind) {
+		try {
+			MetadataExchange.requireDocumentKind(kind);
+			return null;
+		}
+		catch (NixlException ex) {
+			return "the document kind in the path is refused: it must be 1 to 64 characters of a-z, 0-9, '.' "
+					+ "and '-', starting with a letter or digit";
+		}
+	}
+
 	/**
 	 * Withdraws every expired entry, at most ten times per TTL. Called with the lock
 	 * held.
@@ -517,7 +717,7 @@ public final class MetadataRegistryHandler {
 
 	private void drop(String agentName, Claim claim) {
 		this.claims.remove(agentName);
-		this.storedBytes -= claim.bytes;
+		this.storedBytes -= claim.bytes + claim.documentBytes();
 	}
 
 	private boolean isStored(String agentName) {
@@ -562,13 +762,39 @@ public final class MetadataRegistryHandler {
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
-	private @Nullable String agentName(String rawPath) {
+	/**
+	 * The entry a path names: {@code {base}/agents/{name}/metadata}, or
+	 * {@code {base}/agents/{name}/documents/{kind}}; {@code null} for any other path.
+	 */
+	private @Nullable Target target(String rawPath) {
 		String prefix = this.basePath + AgentPaths.AGENTS;
-		if (!rawPath.startsWith(prefix) || !rawPath.endsWith(AgentPaths.METADATA)
-				|| rawPath.length() <= prefix.length() + AgentPaths.METADATA.length()) {
+		if (!rawPath.startsWith(prefix)) {
 			return null;
 		}
-		return AgentPaths.decode(rawPath.substring(prefix.length(), rawPath.length() - AgentPaths.METADATA.length()));
+		int slash = rawPath.indexOf('/', prefix.length());
+		if (slash < 0) {
+			return null;
+		}
+		String agentName = AgentPaths.decode(rawPath.substring(prefix.length(), slash));
+		if (agentName == null) {
+			return null;
+		}
+		String rest = rawPath.substring(slash);
+		if (rest.equals(AgentPaths.METADATA)) {
+			return new Target(agentName, null);
+		}
+		if (rest.startsWith(AgentPaths.DOCUMENTS) && rest.length() > AgentPaths.DOCUMENTS.length()
+				&& rest.indexOf('/', AgentPaths.DOCUMENTS.length()) < 0) {
+			return new Target(agentName, rest.substring(AgentPaths.DOCUMENTS.length()));
+		}
+		return null;
+	}
+
+	/**
+	 * What a request is about: an agent's metadata ({@code kind} {@code null}) or one of
+	 * its documents.
+	 */
+	private record Target(String agentName, @Nullable String kind) {
 	}
 
 	@Override
@@ -590,11 +816,27 @@ public final class MetadataRegistryHandler {
 
 		private long expiresAt;
 
+		/** The sizes of the entry's documents, by kind. */
+		private final Map<String, Integer> documents = new HashMap<>();
+
 		Claim(byte[] secretDigest, byte[] valueDigest, long bytes, long expiresAt) {
 			this.secretDigest = secretDigest;
 			this.valueDigest = valueDigest;
 			this.bytes = bytes;
 			this.expiresAt = expiresAt;
+		}
+
+		long documentBytes() {
+			long total = 0;
+			for (int size : this.documents.values()) {
+				total += size;
+			}
+			return total;
+		}
+
+		long documentBytes(String kind) {
+			Integer size = this.documents.get(kind);
+			return (size != null) ? size : 0;
 		}
 
 		boolean ownedBy(byte @Nullable [] presented) {

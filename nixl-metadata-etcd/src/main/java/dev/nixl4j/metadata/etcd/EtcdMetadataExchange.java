@@ -59,6 +59,12 @@ import dev.nixl4j.metadata.MetadataValues;
  * {@code <namespace>/<agent>/}, as NIXL's {@code invalidate_local_md} does.
  *
  * <p>
+ * Documents ({@link #publishDocument}) are stored under
+ * {@code <namespace>/<agent>/nixl4j-<kind>} ({@link #documentKey}), a key NIXL never
+ * reads, under the same lease as the metadata; {@link #invalidate} removes them with the
+ * metadata, a lapsed lease with it too, and a new lease gets them back with it.
+ *
+ * <p>
  * Unlike NIXL's, the keys this exchange publishes are lease-backed: publishing grants a
  * lease (its TTL is {@link Builder#leaseTtl}) that is kept alive while the exchange is
  * open, so the metadata of a process that died disappears when the lease runs out, and
@@ -105,6 +111,12 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	/** The label of an agent's full metadata, the last part of its key. */
 	public static final String METADATA_LABEL = "metadata";
 
+	/**
+	 * What the last part of a document's key starts with, before its kind: a label NIXL
+	 * never uses.
+	 */
+	public static final String DOCUMENT_LABEL_PREFIX = "nixl4j-";
+
 	private static final System.Logger logger = System.getLogger(EtcdMetadataExchange.class.getName());
 
 	private static final ByteSequence EMPTY = ByteSequence.from(new byte[0]);
@@ -135,6 +147,12 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 	private long leaseId;
 
 	private final Map<String, byte[]> published = new ConcurrentHashMap<>();
+
+	/**
+	 * Documents by agent and kind, put back with the metadata; guarded by the publish
+	 * lock.
+	 */
+	private final Map<String, Map<String, byte[]>> publishedDocuments = new ConcurrentHashMap<>();
 
 	private final Map<String, Long> fetchedRevisions = new ConcurrentHashMap<>();
 
@@ -217,6 +235,16 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		return agentPrefix(agentName) + METADATA_LABEL;
 	}
 
+	/**
+	 * Returns the key an agent's document of a kind is stored under.
+	 * @param agentName the agent
+	 * @param kind the document's kind
+	 * @return {@code <namespace>/<agent>/nixl4j-<kind>}
+	 */
+	public String documentKey(String agentName, String kind) {
+		return agentPrefix(agentName) + DOCUMENT_LABEL_PREFIX + kind;
+	}
+
 	private String agentPrefix(String agentName) {
 		return this.namespace + "/" + agentName + "/";
 	}
@@ -245,20 +273,72 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		}
 	}
 
+	@Override
+	public void publishDocument(String agentName, String kind, byte[] document) {
+		String operation = "publish_document";
+		ensureOpen(operation);
+		requireName(agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		if (document.length > MAX_DOCUMENT_BYTES) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agentName, null, "the document '" + kind
+					+ "' is " + document.length + " bytes, over the limit of " + MAX_DOCUMENT_BYTES + " bytes");
+		}
+		byte[] copy = document.clone();
+		synchronized (this.publishLock) {
+			byte[] metadata = this.published.get(agentName);
+			if (metadata == null) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_STATE, operation, agentName, null,
+						"the metadata of agent '" + agentName
+								+ "' is not published through this exchange; publish it before its documents");
+			}
+			Map<String, byte[]> kinds = this.publishedDocuments.computeIfAbsent(agentName,
+					name -> new ConcurrentHashMap<>());
+			byte[] previous = kinds.put(kind, copy);
+			long deadline = deadline(this.operationTimeout);
+			long lease = lease(deadline, agentName);
+			try {
+				try {
+					awaitReachable(
+							() -> this.client.getKVClient()
+								.put(bytes(documentKey(agentName, kind)), ByteSequence.from(copy),
+										PutOption.builder().withLeaseId(lease).build()),
+							deadline, operation, agentName);
+				}
+				catch (LeaseLost ex) {
+					// the metadata went with the lease: both go back under a new one
+					forgetLease(lease);
+					put(agentName, metadata, deadline);
+				}
+			}
+			catch (RuntimeException ex) {
+				if (previous != null) {
+					kinds.put(kind, previous);
+				}
+				else {
+					kinds.remove(kind);
+				}
+				throw ex;
+			}
+		}
+	}
+
 	/**
-	 * Puts the anchor and the metadata key under the lease, granting a new one when it
-	 * was lost.
+	 * Puts the anchor, the metadata key and the agent's documents under the lease,
+	 * granting a new one when it was lost.
 	 */
 	private void put(String agentName, byte[] value, long deadline) {
+		Map<String, byte[]> documents = this.publishedDocuments.getOrDefault(agentName, Map.of());
 		for (int attempt = 0;; attempt++) {
 			long lease = lease(deadline, agentName);
 			PutOption withLease = PutOption.builder().withLeaseId(lease).build();
+			List<Op> puts = new ArrayList<>();
+			puts.add(Op.put(bytes(agentPrefix(agentName)), EMPTY, withLease));
+			puts.add(Op.put(bytes(key(agentName)), ByteSequence.from(value), withLease));
+			documents.forEach((kind, document) -> puts
+				.add(Op.put(bytes(documentKey(agentName, kind)), ByteSequence.from(document), withLease)));
 			try {
-				awaitReachable(() -> this.client.getKVClient()
-					.txn()
-					.Then(Op.put(bytes(agentPrefix(agentName)), EMPTY, withLease),
-							Op.put(bytes(key(agentName)), ByteSequence.from(value), withLease))
-					.commit(), deadline, "send_local_md", agentName);
+				awaitReachable(() -> this.client.getKVClient().txn().Then(puts.toArray(Op[]::new)).commit(), deadline,
+						"send_local_md", agentName);
 				return;
 			}
 			catch (LeaseLost ex) {
@@ -366,11 +446,44 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		String operation = "fetch_remote_md";
 		ensureOpen(operation);
 		requireName(agentName);
+		Found found = awaitValue(operation, agentName, key(agentName), timeout, false,
+				"metadata of agent '" + agentName + "'");
+		AgentMetadata metadata = MetadataValues.check(operation, agentName, found.value(), this.maxValueBytes);
+		this.fetchedRevisions.put(agentName, found.revision());
+		return metadata;
+	}
+
+	@Override
+	public byte[] fetchDocument(String agentName, String kind, Duration timeout) {
+		String operation = "fetch_document";
+		ensureOpen(operation);
+		requireName(agentName);
+		MetadataExchange.requireDocumentKind(kind);
+		String what = "document '" + kind + "' of agent '" + agentName + "'";
+		byte[] document = awaitValue(operation, agentName, documentKey(agentName, kind), timeout, true, what).value();
+		if (document.length > MAX_DOCUMENT_BYTES) {
+			throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName, "the " + what + " is "
+					+ document.length + " bytes, over the limit of " + MAX_DOCUMENT_BYTES + " bytes");
+		}
+		return document;
+	}
+
+	/** A value read from etcd and the store's revision when it was read. */
+	private record Found(byte[] value, long revision) {
+	}
+
+	/**
+	 * Reads a key until it holds a value or the deadline passes, watching it meanwhile.
+	 * {@code emptyAllowed}: whether an empty value counts as present (never for metadata:
+	 * NIXL treats it as absent).
+	 */
+	private Found awaitValue(String operation, String agentName, String keyName, Duration timeout, boolean emptyAllowed,
+			String what) {
 		long deadline = deadline(timeout);
 		// A zero timeout makes one read, as with the http exchange: it gets the operation
 		// timeout, since no read could answer within a deadline that has passed already.
 		boolean once = timeout.isZero() || timeout.isNegative();
-		ByteSequence key = bytes(key(agentName));
+		ByteSequence key = bytes(keyName);
 		Semaphore changed = new Semaphore(0);
 		io.etcd.jetcd.Watch.@Nullable Watcher watcher = null;
 		NixlException unreachable = null;
@@ -384,12 +497,8 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 							agentName);
 					unreachable = null;
 					List<KeyValue> kvs = response.getKvs();
-					// an empty value is never metadata (NIXL treats it as absent too)
-					if (!kvs.isEmpty() && !kvs.get(0).getValue().isEmpty()) {
-						AgentMetadata metadata = MetadataValues.check(operation, agentName,
-								kvs.get(0).getValue().getBytes(), this.maxValueBytes);
-						this.fetchedRevisions.put(agentName, response.getHeader().getRevision());
-						return metadata;
+					if (!kvs.isEmpty() && (emptyAllowed || !kvs.get(0).getValue().isEmpty())) {
+						return new Found(kvs.get(0).getValue().getBytes(), response.getHeader().getRevision());
 					}
 					if (watcher == null) {
 						WatchOption from = WatchOption.builder()
@@ -419,12 +528,11 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 					if (unreachable != null) {
 						throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
 								"etcd at " + this.endpoints + " could not be reached within " + timeout
-										+ " to fetch the metadata of agent '" + agentName + "': "
-										+ rootMessage(unreachable),
+										+ " to fetch the " + what + ": " + rootMessage(unreachable),
 								unreachable);
 					}
-					throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName, "the metadata of agent '"
-							+ agentName + "' did not appear under " + key(agentName) + " within " + timeout);
+					throw new NixlException(NixlStatus.TIMEOUT, operation, null, agentName,
+							"the " + what + " did not appear under " + keyName + " within " + timeout);
 				}
 				if (changed.tryAcquire(Math.min(remaining, pause), TimeUnit.NANOSECONDS)) {
 					pause = MIN_PAUSE;
@@ -452,6 +560,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 		requireName(agentName);
 		synchronized (this.publishLock) {
 			this.published.remove(agentName);
+			this.publishedDocuments.remove(agentName);
 			try {
 				await(this.client.getKVClient()
 					.delete(bytes(agentPrefix(agentName)), DeleteOption.builder().isPrefix(true).build()),
@@ -507,6 +616,7 @@ public final class EtcdMetadataExchange implements MetadataExchange {
 			lease = this.leaseId;
 			this.leaseId = 0;
 			this.published.clear();
+			this.publishedDocuments.clear();
 		}
 		try {
 			if (lease != 0) {

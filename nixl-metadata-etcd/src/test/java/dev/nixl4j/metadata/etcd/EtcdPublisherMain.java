@@ -11,8 +11,9 @@ import dev.nixl4j.AgentMetadata;
 /**
  * A process that publishes one agent's metadata through an {@link EtcdMetadataExchange}
  * and then waits, so that a test can kill it with SIGKILL and watch the lease run out.
- * Arguments: endpoint, namespace, agent name, lease TTL in seconds; the metadata comes
- * base64-encoded on stdin's first line. Prints {@code PUBLISHED} once the key is stored.
+ * Arguments: endpoint, namespace, agent name, lease TTL in seconds, and optionally a
+ * document kind; the metadata comes base64-encoded on stdin's first line, the document
+ * (when a kind is given) on its second. Prints {@code PUBLISHED} once the key is stored.
  */
 public final class EtcdPublisherMain {
 
@@ -21,7 +22,7 @@ public final class EtcdPublisherMain {
 
 	/**
 	 * Runs the publisher.
-	 * @param args endpoint, namespace, agent name, TTL seconds
+	 * @param args endpoint, namespace, agent name, TTL seconds[, document kind]
 	 * @throws Exception on failure
 	 */
 	public static void main(String[] args) throws Exception {
@@ -33,6 +34,9 @@ public final class EtcdPublisherMain {
 			.leaseTtl(Duration.ofSeconds(Long.parseLong(args[3])))
 			.build();
 		exchange.publish(args[2], metadata);
+		if (args.length > 4) {
+			exchange.publishDocument(args[2], args[4], Base64.getDecoder().decode(in.readLine()));
+		}
 		System.out.println("PUBLISHED");
 		System.out.flush();
 		while (in.readLine() != null) {
