@@ -1,5 +1,6 @@
 package dev.nixl4j.metadata;
 
+import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -203,9 +204,6 @@ class MetadataDocumentsTest {
 
 		// the registry refuses what a client that skips the checks sends
 		String secret = ownedEntry(server, "raw-owner");
-		HttpResponse<String> oversize = send(server, "PUT", documentPath("raw-owner", KIND), over, secret);
-		assertThat(oversize.statusCode()).isEqualTo(413);
-		assertThat(oversize.body()).contains("65536");
 		HttpResponse<String> badKind = send(server, "PUT", "/agents/raw-owner/documents/Bad_Kind", document("x"),
 				secret);
 		assertThat(badKind.statusCode()).isEqualTo(400);
@@ -219,6 +217,32 @@ class MetadataDocumentsTest {
 				catchThrowableOfType(NixlException.class, () -> store.fetchDocument("raw-owner", KIND, Duration.ZERO))
 					.status())
 			.isEqualTo(NixlStatus.TIMEOUT);
+	}
+
+	@Test
+	void theRegistryRefusesAnOversizeDocumentDeclaredOrNotReadingNoFurtherThanTheCap() throws Exception {
+		InMemoryMetadataExchange store = closing(new InMemoryMetadataExchange());
+		MetadataRegistryHandler handler = MetadataRegistryHandler.builder().token(TOKEN).store(store).build();
+		NixlAgent agent = closing(NixlAgent.create(AgentConfig.builder("sized").engine(Engine.EMBEDDED).build()));
+		byte[] metadata = agent.localMetadata().toByteArray();
+		MetadataRegistryHandler.Response created = handler.handle("PUT", "/nixl" + AgentPaths.metadataPath("", "sized"),
+				"Bearer " + TOKEN, metadata.length, new ByteArrayInputStream(metadata));
+		assertThat(created.status()).isEqualTo(201);
+		String secret = created.headers().get(MetadataRegistryHandler.OWNER_SECRET_HEADER);
+		String path = "/nixl" + documentPath("sized", KIND);
+		byte[] over = new byte[MetadataExchange.MAX_DOCUMENT_BYTES + 1];
+		MetadataRegistryHandler.Response declared = handler.handle("PUT", path, "Bearer " + TOKEN, secret, over.length,
+				new ByteArrayInputStream(over));
+		assertThat(declared.status()).isEqualTo(413);
+		assertThat(new String(declared.body(), StandardCharsets.UTF_8)).contains("65536");
+		ByteArrayInputStream endless = new ByteArrayInputStream(new byte[4 * MetadataExchange.MAX_DOCUMENT_BYTES]);
+		MetadataRegistryHandler.Response undeclared = handler.handle("PUT", path, "Bearer " + TOKEN, secret, -1,
+				endless);
+		assertThat(undeclared.status()).isEqualTo(413);
+		assertThat(endless.available()).as("read no further than the cap plus one byte")
+			.isEqualTo(3 * MetadataExchange.MAX_DOCUMENT_BYTES - 1);
+		assertThat(catchThrowableOfType(NixlException.class, () -> store.fetchDocument("sized", KIND, Duration.ZERO))
+			.status()).isEqualTo(NixlStatus.TIMEOUT);
 	}
 
 	/** Creates the entry of an agent whose metadata names it, and returns its secret. */
