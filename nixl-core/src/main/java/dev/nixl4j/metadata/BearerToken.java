@@ -42,10 +42,30 @@ public final class BearerToken {
 	 * @return {@code true} for {@code Bearer <token>} with this token
 	 */
 	public boolean matches(@Nullable String authorization) {
+		byte @Nullable [] presented = presented(authorization);
+		return presented != null && matchesDigest(presented);
+	}
+
+	/**
+	 * Returns the digest of the token an {@code Authorization} header carries, to check
+	 * it against several tokens ({@link #matchesDigest}) with one digest.
+	 * @param authorization the header's value, or {@code null} when the request had none
+	 * @return the digest, or {@code null} when the header is not {@code Bearer <token>}
+	 */
+	static byte @Nullable [] presented(@Nullable String authorization) {
 		if (authorization == null || !authorization.regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
-			return false;
+			return null;
 		}
-		byte[] presented = sha256(authorization.substring(SCHEME.length()).trim().getBytes(StandardCharsets.UTF_8));
+		return sha256(authorization.substring(SCHEME.length()).trim().getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Whether a digest made by {@link #presented} is this token's, compared in constant
+	 * time.
+	 * @param presented the digest
+	 * @return {@code true} when it is
+	 */
+	boolean matchesDigest(byte[] presented) {
 		return MessageDigest.isEqual(this.digest, presented);
 	}
 

@@ -71,7 +71,8 @@ import org.jspecify.annotations.Nullable;
  * which this exchange keeps in memory for that name and sends with every later
  * {@code PUT}, {@code POST} and {@code DELETE} of it, so only this exchange can replace,
  * renew or withdraw the entry. A name taken by another owner makes {@link #publish} fail
- * with {@link NixlStatus#BUSY}; a full registry (507) with
+ * with {@link NixlStatus#BUSY}, and so does a name outside the client's agent-name
+ * prefixes; a full registry (507) or a used-up client quota (429) with
  * {@link NixlStatus#UNAVAILABLE}. When the registry announces an entry TTL
  * ({@value MetadataRegistryHandler#ENTRY_TTL_HEADER}), the exchange renews its published
  * entries every third of it with a bodiless {@code POST}, on the thread it shares with
@@ -239,6 +240,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, null, agentName,
 						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null,
 						true);
+				case 429 -> throw overQuota(operation, agentName, response);
 				case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
 						"the exchange at " + this.baseUri + " refused the value as too large (HTTP 413)");
 				case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
@@ -421,6 +423,7 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				case 507 -> throw new NixlException(NixlStatus.UNAVAILABLE, operation, agentName, null,
 						"the exchange at " + this.baseUri + " is full (HTTP 507: " + reason(response) + ")", null,
 						true);
+				case 429 -> throw overQuota(operation, agentName, response);
 				case 413,
 						400 ->
 					throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, agentName, null,
@@ -788,6 +791,13 @@ public final class HttpMetadataExchange implements MetadataExchange {
 				"the exchange at " + this.baseUri + " refused the change: the entry of agent '" + agentName
 						+ "' belongs to another owner (HTTP 403: " + reason(response)
 						+ "); a restarted agent gets its name back once its old entry expires");
+	}
+
+	private NixlException overQuota(String operation, String agentName, HttpResponse<CappedBody> response) {
+		return new NixlException(
+				NixlStatus.UNAVAILABLE, operation, null, agentName, "the exchange at " + this.baseUri
+						+ " refused the entry: this client's quota is used up (HTTP 429: " + reason(response) + ")",
+				null, true);
 	}
 
 	/** The plain-text reason of a refusal, for messages; never a metadata body. */

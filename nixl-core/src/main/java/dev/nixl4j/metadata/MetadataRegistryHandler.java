@@ -8,6 +8,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -28,9 +29,19 @@ import org.jspecify.annotations.Nullable;
  * {@link MetadataExchange}. {@link MetadataHttpServer} and the Spring Boot starter's
  * servlet both delegate to it, so the rules below hold for every transport:
  * <ul>
- * <li>every request needs {@code Authorization: Bearer <token>}; the token is compared in
- * constant time through its SHA-256 digest; without it, or with another token, the answer
- * is 401 with {@code WWW-Authenticate: Bearer} and no body;</li>
+ * <li>every request needs {@code Authorization: Bearer <token>}: the shared token
+ * ({@link Builder#token}) or a client's own ({@link Builder#client}); tokens are compared
+ * in constant time through their SHA-256 digests; without one, or with another token, the
+ * answer is 401 with {@code WWW-Authenticate: Bearer} and no body;</li>
+ * <li><b>clients have names and quotas.</b> A client's token is granted agent-name
+ * prefixes: its {@code PUT}, {@code POST} and {@code DELETE} requests (metadata and
+ * documents) for a name that starts with none of them get 403, so a client cannot take
+ * another's names. The entries a client created count against its own quota (entries and
+ * bytes, documents included): one past it gets 429 with a plain-text reason, while other
+ * clients still publish. The shared token may change any free name and has no quota of
+ * its own: a holder can take a name before its agent does, or fill the registry up to its
+ * global bounds; per-client tokens without a shared one close both. Every authenticated
+ * caller may read every entry;</li>
  * <li>a path that is not an agent's metadata gets 404, and so does a {@code GET} of an
  * agent with no metadata published;</li>
  * <li><b>each entry has an owner.</b> A {@code PUT} of a free name creates the entry
@@ -103,6 +114,12 @@ public final class MetadataRegistryHandler {
 	/** The default cap on the bytes of metadata of entries created over HTTP: 256 MiB. */
 	public static final long DEFAULT_MAX_TOTAL_BYTES = 256L << 20;
 
+	/** The default cap on the number of entries one client may hold. */
+	public static final int DEFAULT_CLIENT_MAX_ENTRIES = 64;
+
+	/** The default cap on the bytes one client's entries may hold: 16 MiB. */
+	public static final long DEFAULT_CLIENT_MAX_TOTAL_BYTES = 16L << 20;
+
 	/** The most documents one entry may carry. */
 	public static final int MAX_DOCUMENTS_PER_ENTRY = 16;
 
@@ -117,7 +134,9 @@ public final class MetadataRegistryHandler {
 
 	private final String basePath;
 
-	private final BearerToken token;
+	private final @Nullable BearerToken token;
+
+	private final List<ClientGrant> clients;
 
 	private final int maxBytes;
 
@@ -148,10 +167,11 @@ public final class MetadataRegistryHandler {
 
 	private long lastSweep;
 
-	private MetadataRegistryHandler(Builder builder, MetadataExchange store, String token) {
+	private MetadataRegistryHandler(Builder builder, MetadataExchange store, @Nullable String token) {
 		this.store = store;
 		this.basePath = builder.basePath;
-		this.token = BearerToken.of(token);
+		this.token = (token != null) ? BearerToken.of(token) : null;
+		this.clients = List.copyOf(builder.clients.values());
 		this.maxBytes = builder.maxBytes;
 		this.maxEntries = builder.maxEntries;
 		this.maxTotalBytes = builder.maxTotalBytes;
@@ -247,7 +267,8 @@ public final class MetadataRegistryHandler {
 	public Response handle(String method, String rawPath, @Nullable String authorization, @Nullable String ownerSecret,
 			long contentLength, InputStream body) throws IOException {
 		try {
-			if (!this.token.matches(authorization)) {
+			ClientGrant caller = caller(authorization);
+			if (caller == null) {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
 				return Response.of(401, Map.of("WWW-Authenticate", "Bearer realm=\"nixl4j\""), null);
 			}
@@ -258,6 +279,10 @@ public final class MetadataRegistryHandler {
 			String agentName = target.agentName();
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
 					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
+			if (!method.equals("GET") && !caller.permits(agentName)) {
+				return text(403, "client '" + caller.id
+						+ "' may only change entries whose agent name starts with one of " + caller.agentNamePrefixes);
+			}
 			String kind = target.kind();
 			if (kind != null) {
 				String problem = kindProblem(kind);
@@ -273,7 +298,7 @@ public final class MetadataRegistryHandler {
 			}
 			return switch (method) {
 				case "GET" -> get(agentName);
-				case "PUT" -> put(agentName, secretDigest, contentLength, body);
+				case "PUT" -> put(agentName, caller, secretDigest, contentLength, body);
 				case "POST" -> renew(agentName, secretDigest);
 				case "DELETE" -> delete(agentName, secretDigest);
 				default -> Response.of(405, Map.of("Allow", "GET, PUT, POST, DELETE"), null);
@@ -311,8 +336,27 @@ public final class MetadataRegistryHandler {
 		return Response.of(200, headers, metadata.toByteArray());
 	}
 
-	private Response put(String agentName, byte @Nullable [] secretDigest, long contentLength, InputStream in)
-			throws IOException {
+	/** The grant of the token a request carries; {@code null} when it carries none. */
+	private @Nullable ClientGrant caller(@Nullable String authorization) {
+		byte @Nullable [] presented = BearerToken.presented(authorization);
+		if (presented == null) {
+			return null;
+		}
+		ClientGrant found = null;
+		// every token is compared, so the time taken does not tell which matched
+		if (this.token != null && this.token.matchesDigest(presented)) {
+			found = ClientGrant.SHARED;
+		}
+		for (ClientGrant client : this.clients) {
+			if (client.token.matchesDigest(presented)) {
+				found = client;
+			}
+		}
+		return found;
+	}
+
+	private Response put(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength,
+			InputStream in) throws IOException {
 		if (contentLength > this.maxBytes) {
 			return Response.of(413, Map.of(), null);
 		}
@@ -320,7 +364,7 @@ public final class MetadataRegistryHandler {
 		int newEntries;
 		this.lock.lock();
 		try {
-			Response refused = admit(agentName, secretDigest, Math.max(contentLength, 0), System.nanoTime());
+			Response refused = admit(agentName, caller, secretDigest, Math.max(contentLength, 0), System.nanoTime());
 			if (refused != null) {
 				return refused;
 			}
@@ -367,7 +411,7 @@ public final class MetadataRegistryHandler {
 			long now = System.nanoTime();
 			// the decision is taken again: the entry may have changed hands or expired
 			// during the read
-			Response refused = admit(agentName, secretDigest, body.length, now);
+			Response refused = admit(agentName, caller, secretDigest, body.length, now);
 			if (refused != null) {
 				return refused;
 			}
@@ -383,7 +427,7 @@ public final class MetadataRegistryHandler {
 			String secret = newSecret();
 			byte[] newSecretDigest = BearerToken.sha256(secret.getBytes(StandardCharsets.UTF_8));
 			this.claims.put(agentName,
-					new Claim(newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
+					new Claim(caller, newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
 			this.storedBytes += body.length;
 			Map<String, String> headers = ttlHeader();
 			headers.put(OWNER_SECRET_HEADER, secret);
@@ -399,7 +443,8 @@ public final class MetadataRegistryHandler {
 	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when
 	 * it may, the refusal otherwise. Called with the lock held.
 	 */
-	private @Nullable Response admit(String agentName, byte @Nullable [] secretDigest, long size, long now) {
+	private @Nullable Response admit(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long size,
+			long now) {
 		sweep(now);
 		expireIfDue(agentName, now);
 		Claim claim = this.claims.get(agentName);
@@ -412,7 +457,7 @@ public final class MetadataRegistryHandler {
 					return full("the registry holds its maximum of " + this.maxTotalBytes
 							+ " bytes of metadata; the entry cannot grow");
 				}
-				return null;
+				return overClientBytes(claim.client, size - claim.bytes);
 			}
 		}
 		if (isStored(agentName)) {
@@ -424,7 +469,41 @@ public final class MetadataRegistryHandler {
 		if (this.storedBytes + this.reservedBytes + size > this.maxTotalBytes) {
 			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
 		}
-		return null;
+		if (caller != ClientGrant.SHARED && entriesOf(caller) >= caller.maxEntries) {
+			return overQuota("client '" + caller.id + "' holds its maximum of " + caller.maxEntries + " entries");
+		}
+		return overClientBytes(caller, size);
+	}
+
+	/**
+	 * Refuses {@code growth} more bytes for a client past its quota; {@code null} when
+	 * they fit. Called with the lock held.
+	 */
+	private @Nullable Response overClientBytes(ClientGrant client, long growth) {
+		if (client == ClientGrant.SHARED || growth <= 0 || bytesOf(client) + growth <= client.maxTotalBytes) {
+			return null;
+		}
+		return overQuota("client '" + client.id + "' holds its maximum of " + client.maxTotalBytes + " bytes");
+	}
+
+	private int entriesOf(ClientGrant client) {
+		int entries = 0;
+		for (Claim claim : this.claims.values()) {
+			if (claim.client == client) {
+				entries++;
+			}
+		}
+		return entries;
+	}
+
+	private long bytesOf(ClientGrant client) {
+		long bytes = 0;
+		for (Claim claim : this.claims.values()) {
+			if (claim.client == client) {
+				bytes += claim.bytes + claim.documentBytes();
+			}
+		}
+		return bytes;
 	}
 
 	private Response renew(String agentName, byte @Nullable [] secretDigest) {
@@ -592,7 +671,7 @@ public final class MetadataRegistryHandler {
 		if (this.storedBytes - claim.documentBytes(kind) + this.reservedBytes + size > this.maxTotalBytes) {
 			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
 		}
-		return null;
+		return overClientBytes(claim.client, size - claim.documentBytes(kind));
 	}
 
 	private Response deleteDocument(String agentName, String kind, byte @Nullable [] secretDigest) {
@@ -747,6 +826,10 @@ public final class MetadataRegistryHandler {
 				+ "its owner secret (" + OWNER_SECRET_HEADER + ") may change it");
 	}
 
+	private static Response overQuota(String reason) {
+		return text(429, reason + "; try again when its entries expire or are deleted");
+	}
+
 	private static Response full(String reason) {
 		return text(507, reason + "; try again when entries expire or are deleted");
 	}
@@ -808,6 +891,9 @@ public final class MetadataRegistryHandler {
 	 */
 	private static final class Claim {
 
+		/** Whose quota the entry counts against. */
+		private final ClientGrant client;
+
 		private final byte[] secretDigest;
 
 		private byte[] valueDigest;
@@ -819,7 +905,8 @@ public final class MetadataRegistryHandler {
 		/** The sizes of the entry's documents, by kind. */
 		private final Map<String, Integer> documents = new HashMap<>();
 
-		Claim(byte[] secretDigest, byte[] valueDigest, long bytes, long expiresAt) {
+		Claim(ClientGrant client, byte[] secretDigest, byte[] valueDigest, long bytes, long expiresAt) {
+			this.client = client;
 			this.secretDigest = secretDigest;
 			this.valueDigest = valueDigest;
 			this.bytes = bytes;
@@ -841,6 +928,49 @@ public final class MetadataRegistryHandler {
 
 		boolean ownedBy(byte @Nullable [] presented) {
 			return presented != null && MessageDigest.isEqual(this.secretDigest, presented);
+		}
+
+	}
+
+	/**
+	 * What a token may do: the shared token any name without a quota of its own, a
+	 * client's token the names that start with its prefixes, within its quota.
+	 */
+	private static final class ClientGrant {
+
+		static final ClientGrant SHARED = new ClientGrant("shared", BearerToken.of("shared"), List.of(""),
+				Integer.MAX_VALUE, Long.MAX_VALUE);
+
+		private final String id;
+
+		private final BearerToken token;
+
+		private final List<String> agentNamePrefixes;
+
+		private final int maxEntries;
+
+		private final long maxTotalBytes;
+
+		ClientGrant(String id, BearerToken token, List<String> agentNamePrefixes, int maxEntries, long maxTotalBytes) {
+			this.id = id;
+			this.token = token;
+			this.agentNamePrefixes = agentNamePrefixes;
+			this.maxEntries = maxEntries;
+			this.maxTotalBytes = maxTotalBytes;
+		}
+
+		boolean permits(String agentName) {
+			for (String prefix : this.agentNamePrefixes) {
+				if (agentName.startsWith(prefix)) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		@Override
+		public String toString() {
+			return "ClientGrant[" + this.id + ", prefixes=" + this.agentNamePrefixes + "]";
 		}
 
 	}
@@ -963,16 +1093,84 @@ public final class MetadataRegistryHandler {
 
 		private Duration entryTtl = DEFAULT_ENTRY_TTL;
 
+		private final Map<String, ClientGrant> clients = new LinkedHashMap<>();
+
+		private final List<byte[]> clientTokenDigests = new ArrayList<>();
+
 		private Builder() {
 		}
 
 		/**
-		 * Sets the bearer token clients must present (required).
+		 * Sets the shared bearer token: its holders may create, replace and delete the
+		 * entry of any free name, with no quota but the registry's own. Required unless
+		 * {@linkplain #client clients} are set; with clients it may be left out, so that
+		 * every caller is held to its names and quota.
 		 * @param token the token
 		 * @return this builder
 		 */
 		public Builder token(String token) {
 			this.token = token;
+			return this;
+		}
+
+		/**
+		 * Grants a client its own token, with the default quota
+		 * ({@value MetadataRegistryHandler#DEFAULT_CLIENT_MAX_ENTRIES} entries, 16 MiB).
+		 * @param clientId the client's name, shown in refusals and logs
+		 * @param token the client's bearer token; never shown
+		 * @param agentNamePrefixes the prefixes of the agent names it may publish
+		 * @return this builder
+		 * @throws IllegalArgumentException as
+		 * {@link #client(String, String, Collection, int, long)}
+		 */
+		public Builder client(String clientId, String token, Collection<String> agentNamePrefixes) {
+			return client(clientId, token, agentNamePrefixes, DEFAULT_CLIENT_MAX_ENTRIES,
+					DEFAULT_CLIENT_MAX_TOTAL_BYTES);
+		}
+
+		/**
+		 * Grants a client its own token: with it, the client may create, replace, renew
+		 * and delete only entries (and their documents) whose agent name starts with one
+		 * of its prefixes, and hold at most {@code maxEntries} entries and
+		 * {@code maxTotalBytes} bytes of metadata and documents; it reads every entry.
+		 * @param clientId the client's name, shown in refusals and logs
+		 * @param token the client's bearer token; never shown
+		 * @param agentNamePrefixes the prefixes of the agent names it may publish, none
+		 * empty
+		 * @param maxEntries the most entries it may hold
+		 * @param maxTotalBytes the most bytes its entries may hold
+		 * @return this builder
+		 * @throws IllegalArgumentException when the id or token is blank, the id or the
+		 * token is another client's, no prefix or an empty one is given, or a quota is
+		 * not positive
+		 */
+		public Builder client(String clientId, String token, Collection<String> agentNamePrefixes, int maxEntries,
+				long maxTotalBytes) {
+			if (clientId.isBlank()) {
+				throw new IllegalArgumentException("a registry client needs a non-blank id");
+			}
+			if (this.clients.containsKey(clientId)) {
+				throw new IllegalArgumentException("registry client '" + clientId + "' is granted twice");
+			}
+			if (token.isBlank()) {
+				throw new IllegalArgumentException("registry client '" + clientId + "' needs a non-blank token");
+			}
+			List<String> prefixes = List.copyOf(agentNamePrefixes);
+			if (prefixes.isEmpty() || prefixes.stream().anyMatch(String::isEmpty)) {
+				throw new IllegalArgumentException("registry client '" + clientId
+						+ "' needs at least one agent-name prefix, none empty (a client that may publish any name "
+						+ "uses the shared token)");
+			}
+			byte[] digest = BearerToken.sha256(token.trim().getBytes(StandardCharsets.UTF_8));
+			for (byte[] other : this.clientTokenDigests) {
+				if (MessageDigest.isEqual(other, digest)) {
+					throw new IllegalArgumentException(
+							"registry client '" + clientId + "' has the token of another client; each needs its own");
+				}
+			}
+			this.clients.put(clientId, new ClientGrant(clientId, BearerToken.of(token), prefixes,
+					checkMaxEntries(maxEntries), checkMaxTotalBytes(maxTotalBytes)));
+			this.clientTokenDigests.add(digest);
 			return this;
 		}
 
@@ -1052,8 +1250,9 @@ public final class MetadataRegistryHandler {
 		/**
 		 * Builds the handler.
 		 * @return the handler
-		 * @throws IllegalArgumentException when no store, no token or a blank token was
-		 * set
+		 * @throws IllegalArgumentException when no store was set, when neither a token
+		 * nor a client was set, when the token is blank, or when a client has the shared
+		 * token
 		 */
 		public MetadataRegistryHandler build() {
 			MetadataExchange store = this.store;
@@ -1061,11 +1260,17 @@ public final class MetadataRegistryHandler {
 				throw new IllegalArgumentException("the metadata registry needs a store: set store(...)");
 			}
 			String token = this.token;
-			if (token == null || token.isBlank()) {
-				throw new IllegalArgumentException(
-						"the metadata registry needs a bearer token: set token(...); a blank token is refused");
+			if ((token == null && this.clients.isEmpty()) || (token != null && token.isBlank())) {
+				throw new IllegalArgumentException("the metadata registry needs a bearer token: set token(...) or "
+						+ "client(...); a blank token is refused");
 			}
-			return new MetadataRegistryHandler(this, store, token.trim());
+			if (token != null) {
+				byte[] shared = BearerToken.sha256(token.trim().getBytes(StandardCharsets.UTF_8));
+				if (this.clientTokenDigests.stream().anyMatch(digest -> MessageDigest.isEqual(digest, shared))) {
+					throw new IllegalArgumentException("a registry client has the shared token; each needs its own");
+				}
+			}
+			return new MetadataRegistryHandler(this, store, (token != null) ? token.trim() : null);
 		}
 
 	}
