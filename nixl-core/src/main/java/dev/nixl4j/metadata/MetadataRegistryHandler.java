@@ -280,8 +280,8 @@ public final class MetadataRegistryHandler {
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
 					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
 			if (!method.equals("GET") && !caller.permits(agentName)) {
-				return text(403, "client '" + caller.id
-						+ "' may only change entries whose agent name starts with one of " + caller.agentNamePrefixes);
+				return text(403, "client '" + caller.id + "' may not change the entry of agent '" + agentName
+						+ "': its agent names start with one of " + caller.agentNamePrefixes);
 			}
 			String kind = target.kind();
 			if (kind != null) {

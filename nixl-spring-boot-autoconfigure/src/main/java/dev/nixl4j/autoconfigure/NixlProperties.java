@@ -670,6 +670,71 @@ public class NixlProperties implements Validator {
 	}
 
 	/**
+	 * A client of the served registry: its token, the agent names it may publish and its
+	 * quota.
+	 */
+	public static class RegistryClient {
+
+		/**
+		 * The client's bearer token, its own. Never logged.
+		 */
+		private @Nullable String token;
+
+		/**
+		 * Prefixes of the agent names the client may create, replace, renew and delete.
+		 */
+		private List<String> agentNamePrefixes = new ArrayList<>();
+
+		/**
+		 * Most entries the client may hold.
+		 */
+		private int maxEntries = MetadataRegistryHandler.DEFAULT_CLIENT_MAX_ENTRIES;
+
+		/**
+		 * Most bytes of metadata and documents the client's entries may hold.
+		 */
+		private DataSize maxTotalSize = DataSize.ofBytes(MetadataRegistryHandler.DEFAULT_CLIENT_MAX_TOTAL_BYTES);
+
+		public @Nullable String getToken() {
+			return this.token;
+		}
+
+		public void setToken(@Nullable String token) {
+			this.token = token;
+		}
+
+		public List<String> getAgentNamePrefixes() {
+			return this.agentNamePrefixes;
+		}
+
+		public void setAgentNamePrefixes(List<String> agentNamePrefixes) {
+			this.agentNamePrefixes = agentNamePrefixes;
+		}
+
+		public int getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+		public DataSize getMaxTotalSize() {
+			return this.maxTotalSize;
+		}
+
+		public void setMaxTotalSize(DataSize maxTotalSize) {
+			this.maxTotalSize = maxTotalSize;
+		}
+
+		@Override
+		public String toString() {
+			return "RegistryClient[prefixes=" + this.agentNamePrefixes + ", token hidden]";
+		}
+
+	}
+
+	/**
 	 * The registry this application serves: how many entries it holds and for how long.
 	 */
 	public static class Registry {
@@ -692,6 +757,33 @@ public class NixlProperties implements Validator {
 		 * its last renewal and its name is free again.
 		 */
 		private Duration entryTtl = MetadataRegistryHandler.DEFAULT_ENTRY_TTL;
+
+		/**
+		 * Whether the served registry accepts the shared token
+		 * ("nixl.metadata.http.token") beside the clients' own. A holder of the shared
+		 * token may take any free agent name and fill the registry up to its bounds; turn
+		 * it off once every peer has a client token.
+		 */
+		private boolean acceptSharedToken = true;
+
+		/**
+		 * Clients of the served registry, by client id, each with its own "token", the
+		 * "agent-name-prefixes" of the names it may publish, and its quota: "max-entries"
+		 * (default 64) and "max-total-size" (default 16MB, documents included).
+		 */
+		private final Map<String, RegistryClient> clients = new LinkedHashMap<>();
+
+		public boolean isAcceptSharedToken() {
+			return this.acceptSharedToken;
+		}
+
+		public void setAcceptSharedToken(boolean acceptSharedToken) {
+			this.acceptSharedToken = acceptSharedToken;
+		}
+
+		public Map<String, RegistryClient> getClients() {
+			return this.clients;
+		}
 
 		public int getMaxEntries() {
 			return this.maxEntries;

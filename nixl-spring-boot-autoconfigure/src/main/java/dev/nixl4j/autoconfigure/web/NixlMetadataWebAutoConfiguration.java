@@ -21,8 +21,11 @@ import org.springframework.context.annotation.Conditional;
  * {@code nixl.metadata.exchange=http} and no {@code nixl.metadata.http.endpoint} (or
  * {@code nixl.metadata.http.serve=true}), a {@link MetadataRegistryServlet} under
  * {@code nixl.metadata.http.base-path} answers peers from the {@link MetadataExchange}
- * bean, every request authorized by the bearer token {@code nixl.metadata.http.token}.
- * Each entry can be changed only by the peer that created it; entries expire after
+ * bean, every request authorized by the bearer token {@code nixl.metadata.http.token}
+ * (unless {@code nixl.metadata.http.registry.accept-shared-token=false}) or by a client's
+ * own ({@code nixl.metadata.http.registry.clients.<id>.token}), which may change only the
+ * agent names of its prefixes, within its quota. Each entry can be changed only by the
+ * peer that created it; entries expire after
  * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds
  * at most {@code nixl.metadata.http.registry.max-entries} entries and
  * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web
@@ -53,15 +56,30 @@ public final class NixlMetadataWebAutoConfiguration {
 			// bean made otherwise
 			throw new IllegalStateException("nixl.metadata.http.token is required to serve the metadata registry");
 		}
-		MetadataRegistryHandler handler = MetadataRegistryHandler.builder()
-			.token(token)
+		NixlProperties.Registry registry = http.getRegistry();
+		MetadataRegistryHandler.Builder builder = MetadataRegistryHandler.builder()
 			.basePath(http.getBasePath())
 			.store(exchange)
 			.maxBytes((int) properties.getMetadata().getMaxSize().toBytes())
-			.maxEntries(http.getRegistry().getMaxEntries())
-			.maxTotalBytes(http.getRegistry().getMaxTotalSize().toBytes())
-			.entryTtl(http.getRegistry().getEntryTtl())
-			.build();
+			.maxEntries(registry.getMaxEntries())
+			.maxTotalBytes(registry.getMaxTotalSize().toBytes())
+			.entryTtl(registry.getEntryTtl());
+		if (registry.isAcceptSharedToken()) {
+			builder.token(token);
+		}
+		else if (registry.getClients().isEmpty()) {
+			throw new IllegalStateException("nixl.metadata.http.registry.accept-shared-token=false needs at least one "
+					+ "client in nixl.metadata.http.registry.clients.<id>.token");
+		}
+		registry.getClients().forEach((id, client) -> {
+			String clientToken = client.getToken();
+			if (clientToken == null) {
+				throw new IllegalStateException("nixl.metadata.http.registry.clients." + id + ".token is required");
+			}
+			builder.client(id, clientToken, client.getAgentNamePrefixes(), client.getMaxEntries(),
+					client.getMaxTotalSize().toBytes());
+		});
+		MetadataRegistryHandler handler = builder.build();
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
 				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");
 		registration.setName(SERVLET_NAME);
