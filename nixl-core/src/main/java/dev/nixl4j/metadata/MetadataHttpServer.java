@@ -1,27 +1,27 @@
 package dev.nixl4j.metadata;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A small metadata server on the JDK's {@link HttpServer}, for applications without a web
- * framework: it serves the layout {@link HttpMetadataExchange} talks to, {@code GET},
+ * A small HTTP/1.1 metadata server on a plain server socket, for applications without a
+ * web framework: it serves the layout {@link HttpMetadataExchange} talks to, {@code GET},
  * {@code PUT} and {@code DELETE} of {@code {base}/agents/{name}/metadata}, from a backing
  * {@link MetadataExchange} or from its own {@link InMemoryMetadataExchange}.
  *
@@ -36,19 +36,71 @@ import org.jspecify.annotations.Nullable;
  * other methods get 405. Bodies, tokens and owner secrets are never logged.
  *
  * <p>
- * It binds the loopback address by default. Closing it stops the listener and its
- * threads.
+ * Everything a client controls is bounded in time and number, so that clients which
+ * connect and go quiet, or trickle their bytes, cannot keep honest requests from being
+ * served: a request's line and headers must arrive within
+ * {@link Builder#requestHeaderTimeout(Duration) the header timeout} (counted from the
+ * accept for a connection's first request, else from the request's first byte), its body
+ * within {@link Builder#requestBodyTimeout(Duration) the body timeout}, the answer must
+ * be taken within {@link Builder#responseTimeout(Duration) the response timeout}, and a
+ * connection waits at most {@link Builder#idleTimeout(Duration) the idle timeout} for its
+ * next request. Every read waits only for the time left until its deadline, so each byte
+ * that arrives does not start the wait again. A connection that misses a deadline is
+ * closed without an answer. At most {@link Builder#maxConnections(int)} connections are
+ * open at once; one over the cap is closed as soon as it is accepted. Each connection has
+ * a virtual thread; {@link Builder#threads(int)} requests are handled at once. None of
+ * this touches the JDK's global {@code sun.net.httpserver.*} settings.
+ *
+ * <p>
+ * It binds the loopback address by default. Closing it stops the listener, closes every
+ * connection and ends its threads.
  */
 public final class MetadataHttpServer implements AutoCloseable {
 
+	/** The default time from a request's start to the end of its headers. */
+	public static final Duration DEFAULT_REQUEST_HEADER_TIMEOUT = Duration.ofSeconds(10);
+
+	/** The default time from the end of a request's headers to the end of its body. */
+	public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
+
+	/** The default time a client has to take an answer. */
+	public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(30);
+
+	/** The default time a connection waits for its next request. */
+	public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
+
+	/** The default cap on open connections. */
+	public static final int DEFAULT_MAX_CONNECTIONS = 128;
+
+	private static final System.Logger logger = System.getLogger(MetadataHttpServer.class.getName());
+
 	private static final AtomicInteger servers = new AtomicInteger();
 
-	private final HttpServer server;
+	private final ServerSocket serverSocket;
 
-	private final ExecutorService executor;
+	private final Thread acceptor;
 
-	/** The executor's threads, joined by {@link #close()}. */
-	private final Queue<Thread> workers = new ConcurrentLinkedQueue<>();
+	private final ScheduledThreadPoolExecutor deadlines;
+
+	private final Set<Thread> deadlineThreads = ConcurrentHashMap.newKeySet();
+
+	private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
+
+	private final Set<Thread> connectionThreads = ConcurrentHashMap.newKeySet();
+
+	private final AtomicInteger openConnections = new AtomicInteger();
+
+	private final AtomicLong refusedConnections = new AtomicLong();
+
+	private final int maxConnections;
+
+	private final Limits limits;
+
+	private final Semaphore handling;
+
+	private final String name;
+
+	private volatile boolean closed;
 
 	private final MetadataExchange store;
 
@@ -72,18 +124,32 @@ public final class MetadataHttpServer implements AutoCloseable {
 			.maxTotalBytes(builder.maxTotalBytes)
 			.entryTtl(builder.entryTtl)
 			.build();
-		int id = servers.incrementAndGet();
-		AtomicInteger threads = new AtomicInteger();
-		this.executor = Executors.newFixedThreadPool(builder.threads, runnable -> {
-			Thread thread = new Thread(runnable, "nixl4j-metadata-http-" + id + "-" + threads.incrementAndGet());
+		this.limits = new Limits(builder.requestHeaderTimeout.toNanos(), builder.requestBodyTimeout.toNanos(),
+				builder.responseTimeout.toNanos(), builder.idleTimeout.toNanos());
+		this.maxConnections = builder.maxConnections;
+		this.handling = new Semaphore(builder.threads);
+		this.name = "nixl4j-metadata-http-" + servers.incrementAndGet();
+		this.deadlines = new ScheduledThreadPoolExecutor(1, runnable -> {
+			Thread thread = new Thread(runnable, this.name + "-deadlines");
 			thread.setDaemon(true);
-			this.workers.add(thread);
+			this.deadlineThreads.add(thread);
 			return thread;
 		});
-		this.server = HttpServer.create(new InetSocketAddress(builder.address, builder.port), 0);
-		this.server.setExecutor(this.executor);
-		this.server.createContext(this.basePath.isEmpty() ? "/" : this.basePath, this::handle);
-		this.server.start();
+		this.deadlines.setRemoveOnCancelPolicy(true);
+		ServerSocket socket = new ServerSocket();
+		try {
+			socket.setReuseAddress(true);
+			socket.bind(new InetSocketAddress(builder.address, builder.port), 64);
+		}
+		catch (IOException ex) {
+			socket.close();
+			this.deadlines.shutdownNow();
+			throw ex;
+		}
+		this.serverSocket = socket;
+		this.acceptor = new Thread(this::accept, this.name + "-acceptor");
+		this.acceptor.setDaemon(true);
+		this.acceptor.start();
 	}
 
 	/**
@@ -100,7 +166,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 	 * @return the address
 	 */
 	public InetSocketAddress address() {
-		return this.server.getAddress();
+		return (InetSocketAddress) this.serverSocket.getLocalSocketAddress();
 	}
 
 	/**
@@ -125,26 +191,42 @@ public final class MetadataHttpServer implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the server: open exchanges are closed, the listener and its threads end, and
-	 * the in-memory store (when the server made its own) is dropped. A backing exchange
-	 * stays open.
+	 * Returns how many connections were closed at once because
+	 * {@link Builder#maxConnections(int) the cap} was reached.
+	 * @return the number of refused connections since the start
+	 */
+	public long refusedConnections() {
+		return this.refusedConnections.get();
+	}
+
+	/**
+	 * Stops the server: the listener and every open connection are closed, the server's
+	 * threads end, and the in-memory store (when the server made its own) is dropped. A
+	 * backing exchange stays open.
 	 */
 	@Override
 	public void close() {
-		this.server.stop(0);
-		this.executor.shutdown();
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		closeQuietly(this.serverSocket);
 		try {
-			if (!this.executor.awaitTermination(5, TimeUnit.SECONDS)) {
-				this.executor.shutdownNow();
-				this.executor.awaitTermination(5, TimeUnit.SECONDS);
+			this.acceptor.join(Duration.ofSeconds(5));
+			for (Socket connection : this.connections) {
+				closeQuietly(connection);
 			}
-			// a terminated pool's last threads may still be on their way out
-			for (Thread worker : this.workers) {
-				worker.join(Duration.ofSeconds(1));
+			for (Thread thread : this.connectionThreads) {
+				thread.join(Duration.ofSeconds(5));
+			}
+			this.deadlines.shutdownNow();
+			this.deadlines.awaitTermination(5, TimeUnit.SECONDS);
+			// a terminated pool's last thread may still be on its way out
+			for (Thread thread : this.deadlineThreads) {
+				thread.join(Duration.ofSeconds(1));
 			}
 		}
 		catch (InterruptedException ex) {
-			this.executor.shutdownNow();
 			Thread.currentThread().interrupt();
 		}
 		if (this.ownsStore) {
@@ -157,36 +239,69 @@ public final class MetadataHttpServer implements AutoCloseable {
 		return "MetadataHttpServer[" + baseUri() + "]";
 	}
 
-	private void handle(HttpExchange exchange) throws IOException {
-		try (exchange) {
-			// closing the exchange closes the request body
-			MetadataRegistryHandler.Response response = this.handler.handle(exchange.getRequestMethod(),
-					exchange.getRequestURI().getRawPath(), exchange.getRequestHeaders().getFirst("Authorization"),
-					exchange.getRequestHeaders().getFirst(MetadataRegistryHandler.OWNER_SECRET_HEADER),
-					contentLength(exchange.getRequestHeaders().getFirst("Content-Length")), exchange.getRequestBody());
-			response.headers().forEach(exchange.getResponseHeaders()::set);
-			byte[] body = response.body();
-			if (body.length == 0) {
-				exchange.sendResponseHeaders(response.status(), -1);
+	private void accept() {
+		AtomicInteger count = new AtomicInteger();
+		while (!this.closed) {
+			Socket socket;
+			try {
+				socket = this.serverSocket.accept();
+			}
+			catch (IOException ex) {
+				if (!this.closed) {
+					logger.log(System.Logger.Level.WARNING, "The metadata server stopped accepting: " + ex);
+				}
 				return;
 			}
-			exchange.sendResponseHeaders(response.status(), body.length);
-			try (OutputStream out = exchange.getResponseBody()) {
-				out.write(body);
+			if (this.closed || this.openConnections.incrementAndGet() > this.maxConnections) {
+				if (!this.closed) {
+					this.openConnections.decrementAndGet();
+					if (this.refusedConnections.getAndIncrement() == 0) {
+						logger.log(System.Logger.Level.WARNING, "The metadata server holds its maximum of "
+								+ this.maxConnections + " connections and closes new ones until some end");
+					}
+				}
+				closeQuietly(socket);
+				continue;
 			}
+			this.connections.add(socket);
+			Thread thread = Thread.ofVirtual()
+				.name(this.name + "-connection-" + count.incrementAndGet())
+				.unstarted(() -> serve(socket));
+			this.connectionThreads.add(thread);
+			thread.start();
 		}
 	}
 
-	private static long contentLength(@Nullable String header) {
-		if (header == null) {
-			return -1;
-		}
+	private void serve(Socket socket) {
 		try {
-			return Long.parseLong(header.trim());
+			if (!this.closed) {
+				new MetadataHttpConnection(socket, this.handler, this.limits, this.handling, this.deadlines).run();
+			}
 		}
-		catch (NumberFormatException ex) {
-			return -1;
+		catch (IOException ex) {
+			logger.log(System.Logger.Level.DEBUG, "A metadata connection failed to start: " + ex);
 		}
+		finally {
+			closeQuietly(socket);
+			this.connections.remove(socket);
+			this.openConnections.decrementAndGet();
+			this.connectionThreads.remove(Thread.currentThread());
+		}
+	}
+
+	private static void closeQuietly(AutoCloseable closeable) {
+		try {
+			closeable.close();
+		}
+		catch (Exception ex) {
+			// closing is all that was asked
+		}
+	}
+
+	/**
+	 * The deadlines of a connection, in nanoseconds.
+	 */
+	record Limits(long headerTimeoutNanos, long bodyTimeoutNanos, long responseTimeoutNanos, long idleTimeoutNanos) {
 	}
 
 	/**
@@ -213,6 +328,16 @@ public final class MetadataHttpServer implements AutoCloseable {
 		private long maxTotalBytes = MetadataRegistryHandler.DEFAULT_MAX_TOTAL_BYTES;
 
 		private Duration entryTtl = MetadataRegistryHandler.DEFAULT_ENTRY_TTL;
+
+		private Duration requestHeaderTimeout = DEFAULT_REQUEST_HEADER_TIMEOUT;
+
+		private Duration requestBodyTimeout = DEFAULT_REQUEST_BODY_TIMEOUT;
+
+		private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
+
+		private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+
+		private int maxConnections = DEFAULT_MAX_CONNECTIONS;
 
 		private Builder() {
 		}
@@ -322,9 +447,12 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets how many threads serve requests (default 2).
-		 * @param threads the number of threads
+		 * Sets how many requests are handled at once (default 2); a request whose headers
+		 * arrived waits for its turn no longer than its body timeout, then gets 503.
+		 * Waiting connections hold a virtual thread each, no platform thread.
+		 * @param threads the number of requests handled at once
 		 * @return this builder
+		 * @throws IllegalArgumentException when less than 1
 		 */
 		public Builder threads(int threads) {
 			if (threads < 1) {
@@ -332,6 +460,77 @@ public final class MetadataHttpServer implements AutoCloseable {
 			}
 			this.threads = threads;
 			return this;
+		}
+
+		/**
+		 * Sets the time from the start of a request to the end of its headers (default 10
+		 * s). For a connection's first request it counts from the accept, for later ones
+		 * from the request's first byte; a connection that misses it is closed.
+		 * @param timeout the deadline
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 */
+		public Builder requestHeaderTimeout(Duration timeout) {
+			this.requestHeaderTimeout = checkTimeout("requestHeaderTimeout", timeout);
+			return this;
+		}
+
+		/**
+		 * Sets the time from the end of a request's headers to the end of its body
+		 * (default 30 s); a body still arriving then is cut and the connection closed.
+		 * @param timeout the deadline
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 */
+		public Builder requestBodyTimeout(Duration timeout) {
+			this.requestBodyTimeout = checkTimeout("requestBodyTimeout", timeout);
+			return this;
+		}
+
+		/**
+		 * Sets the time a client has to take an answer (default 30 s); a connection whose
+		 * client does not read is closed then.
+		 * @param timeout the deadline
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 */
+		public Builder responseTimeout(Duration timeout) {
+			this.responseTimeout = checkTimeout("responseTimeout", timeout);
+			return this;
+		}
+
+		/**
+		 * Sets how long a connection waits for its next request before it is closed
+		 * (default 30 s).
+		 * @param timeout the idle timeout
+		 * @return this builder
+		 * @throws IllegalArgumentException when shorter than a millisecond
+		 */
+		public Builder idleTimeout(Duration timeout) {
+			this.idleTimeout = checkTimeout("idleTimeout", timeout);
+			return this;
+		}
+
+		/**
+		 * Sets the cap on open connections (default {@value #DEFAULT_MAX_CONNECTIONS}); a
+		 * connection over it is closed as soon as it is accepted.
+		 * @param maxConnections the cap
+		 * @return this builder
+		 * @throws IllegalArgumentException when less than 1
+		 */
+		public Builder maxConnections(int maxConnections) {
+			if (maxConnections < 1) {
+				throw new IllegalArgumentException("maxConnections must be at least 1, was " + maxConnections);
+			}
+			this.maxConnections = maxConnections;
+			return this;
+		}
+
+		private static Duration checkTimeout(String name, @Nullable Duration timeout) {
+			if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0) {
+				throw new IllegalArgumentException(name + " must be at least 1ms, was " + timeout);
+			}
+			return timeout;
 		}
 
 		/**

@@ -94,7 +94,8 @@ public final class NixlAutoConfiguration {
 	NixlLifecycle nixlLifecycle(NixlAgent agent, Drain drain, ObjectProvider<DrainParticipant> participants,
 			NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
 			ObjectProvider<NixlEtcdMetadata> nixlEtcd, ObjectProvider<KvProducer> kvProducer,
-			ObjectProvider<Connector> connector, ObjectProvider<PagedKvCache> kvCache) {
+			ObjectProvider<Connector> connector, ObjectProvider<PagedKvCache> kvCache,
+			ObjectProvider<EtcdConnectionDetails> etcdConnection) {
 		// Closed in this order: users of memory before the memory itself.
 		List<AutoCloseable> users = new ArrayList<>();
 		kvProducer.ifUnique(users::add);
@@ -107,8 +108,23 @@ public final class NixlAutoConfiguration {
 			return new NixlLifecycle(agent, drain, ordered, nixlOwn, properties.getMetadata().isPublish(),
 					properties.getShutdown().getTimeout(), users);
 		}
-		return new NixlLifecycle(agent, drain, ordered, available, properties.getMetadata().isPublish(),
-				properties.getMetadata().getCheckInterval(), properties.getShutdown().getTimeout(), users);
+		NixlLifecycle lifecycle = new NixlLifecycle(agent, drain, ordered, available,
+				properties.getMetadata().isPublish(), properties.getMetadata().getCheckInterval(),
+				properties.getShutdown().getTimeout(), users);
+		NixlProperties.Metadata metadata = properties.getMetadata();
+		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
+		if (metadata.getExchange() == NixlProperties.ExchangeType.ETCD && etcd != null) {
+			lifecycle
+				.exchangeLocation(
+						(etcd instanceof PropertiesEtcdConnectionDetails) ? "nixl.metadata.etcd.endpoints"
+								: "the etcd endpoints of " + etcd.getClass().getName(),
+						String.join(",", etcd.endpoints()));
+		}
+		else if (metadata.getExchange() == NixlProperties.ExchangeType.HTTP
+				&& metadata.getHttp().getEndpoint() != null) {
+			lifecycle.exchangeLocation("nixl.metadata.http.endpoint", String.valueOf(metadata.getHttp().getEndpoint()));
+		}
+		return lifecycle;
 	}
 
 }

@@ -18,7 +18,9 @@ import org.springframework.context.annotation.Configuration;
 /**
  * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with
  * the agent, and the producer and consumer that move its blocks. Peers are loaded through
- * the metadata exchange when there is one.
+ * the metadata exchange when there is one. A cache that cannot fit in the memory the
+ * process can have beside its heap fails the start before anything is allocated
+ * ({@link KvCacheMemory}).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
@@ -49,6 +51,7 @@ class NixlKvCacheConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout) {
+		KvCacheMemory.check(layout);
 		return PagedKvCache.allocate(agent, layout);
 	}
 

@@ -10,6 +10,7 @@ import dev.nixl4j.DrainResult;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
@@ -55,6 +56,11 @@ public class NixlLifecycle implements SmartLifecycle {
 	private volatile boolean nixlEtcdPublished;
 
 	private final boolean publish;
+
+	/** The property that says where the exchange lives, and its value; for the report. */
+	private @Nullable String exchangeProperty;
+
+	private @Nullable String exchangeValue;
 
 	private final Duration timeout;
 
@@ -163,6 +169,20 @@ public class NixlLifecycle implements SmartLifecycle {
 		this.memoryUsers = List.copyOf(memoryUsers);
 	}
 
+	/**
+	 * Names the property that says where the metadata exchange lives, so that an exchange
+	 * that cannot be reached at start is reported against it
+	 * ({@link MetadataExchangeUnavailableException}).
+	 * @param property the property's name
+	 * @param value its value
+	 * @return this lifecycle
+	 */
+	NixlLifecycle exchangeLocation(String property, String value) {
+		this.exchangeProperty = property;
+		this.exchangeValue = value;
+		return this;
+	}
+
 	@Override
 	public void start() {
 		if (this.publish && this.nixlEtcd != null && !this.nixlEtcdPublished) {
@@ -177,6 +197,10 @@ public class NixlLifecycle implements SmartLifecycle {
 			catch (NixlException ex) {
 				if (!ex.retryable()) {
 					this.publication.close();
+					if (this.exchangeProperty != null && this.exchangeValue != null
+							&& (ex.status() == NixlStatus.UNAVAILABLE || ex.status() == NixlStatus.TIMEOUT)) {
+						throw new MetadataExchangeUnavailableException(this.exchangeProperty, this.exchangeValue, ex);
+					}
 					throw ex;
 				}
 				// the publication keeps trying in the background; health reports it until

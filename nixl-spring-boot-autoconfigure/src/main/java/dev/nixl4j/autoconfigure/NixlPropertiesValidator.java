@@ -200,14 +200,29 @@ final class NixlPropertiesValidator {
 		if (kv.getLayers() == null) {
 			return;
 		}
-		try {
-			NixlKvCacheConfiguration.layout(kv);
-		}
-		catch (IllegalArgumentException ex) {
-			rejectWithoutValue("kv", "does not describe a valid KV cache layout: " + ex.getMessage());
+		// each dimension alone first, so that the report names the property and its value
+		int errors = this.errors.getErrorCount();
+		core("kv.layers", kv.getLayers(), (value) -> kvProbe().layers(value).build());
+		core("kv.blocks", kv.getBlocks(), (value) -> kvProbe().blocks(value).build());
+		core("kv.blockSize", kv.getBlockSize(), (value) -> kvProbe().blockSize(value).build());
+		core("kv.kvHeads", kv.getKvHeads(), (value) -> kvProbe().kvHeads(value).build());
+		core("kv.headDim", kv.getHeadDim(), (value) -> kvProbe().headDim(value).build());
+		core("kv.dtypeSize", kv.getDtypeSize(), (value) -> kvProbe().dtypeSize(value).build());
+		if (this.errors.getErrorCount() == errors) {
+			try {
+				NixlKvCacheConfiguration.layout(kv);
+			}
+			catch (IllegalArgumentException ex) {
+				rejectWithoutValue("kv", "does not describe a valid KV cache layout: " + ex.getMessage());
+			}
 		}
 		atLeast("kv.rank", kv.getRank(), 0);
 		positive("kv.leaseTtl", kv.getLeaseTtl());
+	}
+
+	/** A layout of one of everything, to have a single dimension checked. */
+	private static KvCacheLayout.Builder kvProbe() {
+		return KvCacheLayout.builder().layers(1).blocks(1).blockSize(1).kvHeads(1).headDim(1);
 	}
 
 	/**

@@ -62,7 +62,8 @@ class NixlConfigurationFailureTests {
 
 	@Test
 	void anInvalidKvLayoutIsNamed(CapturedOutput output) {
-		assertStartFails(output, "nixl.kv", "valid KV cache layout", "nixl.kv.layers=4", "nixl.kv.head-dim=-128");
+		// each dimension is allowed, the descriptors they make together are too many
+		assertStartFails(output, "nixl.kv", "valid KV cache layout", "nixl.kv.layers=1024", "nixl.kv.blocks=4194304");
 	}
 
 	@Test
@@ -125,6 +126,41 @@ class NixlConfigurationFailureTests {
 	void anEtcdEndpointThatIsNotAUriIsNamed(CapturedOutput output) {
 		assertStartFails(output, "nixl.metadata.etcd.endpoints[0]", "http or https URI", "nixl.metadata.exchange=etcd",
 				"nixl.metadata.etcd.endpoints=etcd-somewhere");
+	}
+
+	@Test
+	void aZeroKvBlockSizeIsNamedWithItsValue(CapturedOutput output) {
+		assertStartFails(output, "nixl.kv.block-size", "blockSize must be positive, was 0", "nixl.kv.layers=4",
+				"nixl.kv.block-size=0");
+		assertThat(output.getAll()).contains("Value: \"0\"");
+	}
+
+	@Test
+	void aNegativeKvHeadDimIsNamedWithItsValue(CapturedOutput output) {
+		assertStartFails(output, "nixl.kv.head-dim", "headDim must be positive, was -128", "nixl.kv.layers=4",
+				"nixl.kv.head-dim=-128");
+		assertThat(output.getAll()).contains("Value: \"-128\"");
+	}
+
+	@Test
+	void aKvCacheLargerThanTheMemoryFailsBeforeItIsAllocated(CapturedOutput output) {
+		// 64 layers x K, V x 131,072 blocks x 32 KiB: 512 GiB
+		assertStartFails(output, "nixl.kv.blocks", "549755813888 bytes", "nixl.kv.layers=64", "nixl.kv.blocks=131072");
+		assertThat(output.getAll()).contains("this process can have").contains("blocks of this shape fit");
+	}
+
+	@Test
+	void anEtcdExchangeAtAClosedPortIsNamedWithItsEndpoint(CapturedOutput output) throws Exception {
+		String endpoint = "http://127.0.0.1:" + closedPort();
+		assertStartFails(output, "nixl.metadata.etcd.endpoints", endpoint, "nixl.metadata.exchange=etcd",
+				"nixl.metadata.etcd.endpoints=" + endpoint, "nixl.metadata.etcd.operation-timeout=2s");
+	}
+
+	static int closedPort() throws java.io.IOException {
+		try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1,
+				java.net.InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
 	}
 
 	private static void assertStartFails(CapturedOutput output, String property, String reason, String... properties) {

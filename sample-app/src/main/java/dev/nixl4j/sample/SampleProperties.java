@@ -2,17 +2,30 @@ package dev.nixl4j.sample;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.Locale;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * Properties of the sample application ({@code sample.*}); the KV cache and the agent are
- * the starter's ({@code nixl.*}).
+ * the starter's ({@code nixl.*}). Every value is checked when it is bound: a bad one
+ * stops the start with Spring Boot's report naming the property and the value.
  */
 @ConfigurationProperties("sample")
-public class SampleProperties {
+public class SampleProperties implements Validator {
+
+	/** The most prompt tokens a worker may be configured to accept. */
+	public static final int MAX_PROMPT_TOKENS = 1 << 20;
+
+	/** The most characters a request may be configured to generate by default. */
+	public static final int MAX_GENERATED_TOKENS = 1 << 16;
+
+	/** The largest request body the sample's endpoints may be configured to read. */
+	public static final DataSize MAX_REQUEST_BYTES = DataSize.ofMegabytes(64);
 
 	/**
 	 * Bearer token that the prefill worker requires on its sample API ({@code /prefill},
@@ -82,6 +95,57 @@ public class SampleProperties {
 
 	public Decode getDecode() {
 		return this.decode;
+	}
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return SampleProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		SampleProperties properties = (SampleProperties) target;
+		String token = properties.getToken();
+		if (token == null || token.isBlank()) {
+			// no value to show: it is empty, and a token is a secret anyway
+			errors.reject("sample.invalid",
+					"sample.token (by default nixl.metadata.http.token, which the "
+							+ "NIXL_TOKEN environment variable sets) is empty: set NIXL_TOKEN to the bearer token both "
+							+ "workers share (16 or more visible characters)");
+		}
+		range(errors, "maxPromptTokens", properties.getMaxPromptTokens(), 1, MAX_PROMPT_TOKENS);
+		DataSize maxRequestBytes = properties.getMaxRequestBytes();
+		if (maxRequestBytes == null || maxRequestBytes.toBytes() < 1
+				|| maxRequestBytes.compareTo(MAX_REQUEST_BYTES) > 0) {
+			errors.rejectValue("max-request-bytes", "sample.invalid", "must be between 1B and " + MAX_REQUEST_BYTES);
+		}
+		positive(errors, "request-body-timeout", properties.getRequestBodyTimeout());
+		positive(errors, "server.request-header-timeout", properties.getServer().getRequestHeaderTimeout());
+		Decode decode = properties.getDecode();
+		URI prefillUrl = decode.getPrefillUrl();
+		if (prefillUrl == null || !("http".equals(prefillUrl.getScheme()) || "https".equals(prefillUrl.getScheme()))
+				|| prefillUrl.getHost() == null) {
+			errors.rejectValue("decode.prefill-url", "sample.invalid",
+					"must be an absolute http or https URL with a host, for example http://127.0.0.1:8081");
+		}
+		positive(errors, "decode.connect-timeout", decode.getConnectTimeout());
+		positive(errors, "decode.prefill-timeout", decode.getPrefillTimeout());
+		positive(errors, "decode.transfer-timeout", decode.getTransferTimeout());
+		range(errors, "decode.maxTokens", decode.getMaxTokens(), 1, MAX_GENERATED_TOKENS);
+		positive(errors, "decode.max-decode-delay", decode.getMaxDecodeDelay());
+	}
+
+	private static void range(Errors errors, String field, int value, int min, int max) {
+		if (value < min || value > max) {
+			errors.rejectValue(field.replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT), "sample.invalid",
+					"must be between " + min + " and " + max);
+		}
+	}
+
+	private static void positive(Errors errors, String field, @Nullable Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			errors.rejectValue(field, "sample.invalid", "must be a positive duration, for example 30s");
+		}
 	}
 
 	/**

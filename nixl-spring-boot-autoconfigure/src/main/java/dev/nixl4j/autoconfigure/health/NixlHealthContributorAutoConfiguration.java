@@ -1,8 +1,10 @@
 package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.autoconfigure.EtcdConnectionDetails;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
+import dev.nixl4j.autoconfigure.NixlProperties;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -16,7 +18,9 @@ import org.springframework.context.annotation.Bean;
 /**
  * Auto-configuration of the {@code nixl} health contributor
  * ({@link NixlHealthIndicator}). Turned off with
- * {@code management.health.nixl.enabled=false}.
+ * {@code management.health.nixl.enabled=false}. With NIXL's own etcd exchange
+ * ({@code nixl.metadata.exchange=nixl-etcd}) it also reports DOWN while etcd cannot be
+ * reached within {@code nixl.metadata.etcd.operation-timeout}.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -29,9 +33,17 @@ public final class NixlHealthContributorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
-	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle) {
+	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle,
+			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection) {
 		NixlLifecycle nixl = lifecycle.getIfUnique();
-		return new NixlHealthIndicator(agent).withPublication((nixl != null) ? nixl.publication() : null);
+		NixlHealthIndicator indicator = new NixlHealthIndicator(agent)
+			.withPublication((nixl != null) ? nixl.publication() : null);
+		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
+		if (properties.getMetadata().getExchange() == NixlProperties.ExchangeType.NIXL_ETCD && etcd != null) {
+			// NIXL's own etcd client reports nothing back: check that etcd can be reached
+			indicator.withEtcdEndpoints(etcd.endpoints(), properties.getMetadata().getEtcd().getOperationTimeout());
+		}
+		return indicator;
 	}
 
 }

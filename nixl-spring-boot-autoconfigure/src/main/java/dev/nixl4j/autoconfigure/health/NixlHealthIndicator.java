@@ -1,5 +1,6 @@
 package dev.nixl4j.autoconfigure.health;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +63,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 
 	private volatile @Nullable MetadataPublication publication;
 
+	private volatile @Nullable EtcdReachability etcd;
+
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
 	 * @param agent the agent
@@ -95,6 +98,20 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		return this;
 	}
 
+	/**
+	 * Makes the indicator report DOWN, with the reason, while none of the etcd endpoints
+	 * that NIXL's own etcd exchange uses accepts a connection within the timeout: NIXL's
+	 * client reports no failure back to Java, so without this check an unreachable etcd
+	 * goes unnoticed.
+	 * @param endpoints the endpoints, for example {@code http://10.0.0.5:2379}
+	 * @param timeout how long all connection attempts of one check together may take
+	 * @return this indicator
+	 */
+	public NixlHealthIndicator withEtcdEndpoints(List<String> endpoints, Duration timeout) {
+		this.etcd = new EtcdReachability(endpoints, timeout);
+		return this;
+	}
+
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		builder.withDetail("agent", this.agent.name());
@@ -125,6 +142,19 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("stalledTransfers", stalled(this.agent.statistics()));
 		if (unpublished(builder)) {
 			return;
+		}
+		EtcdReachability etcdCheck = this.etcd;
+		if (etcdCheck != null) {
+			String problem = etcdCheck.problem();
+			Map<String, Object> etcdDetail = new LinkedHashMap<>();
+			etcdDetail.put("endpoints", etcdCheck.endpoints());
+			etcdDetail.put("reachable", problem == null);
+			if (problem != null) {
+				etcdDetail.put("reason", problem);
+				builder.down().withDetail("etcd", etcdDetail);
+				return;
+			}
+			builder.withDetail("etcd", etcdDetail);
 		}
 		if (engine != Engine.NATIVE) {
 			builder.up()
