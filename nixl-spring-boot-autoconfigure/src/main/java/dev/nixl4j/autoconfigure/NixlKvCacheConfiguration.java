@@ -17,8 +17,9 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with
- * the agent, and the producer and consumer that move its blocks. Peers are loaded through
- * the metadata exchange when there is one.
+ * the agent, and the producer and consumer that move its blocks (the producer's leases
+ * checked as {@code nixl.kv.integrity} says). Peers are loaded through the metadata
+ * exchange when there is one.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
@@ -65,7 +66,8 @@ class NixlKvCacheConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
-		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout());
+		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout(),
+				properties.getKv().getIntegrity());
 	}
 
 	@Bean
