@@ -18,6 +18,7 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.json.JsonWriter;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvIntegrity;
 import dev.nixl4j.kv.KvTransferParams;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
@@ -40,7 +41,11 @@ import picocli.CommandLine.Option;
 				+ "random blocks, and this process pulls them with one READ from prepared lists (64 regions x "
 				+ "blocks descriptors of 32 KiB) into its own cache and waits for the producer's confirmation that "
 				+ "the lease held. Every block of every request is checked against the producer's CRC32C; a failed "
-				+ "check or lease fails the run." },
+				+ "check or lease fails the run.",
+		"",
+		"--integrity picks what the producer's leases let the pull check before it returns (none, generation or "
+				+ "crc32c); with crc32c the producer computes a CRC32C per block when it leases and the timed pull "
+				+ "compares it with what landed, so running the same request once with each shows the check's cost." },
 		footer = {
 				"%nB/W = bytes of the timed requests / the sum of their latencies (GB = 10^9 bytes); a request's latency "
 						+ "runs from the pull's start to the producer's confirmation (READ plus one notification back), without "
@@ -92,6 +97,11 @@ final class KvBenchCommand extends Subcommand {
 			description = "how long one pull may take (default ${DEFAULT-VALUE}), for example 500ms, 10s or 2m")
 	private Duration pullTimeout;
 
+	@Option(names = "--integrity", paramLabel = "MODE", defaultValue = "generation",
+			description = "what each pull checks before it returns: none, generation or crc32c"
+					+ " (default ${DEFAULT-VALUE})")
+	private KvIntegrity integrity = KvIntegrity.GENERATION;
+
 	@Mixin
 	private OutputOptions output = new OutputOptions();
 
@@ -123,7 +133,7 @@ final class KvBenchCommand extends Subcommand {
 		KvCacheLayout local = LAYOUT.withNumBlocks(this.blocks);
 		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * this.blocks);
 		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", "--name", base + "-prefill",
-				"--pool", Integer.toString(remote.numBlocks())));
+				"--pool", Integer.toString(remote.numBlocks()), "--integrity", this.integrity.name()));
 		childArguments.addAll(this.agentOptions.tokens());
 		try (NixlAgent agent = NixlAgent.create(config);
 				PagedKvCache cache = PagedKvCache.allocate(agent, local);
@@ -147,7 +157,7 @@ final class KvBenchCommand extends Subcommand {
 				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
 				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
 				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
-						Long.parseLong(leased[1]), 1);
+						Long.parseLong(leased[1]), 1, Long.parseUnsignedLong(leased[3], 16), checksums(leased[4]));
 				for (int r = 0; r < local.regionCount(); r++) {
 					cache.region(r).fill((byte) 0);
 				}
@@ -179,6 +189,7 @@ final class KvBenchCommand extends Subcommand {
 				document.put("layout", local.fingerprint());
 				document.put("blocksPerRequest", this.blocks);
 				document.put("blockRun", this.run);
+				document.put("integrity", this.integrity.name().toLowerCase(Locale.ROOT));
 				document.put("descriptorsPerRequest", this.blocks * local.regionCount());
 				document.put("descriptorBytes", local.blockLength());
 				document.put("bytesPerRequest", this.blocks * (long) local.regionCount() * local.blockLength());
@@ -197,9 +208,11 @@ final class KvBenchCommand extends Subcommand {
 			else {
 				out.printf(Locale.ROOT, "KV cache: %s%n", local.fingerprint());
 				out.printf(Locale.ROOT,
-						"engine: %s; per request %d blocks in runs of %d = %d descriptors of %d KiB = %d MiB%n", engine,
-						this.blocks, this.run, this.blocks * local.regionCount(), local.blockLength() >> 10,
-						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20);
+						"engine: %s; per request %d blocks in runs of %d = %d descriptors of %d KiB = %d MiB;"
+								+ " integrity %s%n",
+						engine, this.blocks, this.run, this.blocks * local.regionCount(), local.blockLength() >> 10,
+						(this.blocks * (long) local.regionCount() * local.blockLength()) >> 20,
+						this.integrity.name().toLowerCase(Locale.ROOT));
 				out.printf(Locale.ROOT, "%-10s %-14s %-12s %-12s %-12s %-10s%n", "Requests", "B/W (GB/Sec)",
 						"Mean (us)", "p50 (us)", "p99 (us)", "Verified");
 				out.printf(Locale.ROOT, "%-10d %-14.3f %-12.1f %-12.1f %-12.1f %d/%d%n", this.requests, gbps,
@@ -212,6 +225,22 @@ final class KvBenchCommand extends Subcommand {
 			}
 			return ok ? Nixl4jCli.EXIT_OK : Nixl4jCli.EXIT_FAILURE;
 		}
+	}
+
+	/**
+	 * Reads the checksums of a {@code LEASED} line: base64 of big-endian ints, {@code -}
+	 * for none.
+	 */
+	private static List<Integer> checksums(String field) {
+		if (field.equals("-")) {
+			return List.of();
+		}
+		ByteBuffer bytes = ByteBuffer.wrap(Base64.getDecoder().decode(field));
+		List<Integer> checksums = new ArrayList<>(bytes.remaining() / Integer.BYTES);
+		while (bytes.remaining() >= Integer.BYTES) {
+			checksums.add(bytes.getInt());
+		}
+		return checksums;
 	}
 
 	/** Compares the CRC32C of every block of every region with the producer's. */

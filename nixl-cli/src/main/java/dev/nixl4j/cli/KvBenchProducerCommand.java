@@ -14,6 +14,7 @@ import java.util.stream.Collectors;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.KvIntegrity;
 import dev.nixl4j.kv.KvLease;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.LeaseOutcome;
@@ -32,11 +33,12 @@ import picocli.CommandLine.Option;
  * block) and prints {@code READY <base64 metadata> <region bases>} and
  * {@code CRCS <base64 CRC32C per region and
  * block>}; then it answers {@code PEER <base64 metadata>} with {@code LOADED},
- * {@code LEASE <request> <blocks> [<run>]} with {@code LEASED <lease id> <block ids>}
+ * {@code LEASE <request> <blocks> [<run>]} with
+ * {@code LEASED <lease id> <block ids> <generation digest in hex> <base64 checksums or ->}
  * (random distinct blocks in runs of {@code run} consecutive ids, 1 when not given,
- * leased for one consumer for {@code --lease}), {@code SUMMARY} with
- * {@code SUMMARY <completed> <expired> <active>} and {@code QUIT} with {@code BYE}. End
- * of input also ends it.
+ * leased for one consumer for {@code --lease}, checked as {@code --integrity} says),
+ * {@code SUMMARY} with {@code SUMMARY <completed> <expired> <active>} and {@code QUIT}
+ * with {@code BYE}. End of input also ends it.
  */
 @Command(name = "kv-bench-producer", hidden = true,
 		description = "The prefill side of 'nixl4j kv-bench', which starts it; not meant to be run by hand.",
@@ -62,6 +64,11 @@ final class KvBenchProducerCommand extends Subcommand {
 			description = "how long a lease lasts (default ${DEFAULT-VALUE})")
 	private Duration ttl;
 
+	@Option(names = "--integrity", paramLabel = "MODE", defaultValue = "generation",
+			description = "what the leases let the consumer check: none, generation or crc32c"
+					+ " (default ${DEFAULT-VALUE})")
+	private KvIntegrity integrity = KvIntegrity.GENERATION;
+
 	@Mixin
 	private AgentOptions agentOptions = new AgentOptions();
 
@@ -75,7 +82,8 @@ final class KvBenchProducerCommand extends Subcommand {
 		Random random = new Random(42);
 		try (NixlAgent agent = NixlAgent.create(this.agentOptions.config(name));
 				PagedKvCache cache = PagedKvCache.allocate(agent, layout);
-				KvProducer producer = new KvProducer(cache, PeerLoader.preloaded())) {
+				KvProducer producer = new KvProducer(cache, PeerLoader.preloaded(), KvProducer.DEFAULT_PREFIX,
+						KvProducer.DEFAULT_PEER_TIMEOUT, this.integrity)) {
 			int[] pool = cache.allocator().allocate(layout.numBlocks());
 			ByteBuffer crcs = ByteBuffer.allocate(layout.descriptorCount() * Long.BYTES);
 			for (int r = 0; r < layout.regionCount(); r++) {
@@ -111,7 +119,9 @@ final class KvBenchProducerCommand extends Subcommand {
 									.blockIds()
 									.stream()
 									.map(String::valueOf)
-									.collect(Collectors.joining(",")));
+									.collect(Collectors.joining(","))
+								+ " " + Long.toHexString(lease.params().generation()) + " "
+								+ checksums(lease.params().checksums()));
 					}
 					case "SUMMARY" -> {
 						// a lease's outcome ends just after its consumer was answered
@@ -125,6 +135,16 @@ final class KvBenchProducerCommand extends Subcommand {
 				return true;
 			});
 		}
+	}
+
+	/** Base64 of the checksums as big-endian ints, {@code -} for none. */
+	private static String checksums(List<Integer> checksums) {
+		if (checksums.isEmpty()) {
+			return "-";
+		}
+		ByteBuffer bytes = ByteBuffer.allocate(checksums.size() * Integer.BYTES);
+		checksums.forEach(bytes::putInt);
+		return Base64.getEncoder().encodeToString(bytes.array());
 	}
 
 	/**

@@ -85,6 +85,32 @@ class KvBenchCommandTest {
 			.containsEntry("ok", true);
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "embedded", "native" })
+	@SuppressWarnings("unchecked")
+	void crc32cIntegrityIsCheckedByEveryPullAndNamedInTheDocument(String engine) {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+
+		int status = run("kv-bench", "--engine", engine, "--requests", "2", "--blocks", "4", "--warmup", "1",
+				"--integrity", "crc32c", "--json");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
+		assertThat(document).containsEntry("integrity", "crc32c")
+			.containsEntry("verifiedRequests", 3.0)
+			.containsEntry("completedLeases", 3.0)
+			.containsEntry("ok", true);
+	}
+
+	@Test
+	void anUnknownIntegrityIsAUsageError() {
+		assertThat(run("kv-bench", "--integrity", "md5")).isEqualTo(Nixl4jCli.EXIT_USAGE);
+		assertThat(this.err.toString(StandardCharsets.UTF_8)).contains("'--integrity'", "md5");
+	}
+
 	@Test
 	void aRunLongerThanTheRequestIsAUsageError() {
 		assertThat(run("kv-bench", "--blocks", "4", "--run", "5")).isEqualTo(Nixl4jCli.EXIT_USAGE);

@@ -14,10 +14,19 @@ import dev.nixl4j.NixlStatus;
  * Every call checks all its ids before it changes anything: an unknown id, a free block
  * or a release of more references than a block holds fails with
  * {@link NixlStatus#ERROR_INVALID_PARAM} and leaves every count as it was.
+ *
+ * <p>
+ * Each block carries a generation, bumped every time {@link #allocate} hands the block
+ * out: a holder that noted a block's generation can tell later whether the block was
+ * freed and handed out again meanwhile (a lease whose blocks someone released once too
+ * often, say), since its reference alone cannot show that.
  */
 public final class BlockAllocator {
 
 	private final int[] references;
+
+	/** Bumped on every allocation of a block; 0 for a block never allocated. */
+	private final long[] generations;
 
 	/** Free ids, lowest on top, so that a fresh allocator hands out contiguous runs. */
 	private final int[] free;
@@ -33,6 +42,7 @@ public final class BlockAllocator {
 			throw new IllegalArgumentException("capacity must be positive, was " + capacity);
 		}
 		this.references = new int[capacity];
+		this.generations = new long[capacity];
 		this.free = new int[capacity];
 		for (int i = 0; i < capacity; i++) {
 			this.free[i] = capacity - 1 - i;
@@ -85,6 +95,7 @@ public final class BlockAllocator {
 		for (int i = 0; i < count; i++) {
 			int id = this.free[--this.freeCount];
 			this.references[id] = 1;
+			this.generations[id]++;
 			ids[i] = id;
 		}
 		return ids;
@@ -144,6 +155,89 @@ public final class BlockAllocator {
 			}
 		}
 		return freed;
+	}
+
+	/**
+	 * Returns a block's generation: how many times it was allocated.
+	 * @param blockId the block
+	 * @return its generation, 0 when it was never allocated
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown block
+	 */
+	public synchronized long generation(int blockId) {
+		requireKnown("block_generation", blockId);
+		return this.generations[blockId];
+	}
+
+	/**
+	 * Returns the generations of blocks, in the order given.
+	 * @param blockIds the blocks
+	 * @return their generations
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown block
+	 */
+	public synchronized long[] generations(int... blockIds) {
+		long[] result = new long[blockIds.length];
+		for (int i = 0; i < blockIds.length; i++) {
+			requireKnown("block_generation", blockIds[i]);
+			result[i] = this.generations[blockIds[i]];
+		}
+		return result;
+	}
+
+	/**
+	 * Returns a 64-bit digest of blocks' current generations, in the order given: it
+	 * changes, but for a chance of 2<sup>-64</sup>, when any of the blocks was handed out
+	 * again. Never 0, so that 0 can stand for "no digest".
+	 * @param blockIds the blocks
+	 * @return the digest
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown block
+	 */
+	public long generationDigest(int... blockIds) {
+		return digest(blockIds, generations(blockIds));
+	}
+
+	/**
+	 * The digest of blocks and their generations, as {@link #generationDigest} computes
+	 * it.
+	 */
+	static long digest(int[] blockIds, long[] generations) {
+		long hash = 0x6a09e667f3bcc909L;
+		for (int i = 0; i < blockIds.length; i++) {
+			hash = mix(hash ^ mix(blockIds[i] * 0x9e3779b97f4a7c15L ^ generations[i]));
+		}
+		return (hash != 0) ? hash : 1;
+	}
+
+	/** SplitMix64's finalizer. */
+	private static long mix(long value) {
+		long z = value;
+		z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+		z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+		return z ^ (z >>> 31);
+	}
+
+	/**
+	 * Drops one reference from each block that is still of the generation given (blocks
+	 * handed out again since lost that reference when they were freed); blocks left
+	 * without references become free.
+	 * @param blockIds distinct blocks
+	 * @param generations their generations when the reference was taken
+	 * @return how many blocks of another generation were skipped
+	 */
+	synchronized int releaseOfGeneration(int[] blockIds, long[] generations) {
+		for (int id : blockIds) {
+			requireKnown("release_blocks", id);
+		}
+		int skipped = 0;
+		for (int i = 0; i < blockIds.length; i++) {
+			int id = blockIds[i];
+			if (this.generations[id] != generations[i] || this.references[id] == 0) {
+				skipped++;
+			}
+			else if (--this.references[id] == 0) {
+				this.free[this.freeCount++] = id;
+			}
+		}
+		return skipped;
 	}
 
 	private void requireKnown(String operation, int blockId) {

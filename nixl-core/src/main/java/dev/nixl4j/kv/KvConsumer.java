@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -41,6 +42,16 @@ import dev.nixl4j.XferOp;
  * of each producer block; that needs HND order, in which a slice of heads is contiguous.
  *
  * <p>
+ * <b>Integrity.</b> The consumer's notification carries the lease's generation digest
+ * ({@link KvTransferParams#generation()}), so a producer that handed a block out again
+ * answers {@link LeaseConfirmation#STALE} rather than {@code HELD}. When the parameters
+ * carry checksums ({@link KvIntegrity#CRC32C}), a pull that the producer confirmed
+ * computes the CRC32C of every local block that was written and compares it with the
+ * producer's before it returns; a mismatch throws {@link KvIntegrityException} (counted
+ * by {@link #integrityFailures()}), and the data must not be used: the caller frees or
+ * reuses its local blocks as after any failed pull.
+ *
+ * <p>
  * Thread-safe: concurrent pulls of different requests share the prepared lists.
  */
 public final class KvConsumer {
@@ -66,6 +77,8 @@ public final class KvConsumer {
 	private final Duration peerTimeout;
 
 	private final Map<String, RemoteCacheHandle> producers = new ConcurrentHashMap<>();
+
+	private final AtomicLong integrityFailures = new AtomicLong();
 
 	/**
 	 * Creates a consumer with the default notification prefix and peer timeout.
@@ -136,6 +149,8 @@ public final class KvConsumer {
 	 * @return the bytes read
 	 * @throws KvLeaseLostException when the producer did not confirm (the data must not
 	 * be used)
+	 * @throws KvIntegrityException when the producer confirmed but the data that landed
+	 * does not match its checksums (the data must not be used)
 	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not
 	 * connected or whose metadata was withdrawn from the exchange,
 	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the
@@ -187,11 +202,14 @@ public final class KvConsumer {
 		try {
 			read(params, remote, localBlockIds, remoteIds, slice, deadline);
 		}
+
 		catch (KvLeaseLostException ex) {
 			if (ex.confirmation() == null) {
 				release(params);
 			}
-			// else the producer answered: the lease is no longer held
+			// else the producer answered (HELD too, for a KvIntegrityException): the
+			// lease
+			// is no longer held
 			throw ex;
 		}
 		catch (RuntimeException | Error ex) {
@@ -199,6 +217,34 @@ public final class KvConsumer {
 			throw ex;
 		}
 		return localBlockIds.length * (long) this.cache.layout().regionCount() * this.cache.layout().blockLength();
+	}
+
+	/**
+	 * Returns how many pulls failed with {@link KvIntegrityException}: data that landed
+	 * under a confirmed lease did not match the producer's checksums.
+	 * @return the count since this consumer was created
+	 */
+	public long integrityFailures() {
+		return this.integrityFailures.get();
+	}
+
+	/**
+	 * Compares the CRC32C of each local block with the producer's checksum of the slice
+	 * this rank read.
+	 */
+	private void verify(KvTransferParams params, int[] localBlockIds, int[] remoteIds, int slice) {
+		List<Integer> checksums = params.checksums();
+		if (checksums.isEmpty()) {
+			return;
+		}
+		int n = localBlockIds.length;
+		for (int i = 0; i < n; i++) {
+			if (this.cache.crc32c(localBlockIds[i], 1, 0) != checksums.get(slice * n + i)) {
+				this.integrityFailures.incrementAndGet();
+				throw new KvIntegrityException(this.agent.name(), params.producerAgent(), params.requestId(),
+						remoteIds[i], localBlockIds[i], slice);
+			}
+		}
 	}
 
 	/** READs the blocks and waits for the producer's confirmation. */
@@ -212,7 +258,8 @@ public final class KvConsumer {
 		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
 		boolean posted = false;
 		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
-				remoteIds, KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice))) {
+				remoteIds,
+				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation()))) {
 			transfer.post();
 			posted = true;
 			transfer.await(remaining(deadline));
@@ -253,6 +300,7 @@ public final class KvConsumer {
 							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
 					null);
 		}
+		verify(params, localBlockIds, remoteIds, slice);
 	}
 
 	/**

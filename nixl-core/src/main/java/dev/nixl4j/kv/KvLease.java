@@ -10,14 +10,18 @@ import org.jspecify.annotations.Nullable;
  * A producer's hold on one request's blocks: made by {@link KvProducer#lease}, it keeps
  * one reference on each block until every consumer rank has reported its read (the lease
  * {@link LeaseOutcome#COMPLETED completes}), a consumer gives it back
- * ({@link LeaseOutcome#RELEASED}), the lease runs out ({@link LeaseOutcome#EXPIRED}) or
- * the producer closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
+ * ({@link LeaseOutcome#RELEASED}), the lease runs out ({@link LeaseOutcome#EXPIRED}), a
+ * consumer finds a block handed out again ({@link LeaseOutcome#STALE}) or the producer
+ * closes ({@link LeaseOutcome#CLOSED}); the blocks are released then.
  */
 public final class KvLease {
 
 	private final KvTransferParams params;
 
 	private final int[] blockIds;
+
+	/** The blocks' generations when the lease was taken. */
+	private final long[] generations;
 
 	private final Duration ttl;
 
@@ -35,9 +39,10 @@ public final class KvLease {
 	/** Guarded by the producer's lock. */
 	private @Nullable ScheduledFuture<?> expiry;
 
-	KvLease(KvTransferParams params, Duration ttl) {
+	KvLease(KvTransferParams params, long[] generations, Duration ttl) {
 		this.params = params;
 		this.blockIds = params.blockIdArray();
+		this.generations = generations;
 		this.ttl = ttl;
 		this.ranksDone = new boolean[params.consumerRanks()];
 		this.claimants = new String[params.consumerRanks()];
@@ -88,6 +93,10 @@ public final class KvLease {
 
 	int[] blockIds() {
 		return this.blockIds;
+	}
+
+	long[] generations() {
+		return this.generations;
 	}
 
 	/**

@@ -7,9 +7,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * A pull whose data must not be used: the producer did not confirm that it held the
  * request's blocks while they were read, either because it answered
- * {@link LeaseConfirmation#EXPIRED} or {@link LeaseConfirmation#UNKNOWN}, or because no
- * answer came before the deadline. The caller recomputes the request (or pulls it again
- * under a new lease).
+ * {@link LeaseConfirmation#EXPIRED}, {@link LeaseConfirmation#UNKNOWN} or
+ * {@link LeaseConfirmation#STALE}, or because no answer came before the deadline, or (a
+ * {@link KvIntegrityException}) because the data that landed does not match the
+ * producer's checksums. The caller recomputes the request (or pulls it again under a new
+ * lease).
  *
  * <p>
  * The status is {@link NixlStatus#ERROR_INVALID_STATE} for a refusal and
@@ -52,8 +54,9 @@ public class KvLeaseLostException extends NixlException {
 
 	/**
 	 * Returns the producer's answer.
-	 * @return {@link LeaseConfirmation#EXPIRED} or {@link LeaseConfirmation#UNKNOWN}, or
-	 * {@code null} when no answer came in time
+	 * @return {@link LeaseConfirmation#EXPIRED}, {@link LeaseConfirmation#RELEASED},
+	 * {@link LeaseConfirmation#UNKNOWN} or {@link LeaseConfirmation#STALE} ({@code HELD}
+	 * for a {@link KvIntegrityException}), or {@code null} when no answer came in time
 	 */
 	public @Nullable LeaseConfirmation confirmation() {
 		return this.confirmation;

@@ -8,10 +8,13 @@ import org.jspecify.annotations.Nullable;
  * The notification messages of the KV protocol, all UTF-8 and starting with a
  * configurable prefix:
  * <ul>
- * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>}: carried by a consumer's READ, so
- * the producer gets it only after the data landed;</li>
- * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN}: the
- * producer's answer, sent on its own;</li>
+ * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>]}: carried by a
+ * consumer's READ, so the producer gets it only after the data landed; the generation
+ * digest of the lease ({@link KvTransferParams#generation()}, 1 to 16 lower-case hex
+ * digits, unsigned) is left out when the parameters carry none, and a message without it
+ * (as consumers before it sent) is read as "no generation given";</li>
+ * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN|STALE}:
+ * the producer's answer, sent on its own;</li>
  * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not
  * finish its pull gives the lease back, sent on its own;</li>
  * <li>{@code <prefix>push:<requestId>}: carried by a producer's WRITE.</li>
@@ -24,6 +27,9 @@ final class KvMessages {
 	static final String DEFAULT_PREFIX = "nixl4j.kv/";
 
 	static final int MAX_REQUEST_ID = 256;
+
+	/** The generation digest of a done message that carries none. */
+	static final long NO_GENERATION = 0;
 
 	private KvMessages() {
 	}
@@ -57,7 +63,12 @@ final class KvMessages {
 	}
 
 	static byte[] done(String prefix, String requestId, long leaseId, int rank) {
-		return bytes(donePrefix(prefix) + requestId + ":" + leaseId + ":" + rank);
+		return done(prefix, requestId, leaseId, rank, NO_GENERATION);
+	}
+
+	static byte[] done(String prefix, String requestId, long leaseId, int rank, long generation) {
+		String message = donePrefix(prefix) + requestId + ":" + leaseId + ":" + rank;
+		return bytes((generation != NO_GENERATION) ? message + ":" + Long.toHexString(generation) : message);
 	}
 
 	static String releasePrefix(String prefix) {
@@ -85,7 +96,7 @@ final class KvMessages {
 	 * @return the message, or {@code null} when it is not one
 	 */
 	static @Nullable Done parseDone(String prefix, String message) {
-		return parseLeaseMessage(donePrefix(prefix), message);
+		return parseLeaseMessage(donePrefix(prefix), message, true);
 	}
 
 	/**
@@ -94,24 +105,49 @@ final class KvMessages {
 	 * one
 	 */
 	static @Nullable Done parseRelease(String prefix, String message) {
-		return parseLeaseMessage(releasePrefix(prefix), message);
+		return parseLeaseMessage(releasePrefix(prefix), message, false);
 	}
 
-	private static @Nullable Done parseLeaseMessage(String head, String message) {
+	private static @Nullable Done parseLeaseMessage(String head, String message, boolean generation) {
 		if (!message.startsWith(head)) {
 			return null;
 		}
 		String[] fields = message.substring(head.length()).split(":", -1);
-		if (fields.length != 3) {
+		if (fields.length != 3 && !(generation && fields.length == 4)) {
 			return null;
 		}
 		try {
 			requireRequestId(fields[0]);
-			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]));
+			long digest = NO_GENERATION;
+			if (fields.length == 4) {
+				digest = parseGeneration(fields[3]);
+				if (digest == NO_GENERATION) {
+					return null;
+				}
+			}
+			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]), digest);
 		}
 		catch (IllegalArgumentException ex) {
 			return null;
 		}
+	}
+
+	/**
+	 * Reads a generation digest: 1 to 16 lower-case hex digits, as
+	 * {@link Long#toHexString} writes it.
+	 * @return the digest, {@link #NO_GENERATION} when the text is not one
+	 */
+	private static long parseGeneration(String text) {
+		if (text.isEmpty() || text.length() > 16) {
+			return NO_GENERATION;
+		}
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+				return NO_GENERATION;
+			}
+		}
+		return Long.parseUnsignedLong(text, 16);
 	}
 
 	/**
@@ -134,8 +170,11 @@ final class KvMessages {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
-	/** A parsed done or release message. */
-	record Done(String requestId, long leaseId, int rank) {
+	/**
+	 * A parsed done or release message; {@code generation} is {@link #NO_GENERATION} when
+	 * it carries none (always for a release).
+	 */
+	record Done(String requestId, long leaseId, int rank, long generation) {
 	}
 
 }

@@ -50,6 +50,20 @@ import org.jspecify.annotations.Nullable;
  * request could have had; one that gets anything else (or nothing) fails its pull.
  *
  * <p>
+ * <b>Integrity</b> ({@link KvIntegrity}, {@link KvIntegrity#GENERATION} unless told
+ * otherwise). A lease notes the {@link BlockAllocator#generation generation} of each of
+ * its blocks, and its parameters carry their digest, which the consumer's notification
+ * carries back. The producer answers {@code HELD} only when its blocks' current
+ * generations still give that digest (and the consumer's, if it sent one, is the same): a
+ * block that was freed and handed out again while leased (the application released it
+ * once too often) is answered {@link LeaseConfirmation#STALE}, and the lease ends
+ * ({@link LeaseOutcome#STALE}). With {@link KvIntegrity#CRC32C} the producer also
+ * computes a CRC32C of every block (per consumer rank's slice of heads) when it takes the
+ * lease, and the consumer compares it with what landed ({@link KvIntegrityException}).
+ * Whatever ends a lease releases only the blocks still of the lease's generation: one
+ * handed out again already lost the lease's reference when it was freed.
+ *
+ * <p>
  * To answer a consumer the producer needs its metadata: consumers it has not loaded yet
  * are loaded through the {@link PeerLoader}; when that fails, the answer is tried again
  * for up to the peer timeout (a consumer whose entry vanished publishes it again).
@@ -98,6 +112,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	/** How long loading a peer's metadata may take, unless told otherwise. */
 	public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
 
+	/** What leases let consumers check, unless told otherwise. */
+	public static final KvIntegrity DEFAULT_INTEGRITY = KvIntegrity.GENERATION;
+
 	private final PagedKvCache cache;
 
 	private final NixlAgent agent;
@@ -107,6 +124,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private final String prefix;
 
 	private final Duration peerTimeout;
+
+	private final KvIntegrity integrity;
 
 	private final NotificationMatcher doneMatcher;
 
@@ -164,7 +183,22 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * @param peerTimeout how long loading a consumer's metadata may take
 	 */
 	public KvProducer(PagedKvCache cache, PeerLoader peers, String prefix, Duration peerTimeout) {
+		this(cache, peers, prefix, peerTimeout, DEFAULT_INTEGRITY);
+	}
+
+	/**
+	 * Creates a producer that lets its consumers check its blocks as told.
+	 * @param cache the cache whose blocks it leases and pushes
+	 * @param peers loads the metadata of consumers it has not seen
+	 * @param prefix the prefix of the protocol's notifications (the consumers must use
+	 * the same)
+	 * @param peerTimeout how long loading a consumer's metadata may take
+	 * @param integrity what its leases let consumers check
+	 */
+	public KvProducer(PagedKvCache cache, PeerLoader peers, String prefix, Duration peerTimeout,
+			KvIntegrity integrity) {
 		this.cache = Objects.requireNonNull(cache, "cache");
+		this.integrity = Objects.requireNonNull(integrity, "integrity");
 		this.agent = cache.agent();
 		this.peers = Objects.requireNonNull(peers, "peers");
 		KvMessages.requirePrefix(prefix);
@@ -194,6 +228,14 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
+	 * Returns what its leases let consumers check.
+	 * @return the integrity
+	 */
+	public KvIntegrity integrity() {
+		return this.integrity;
+	}
+
+	/**
 	 * Returns what consumers need to address this producer's cache (send it once per
 	 * consumer).
 	 * @return the handle
@@ -212,7 +254,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * @param consumerRanks how many consumer ranks each read a slice of heads (1 when
 	 * both sides use the same tensor parallelism)
 	 * @param ttl how long the blocks are held at most
-	 * @return the lease, whose {@link KvLease#params()} go to the consumer
+	 * @return the lease, whose {@link KvLease#params()} go to the consumer; with
+	 * {@link KvIntegrity#CRC32C} they carry the checksums of the blocks as they are now,
+	 * so the request's blocks must hold their final data before the lease is taken
 	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad blocks, a
 	 * request that already has a lease, or ranks the layout cannot be split over;
 	 * {@link NixlStatus#CLOSED}
@@ -231,6 +275,11 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
 					Objects.requireNonNullElse(ex.getMessage(), ex.toString()), ex);
 		}
+		// Computed before the blocks are retained, outside the lock, so that answering
+		// consumers does not wait for it; a block freed and handed out again meanwhile
+		// fails the consumer's check.
+		List<Integer> checksums = (this.integrity == KvIntegrity.CRC32C) ? checksums(blockIds, consumerRanks)
+				: List.of();
 		synchronized (this.lock) {
 			requireOpen("kv_lease");
 			if (this.leases.containsKey(requestId)) {
@@ -238,12 +287,49 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 						"request '" + requestId + "' already holds a lease");
 			}
 			this.cache.allocator().retain(blockIds);
+			long[] generations = this.cache.allocator().generations(blockIds);
+			long digest = (this.integrity != KvIntegrity.NONE) ? BlockAllocator.digest(blockIds, generations)
+					: KvMessages.NO_GENERATION;
 			long id = newLeaseId();
 			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
-					params.layoutFingerprint(), id, consumerRanks), ttl);
+					params.layoutFingerprint(), id, consumerRanks, digest, checksums), generations, ttl);
 			this.leases.put(requestId, lease);
 			lease.expiry(this.scheduler.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
 			return lease;
+		}
+	}
+
+	/**
+	 * The CRC32C of every block's slice of heads for every consumer rank: entry
+	 * {@code s * n + i} covers slice {@code s} of block {@code blockIds[i]}.
+	 */
+	private List<Integer> checksums(int[] blockIds, int consumerRanks) {
+		List<Integer> checksums = new ArrayList<>(blockIds.length * consumerRanks);
+		for (int s = 0; s < consumerRanks; s++) {
+			for (int id : blockIds) {
+				checksums.add(this.cache.crc32c(id, consumerRanks, s));
+			}
+		}
+		return checksums;
+	}
+
+	/**
+	 * Releases the lease's reference on each of its blocks still of the generation it
+	 * noted. Under the lock.
+	 * @return how many blocks were handed out again while leased
+	 */
+	private int releaseBlocks(KvLease lease) {
+		return this.cache.allocator().releaseOfGeneration(lease.blockIds(), lease.generations());
+	}
+
+	/** Logs blocks that were handed out again while a lease held them. */
+	private void reportReused(KvLease lease, int reused) {
+		if (reused > 0) {
+			logger.log(Level.WARNING,
+					"KV lease of request ''{0}'' (lease {1}) on agent ''{2}'': {3} of its {4} blocks were freed and"
+							+ " handed out again while leased (released once too often); they were left to their new"
+							+ " owner",
+					lease.requestId(), Long.toString(lease.id()), this.agent.name(), reused, lease.blockIds().length);
 		}
 	}
 
@@ -509,9 +595,13 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		return cause instanceof NixlException ex && ex.status() == NixlStatus.TIMEOUT;
 	}
 
-	/** What a consumer's done message decided: the lease's state at that moment. */
+	/**
+	 * What a consumer's done message decided: the lease's state at that moment, and the
+	 * lease it ended ({@code ended}, how in {@code outcome}), if any, with the number of
+	 * its blocks that had been handed out again.
+	 */
 	private record Answer(String consumer, KvMessages.Done done, LeaseConfirmation confirmation,
-			@Nullable KvLease completed, byte[] ack) {
+			@Nullable KvLease ended, LeaseOutcome outcome, int reused, byte[] ack) {
 	}
 
 	private void answer(Notification notification) {
@@ -541,25 +631,54 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			return null;
 		}
 		LeaseConfirmation confirmation;
-		KvLease completed = null;
+		KvLease ended = null;
+		LeaseOutcome outcome = LeaseOutcome.COMPLETED;
+		int reused = 0;
 		synchronized (this.lock) {
 			KvLease lease = held(done);
-			if (lease != null) {
+			if (lease != null && isStale(lease, done)) {
+				confirmation = LeaseConfirmation.STALE;
+				outcome = LeaseOutcome.STALE;
+				this.leases.remove(done.requestId());
+				lease.cancelExpiry();
+				this.ended.put(lease.id(), LeaseConfirmation.STALE);
+				reused = releaseBlocks(lease);
+				this.lock.notifyAll();
+				ended = lease;
+			}
+			else if (lease != null) {
 				confirmation = LeaseConfirmation.HELD;
 				lease.claim(done.rank(), consumer);
 				if (lease.markDone(done.rank())) {
 					this.leases.remove(done.requestId());
 					lease.cancelExpiry();
-					this.cache.allocator().release(lease.blockIds());
-					completed = lease;
+					reused = releaseBlocks(lease);
+					ended = lease;
 				}
 			}
 			else {
 				confirmation = this.ended.getOrDefault(done.leaseId(), LeaseConfirmation.UNKNOWN);
 			}
 		}
-		return new Answer(consumer, done, confirmation, completed,
+		return new Answer(consumer, done, confirmation, ended, outcome, reused,
 				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
+	}
+
+	/**
+	 * Whether a held lease's blocks were handed out again since it was taken, or the
+	 * consumer read under another generation digest than the lease's. A done message
+	 * without a digest (an older consumer) is checked against the producer's own blocks
+	 * only. Under the lock.
+	 */
+	private boolean isStale(KvLease lease, KvMessages.Done done) {
+		long digest = lease.params().generation();
+		if (digest == KvMessages.NO_GENERATION) {
+			return false;
+		}
+		if (done.generation() != KvMessages.NO_GENERATION && done.generation() != digest) {
+			return true;
+		}
+		return BlockAllocator.digest(lease.blockIds(), this.cache.allocator().generations(lease.blockIds())) != digest;
 	}
 
 	/**
@@ -567,9 +686,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * {@link LeaseConfirmation#HELD}.
 	 */
 	private void concluded(Answer answer) {
-		KvLease completed = answer.completed();
-		if (completed != null) {
-			completed.end(LeaseOutcome.COMPLETED);
+		KvLease ended = answer.ended();
+		if (ended != null) {
+			reportReused(ended, answer.reused());
+			ended.end(answer.outcome());
 		}
 		if (answer.confirmation() != LeaseConfirmation.HELD) {
 			logger.log(Level.INFO,
@@ -675,6 +795,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			return;
 		}
 		KvLease released;
+		int reused = 0;
 		synchronized (this.lock) {
 			KvLease lease = held(release);
 			if (lease == null || !lease.claim(release.rank(), consumer)) {
@@ -684,7 +805,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				this.leases.remove(release.requestId());
 				lease.cancelExpiry();
 				this.ended.put(lease.id(), LeaseConfirmation.RELEASED);
-				this.cache.allocator().release(lease.blockIds());
+				reused = releaseBlocks(lease);
 				this.lock.notifyAll();
 				released = lease;
 			}
@@ -698,6 +819,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 		logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''", release.requestId(),
 				Long.toString(release.leaseId()), consumer);
+		reportReused(released, reused);
 		released.end(LeaseOutcome.RELEASED);
 	}
 
@@ -708,6 +830,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 */
 	private void expire(KvLease lease) {
 		boolean removed = false;
+		int reused = 0;
 		try {
 			synchronized (this.lock) {
 				if (this.leases.get(lease.requestId()) != lease) {
@@ -716,7 +839,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				this.leases.remove(lease.requestId());
 				removed = true;
 				try {
-					this.cache.allocator().release(lease.blockIds());
+					reused = releaseBlocks(lease);
 					this.ended.put(lease.id(), LeaseConfirmation.EXPIRED);
 				}
 				finally {
@@ -728,6 +851,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 							+ " ranks done; its {6} blocks were released",
 					lease.requestId(), Long.toString(lease.id()), this.agent.name(), lease.ttl(), lease.doneCount(),
 					lease.params().consumerRanks(), lease.blockIds().length);
+			reportReused(lease, reused);
 		}
 		catch (Throwable ex) {
 			survived("the expiry of the lease of request '" + lease.requestId() + "'", ex);
@@ -766,6 +890,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	@Override
 	public void close() {
 		List<KvLease> held;
+		int[] reused;
 		synchronized (this.lock) {
 			if (this.closed) {
 				return;
@@ -776,14 +901,16 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			held = new ArrayList<>(this.leases.values());
 			this.leases.clear();
 			this.lock.notifyAll();
-			for (KvLease lease : held) {
-				lease.cancelExpiry();
-				this.cache.allocator().release(lease.blockIds());
+			reused = new int[held.size()];
+			for (int i = 0; i < held.size(); i++) {
+				held.get(i).cancelExpiry();
+				reused[i] = releaseBlocks(held.get(i));
 			}
 		}
 		this.scheduler.shutdownNow();
-		for (KvLease lease : held) {
-			lease.end(LeaseOutcome.CLOSED);
+		for (int i = 0; i < held.size(); i++) {
+			reportReused(held.get(i), reused[i]);
+			held.get(i).end(LeaseOutcome.CLOSED);
 		}
 		try {
 			if (Thread.currentThread() != this.thread && !this.scheduler.awaitTermination(10, TimeUnit.SECONDS)) {

@@ -23,9 +23,18 @@ import org.jspecify.annotations.Nullable;
  * @param layoutFingerprint {@link KvCacheLayout#fingerprint()} of the producer's layout
  * @param leaseId the lease that holds the blocks
  * @param consumerRanks how many consumer ranks read the blocks
+ * @param generation the {@link BlockAllocator#generationDigest digest of the generations}
+ * of the blocks when the lease was taken, which the consumer's notification carries back
+ * and the producer compares with its blocks' current generations; 0 when none is given
+ * ({@link KvIntegrity#NONE}, or parameters made with the shorter constructor)
+ * @param checksums the CRC32C of every block over all regions
+ * ({@link KvIntegrity#CRC32C}): entry {@code s * n + i} (for {@code n} blocks) covers
+ * slice {@code s} of the heads of block {@code blockIds[i]}, as consumer rank {@code s}
+ * reads it; with one consumer rank, entry {@code i} covers the whole block. Empty when
+ * the producer computes none.
  */
 public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
-		long leaseId, int consumerRanks) {
+		long leaseId, int consumerRanks, long generation, List<Integer> checksums) {
 
 	/**
 	 * Checks the parameters.
@@ -35,6 +44,8 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 * @param layoutFingerprint fingerprint
 	 * @param leaseId lease
 	 * @param consumerRanks consumer ranks
+	 * @param generation generation digest, 0 for none
+	 * @param checksums CRC32C per block and slice, or empty
 	 */
 	public KvTransferParams {
 		Objects.requireNonNull(producerAgent, "producerAgent");
@@ -47,6 +58,27 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 		if (consumerRanks <= 0) {
 			throw new IllegalArgumentException("consumerRanks must be positive, was " + consumerRanks);
 		}
+		checksums = List.copyOf(checksums);
+		if (!checksums.isEmpty() && checksums.size() != (long) blockIds.size() * consumerRanks) {
+			throw new IllegalArgumentException("checksums must be empty or one per block and consumer rank ("
+					+ ((long) blockIds.size() * consumerRanks) + "), were " + checksums.size());
+		}
+	}
+
+	/**
+	 * Creates parameters without integrity data (generation 0, no checksums): the
+	 * producer then checks the lease only.
+	 * @param producerAgent the producer's agent
+	 * @param requestId the request
+	 * @param blockIds the producer's blocks, in order
+	 * @param layoutFingerprint {@link KvCacheLayout#fingerprint()} of the producer's
+	 * layout
+	 * @param leaseId the lease that holds the blocks
+	 * @param consumerRanks how many consumer ranks read the blocks
+	 */
+	public KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
+			long leaseId, int consumerRanks) {
+		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, 0, List.of());
 	}
 
 	/**

@@ -24,6 +24,14 @@ public enum LeaseConfirmation {
 	RELEASED,
 
 	/** The producer knows no such lease (never made, already completed, or forgotten). */
-	UNKNOWN
+	UNKNOWN,
+
+	/**
+	 * The lease was held, but a block of it had been handed out again since the lease was
+	 * taken (its generation changed: {@link KvIntegrity#GENERATION}), or the consumer
+	 * reported another generation digest than the lease's: what was read may belong to
+	 * another request. The producer ends the lease ({@link LeaseOutcome#STALE}).
+	 */
+	STALE
 
 }

@@ -18,6 +18,13 @@ public enum LeaseOutcome {
 	RELEASED,
 
 	/** The producer closed first; its blocks were released. */
-	CLOSED
+	CLOSED,
+
+	/**
+	 * A consumer rank reported its read, but a block of the lease had been handed out
+	 * again meanwhile ({@link LeaseConfirmation#STALE}); the blocks still of the lease's
+	 * generation were released.
+	 */
+	STALE
 
 }

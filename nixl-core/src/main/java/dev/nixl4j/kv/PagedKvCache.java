@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.zip.CRC32C;
 
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryDescriptor;
@@ -169,6 +170,24 @@ public final class PagedKvCache implements AutoCloseable {
 	 */
 	public MemorySegment block(int layer, KvPart part, int blockId) {
 		return block(this.layout.regionIndex(layer, part), blockId);
+	}
+
+	/**
+	 * Returns the CRC32C of one block, or of one slice of its heads, over every region in
+	 * region order: what {@link KvIntegrity#CRC32C} compares.
+	 * @param blockId the block
+	 * @param ranks the number of slices the block's heads are split into (1 for the whole
+	 * block)
+	 * @param slice the slice
+	 * @return the checksum
+	 */
+	int crc32c(int blockId, int ranks, int slice) {
+		long sliceLength = this.layout.blockLength() / ranks;
+		CRC32C crc = new CRC32C();
+		for (int r = 0; r < this.regions.length; r++) {
+			crc.update(block(r, blockId).asSlice(slice * sliceLength, sliceLength).asByteBuffer());
+		}
+		return (int) crc.getValue();
 	}
 
 	/**

@@ -73,4 +73,38 @@ class BlockAllocatorTest {
 			.hasMessageContaining(message);
 	}
 
+	@Test
+	void everyAllocationOfABlockBumpsItsGenerationAndTheDigest() {
+		assertThat(this.allocator.generation(3)).isZero();
+		int[] blocks = this.allocator.allocate(4);
+		long[] first = this.allocator.generations(blocks);
+		long digest = this.allocator.generationDigest(blocks);
+		assertThat(first).containsExactly(1, 1, 1, 1);
+		this.allocator.retain(blocks);
+		this.allocator.release(blocks);
+		assertThat(this.allocator.generationDigest(blocks)).as("retain and release keep the generation")
+			.isEqualTo(digest);
+
+		this.allocator.release(blocks[2]);
+		assertThat(this.allocator.allocate(1)).containsExactly(blocks[2]);
+
+		assertThat(this.allocator.generation(blocks[2])).isEqualTo(2);
+		assertThat(this.allocator.generationDigest(blocks)).isNotEqualTo(digest).isNotZero();
+	}
+
+	@Test
+	void aReleaseOfAGenerationSkipsBlocksHandedOutAgain() {
+		int[] blocks = this.allocator.allocate(2);
+		long[] generations = this.allocator.generations(blocks);
+		this.allocator.retain(blocks);
+		this.allocator.release(blocks[0]);
+		this.allocator.release(blocks[0]);
+		assertThat(this.allocator.allocate(1)).containsExactly(blocks[0]);
+
+		assertThat(this.allocator.releaseOfGeneration(blocks, generations)).isOne();
+
+		assertThat(this.allocator.references(blocks[0])).isOne();
+		assertThat(this.allocator.references(blocks[1])).isOne();
+	}
+
 }

@@ -17,10 +17,10 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with
- * the agent, and the producer and consumer that move its blocks. Peers are loaded through
- * the metadata exchange when there is one. A cache that cannot fit in the memory the
- * process can have beside its heap fails the start before anything is allocated
- * ({@link KvCacheMemory}).
+ * the agent, and the producer and consumer that move its blocks (the producer's leases
+ * checked as {@code nixl.kv.integrity} says). Peers are loaded through the metadata
+ * exchange when there is one. A cache that cannot fit in the memory the process can have
+ * beside its heap fails the start before anything is allocated ({@link KvCacheMemory}).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
@@ -68,7 +68,8 @@ class NixlKvCacheConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
-		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout());
+		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout(),
+				properties.getKv().getIntegrity());
 	}
 
 	@Bean

@@ -14,6 +14,8 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.ThreadSync;
 import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvBlockOrder;
+import dev.nixl4j.kv.KvIntegrity;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.metadata.MetadataRegistryHandler;
@@ -1026,6 +1028,13 @@ public class NixlProperties implements Validator {
 		 */
 		private Duration leaseTtl = Duration.ofSeconds(30);
 
+		/**
+		 * What the producer's leases let consumers check before a pull returns: none (the
+		 * lease only), generation (HELD only when no leased block was handed out again)
+		 * or crc32c (also a CRC32C of every block, compared by the consumer).
+		 */
+		private KvIntegrity integrity = KvProducer.DEFAULT_INTEGRITY;
+
 		public @Nullable Integer getLayers() {
 			return this.layers;
 		}
@@ -1104,6 +1113,14 @@ public class NixlProperties implements Validator {
 
 		public void setLeaseTtl(Duration leaseTtl) {
 			this.leaseTtl = leaseTtl;
+		}
+
+		public KvIntegrity getIntegrity() {
+			return this.integrity;
+		}
+
+		public void setIntegrity(KvIntegrity integrity) {
+			this.integrity = integrity;
 		}
 
 	}

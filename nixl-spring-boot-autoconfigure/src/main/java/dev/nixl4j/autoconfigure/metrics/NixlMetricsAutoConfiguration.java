@@ -4,6 +4,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TransferListenerOrder;
+import dev.nixl4j.kv.KvConsumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -13,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 /**
@@ -21,7 +23,7 @@ import org.springframework.core.annotation.Order;
  * {@link TransferListenerOrder#METRICS}). Boot's
  * {@code management.metrics.enable.nixl=false} turns them off;
  * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration
- * timer.
+ * timer. With a {@link KvConsumer} bean, its meters too ({@link NixlKvMetrics}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class, afterName = {
 		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -45,6 +47,25 @@ public final class NixlMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
 		return new NixlAgentMetrics(agent, durations);
+	}
+
+	/**
+	 * The meters of the KV consumer, when there is one ({@code nixl.kv.layers} set, or
+	 * the application's own).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(KvConsumer.class)
+	static final class KvMetricsConfiguration {
+
+		KvMetricsConfiguration() {
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		NixlKvMetrics nixlKvMetrics(KvConsumer consumer) {
+			return new NixlKvMetrics(consumer, Tags.empty());
+		}
+
 	}
 
 }

@@ -1,0 +1,24 @@
+package dev.nixl4j.kv;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.testsupport.NativeNixl;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * KV lease integrity on native NIXL (UCX backend, DRAM).
+ */
+class NativeKvIntegrityTest extends KvIntegrityTests {
+
+	@BeforeAll
+	static void requireNative() {
+		NativeNixl.require();
+	}
+
+	@Override
+	protected NixlAgent newAgent(String name) {
+		return NixlAgent.create(AgentConfig.builder(name).engine(Engine.NATIVE).build());
+	}
+
+}
