@@ -102,6 +102,7 @@ public class PrefillService {
 		boolean leased = false;
 		try {
 			PrefillResponse response = fillAndLease(requestId, tokens, count, share);
+			// the lease gives the share back when it ends
 			leased = true;
 			return response;
 		}
