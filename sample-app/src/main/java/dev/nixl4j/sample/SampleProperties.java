@@ -57,6 +57,10 @@ public class SampleProperties implements Validator {
 
 	private final Decode decode = new Decode();
 
+	private final Generate generate = new Generate();
+
+	private final Prefill prefill = new Prefill();
+
 	public @Nullable String getToken() {
 		return this.token;
 	}
@@ -95,6 +99,14 @@ public class SampleProperties implements Validator {
 
 	public Decode getDecode() {
 		return this.decode;
+	}
+
+	public Generate getGenerate() {
+		return this.generate;
+	}
+
+	public Prefill getPrefill() {
+		return this.prefill;
 	}
 
 	@Override
@@ -255,6 +267,67 @@ public class SampleProperties implements Validator {
 
 		public void setMaxDecodeDelay(Duration maxDecodeDelay) {
 			this.maxDecodeDelay = maxDecodeDelay;
+		}
+
+	}
+
+	/**
+	 * The decode worker's public endpoint, {@code POST /generate}: how much of the worker
+	 * its callers may hold at once.
+	 */
+	public static class Generate {
+
+		/**
+		 * Most {@code POST /generate} requests that the decode worker serves at once; one
+		 * more is answered 503 at once, without waiting.
+		 */
+		private int maxConcurrentRequests = 64;
+
+		public int getMaxConcurrentRequests() {
+			return this.maxConcurrentRequests;
+		}
+
+		public void setMaxConcurrentRequests(int maxConcurrentRequests) {
+			this.maxConcurrentRequests = maxConcurrentRequests;
+		}
+
+	}
+
+	/**
+	 * The prefill worker's shares of its KV cache: no request and no decode worker may
+	 * lease the whole cache.
+	 */
+	public static class Prefill {
+
+		/**
+		 * Most blocks that one request may lease; a request that needs more is answered
+		 * 429 and nothing is taken. Defaults to a quarter of the cache's blocks
+		 * ({@code nixl.kv.blocks}).
+		 */
+		private @Nullable Integer maxBlocksPerRequest;
+
+		/**
+		 * Most blocks leased at once to one consumer, the decode worker's agent named in
+		 * its requests (requests that name none count as one consumer); a request that
+		 * would take it past this is answered 429 and nothing is taken. Defaults to three
+		 * quarters of the cache's blocks ({@code nixl.kv.blocks}).
+		 */
+		private @Nullable Integer maxBlocksPerConsumer;
+
+		public @Nullable Integer getMaxBlocksPerRequest() {
+			return this.maxBlocksPerRequest;
+		}
+
+		public void setMaxBlocksPerRequest(@Nullable Integer maxBlocksPerRequest) {
+			this.maxBlocksPerRequest = maxBlocksPerRequest;
+		}
+
+		public @Nullable Integer getMaxBlocksPerConsumer() {
+			return this.maxBlocksPerConsumer;
+		}
+
+		public void setMaxBlocksPerConsumer(@Nullable Integer maxBlocksPerConsumer) {
+			this.maxBlocksPerConsumer = maxBlocksPerConsumer;
 		}
 
 	}

@@ -93,7 +93,8 @@ abstract class PrefillDecodeEndToEndTests {
 		double readBefore = this.decode.meter("nixl.transfer.bytes", "op:read", "outcome:completed");
 
 		HttpResponse<String> response = this.decode.post("/generate",
-				new GenerateRequest("e2e-tokens-" + engine(), null, tokens, 12, null), REQUEST_TIMEOUT);
+				new GenerateRequest("e2e-tokens-" + engine(), null, tokens, 12, null), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION);
 
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
 		GenerateResponse answer = SampleWorker.JSON.readValue(response.body(), GenerateResponse.class);
@@ -151,7 +152,9 @@ abstract class PrefillDecodeEndToEndTests {
 				new GenerateRequest(null, "x".repeat(8193), null, null, null), "takes at most 8192");
 		double freeBefore = this.prefill.meter("sample.kv.blocks.free");
 		cases.forEach((request, reason) -> {
-			HttpResponse<String> response = this.decode.post("/generate", request, REQUEST_TIMEOUT);
+			// with the token, as a chosen request id needs it
+			HttpResponse<String> response = this.decode.post("/generate", request, REQUEST_TIMEOUT,
+					SampleWorker.WORKER_AUTHORIZATION);
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
 			assertThat(SampleWorker.JSON.readTree(response.body()).path("detail").asString()).contains(reason);
 		});

@@ -115,13 +115,15 @@ class SampleFailureIT {
 		double completed = this.prefill.meter("sample.leases", "outcome:COMPLETED");
 		// A waits 6 s in the decode worker's queue: its lease of 2 s runs out meanwhile.
 		CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> this.decode.post("/generate",
-				new GenerateRequest("slow-request", "a".repeat(64), null, null, 6000L), REQUEST_TIMEOUT));
+				new GenerateRequest("slow-request", "a".repeat(64), null, null, 6000L), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION));
 		this.prefill.awaitMeter("sample.leases", expired + 1, "outcome:EXPIRED");
 
 		// B takes the blocks A's lease gave back and overwrites them with its own values.
 		String prompt = "b".repeat(64);
 		HttpResponse<String> fast = this.decode.post("/generate",
-				new GenerateRequest("fast-request", prompt, null, 8, null), REQUEST_TIMEOUT);
+				new GenerateRequest("fast-request", prompt, null, 8, null), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION);
 		assertThat(fast.statusCode()).as(fast.body()).isEqualTo(200);
 		GenerateResponse answer = SampleWorker.JSON.readValue(fast.body(), GenerateResponse.class);
 		KvCacheLayout layout = answer.layout().toLayout();
@@ -149,7 +151,8 @@ class SampleFailureIT {
 			double released = this.prefill.meter("sample.leases", "outcome:RELEASED");
 			// 80 tokens: 5 blocks, more than the decode worker's 2
 			HttpResponse<String> response = small.post("/generate",
-					new GenerateRequest("no-room", "d".repeat(80), null, 8, null), REQUEST_TIMEOUT);
+					new GenerateRequest("no-room", "d".repeat(80), null, 8, null), REQUEST_TIMEOUT,
+					SampleWorker.WORKER_AUTHORIZATION);
 			long answered = System.nanoTime();
 
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
@@ -273,7 +276,8 @@ class SampleFailureIT {
 			// the pull.
 			CompletableFuture<HttpResponse<String>> pending = CompletableFuture
 				.supplyAsync(() -> consumer.post("/generate",
-						new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT));
+						new GenerateRequest("leased-while-stopping", prompt, null, 8, 3000L), REQUEST_TIMEOUT,
+						SampleWorker.WORKER_AUTHORIZATION));
 			// 80 tokens: 5 blocks leased.
 			stopping.awaitMeter("sample.kv.blocks.free", free - 5);
 

@@ -32,6 +32,12 @@ final class SampleWorker implements AutoCloseable {
 
 	static final String TOKEN = "sample-test-token-0123456789";
 
+	/**
+	 * The header of a caller that holds the workers' token: the decode worker takes a
+	 * chosen {@code requestId} and a {@code decodeDelayMillis} only with it.
+	 */
+	static final String[] WORKER_AUTHORIZATION = { "Authorization", "Bearer " + TOKEN };
+
 	static final JsonMapper JSON = JsonMapper.builder()
 		.disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
 		.build();

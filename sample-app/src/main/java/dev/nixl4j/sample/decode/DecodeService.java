@@ -3,7 +3,6 @@ package dev.nixl4j.sample.decode;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 import dev.nixl4j.NixlAgent;
@@ -77,8 +76,6 @@ public class DecodeService {
 
 	private final MeterRegistry meters;
 
-	private final AtomicLong requests = new AtomicLong();
-
 	private final Object producerLock = new Object();
 
 	private volatile @Nullable RemoteCacheHandle producer;
@@ -130,7 +127,7 @@ public class DecodeService {
 	private GenerateResponse serve(GenerateRequest request, long start) {
 		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.properties.getMaxPromptTokens());
 		String requestId = (request.requestId() != null) ? RequestIds.require(request.requestId())
-				: "gen-" + this.agent.name() + "-" + this.requests.incrementAndGet();
+				: RequestIds.generate();
 		int generated = generatedLength(request.maxTokens());
 		Duration delay = delay(request.decodeDelayMillis());
 

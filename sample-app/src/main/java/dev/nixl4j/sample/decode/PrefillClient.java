@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.util.function.Supplier;
 
+import dev.nixl4j.NixlAgent;
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
 import dev.nixl4j.sample.SampleProperties;
@@ -45,7 +46,9 @@ public class PrefillClient {
 
 	private final CircuitBreaker breaker;
 
-	PrefillClient(SampleProperties properties, CircuitBreakerRegistry breakers) {
+	private final String consumerAgent;
+
+	PrefillClient(SampleProperties properties, CircuitBreakerRegistry breakers, NixlAgent agent) {
 		SampleProperties.Decode decode = properties.getDecode();
 		this.base = decode.getPrefillUrl();
 		HttpClient http = HttpClient.newBuilder().connectTimeout(decode.getConnectTimeout()).build();
@@ -57,19 +60,23 @@ public class PrefillClient {
 			.defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + properties.getToken())
 			.build();
 		this.breaker = breakers.circuitBreaker(CIRCUIT_BREAKER);
+		this.consumerAgent = agent.name();
 	}
 
 	/**
-	 * Asks the prefill worker to fill and lease a request's blocks.
+	 * Asks the prefill worker to fill and lease a request's blocks, naming this worker's
+	 * agent as their consumer (the prefill worker's share per consumer counts by it).
 	 * @param request the request
 	 * @return the transfer parameters
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
+		PrefillRequest named = new PrefillRequest(request.requestId(), request.prompt(), request.tokens(),
+				this.consumerAgent);
 		return call("POST /prefill",
 				() -> this.client.post()
 					.uri("/prefill")
 					.contentType(MediaType.APPLICATION_JSON)
-					.body(request)
+					.body(named)
 					.retrieve()
 					.body(PrefillResponse.class));
 	}

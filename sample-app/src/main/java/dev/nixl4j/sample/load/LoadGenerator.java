@@ -151,8 +151,9 @@ public final class LoadGenerator {
 	public RequestResult send(int index) {
 		int tokens = Math.max(1, this.options.promptTokens() - Math.floorMod(index, 16));
 		String prompt = prompt(index, tokens);
-		String requestId = "load-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "-" + index;
-		GenerateRequest request = new GenerateRequest(requestId, prompt, null, this.options.maxTokens(), null);
+		// the decode worker makes the id: only a holder of the workers' token may choose
+		// one
+		GenerateRequest request = new GenerateRequest(null, prompt, null, this.options.maxTokens(), null);
 		long start = System.nanoTime();
 		HttpResponse<String> response;
 		try {

@@ -7,27 +7,28 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
-import dev.nixl4j.metadata.BearerToken;
+import dev.nixl4j.sample.WorkerToken;
+
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Answers 401, with no body, to a request without {@code Authorization: Bearer <token>},
- * checked by the same rule as the metadata registry on this port ({@link BearerToken}):
+ * checked by the same rule as the metadata registry on this port ({@link WorkerToken}):
  * the scheme in any case, the token compared in constant time.
  */
 class BearerTokenFilter extends OncePerRequestFilter {
 
-	private final BearerToken token;
+	private final WorkerToken token;
 
-	BearerTokenFilter(String token) {
-		this.token = BearerToken.of(token);
+	BearerTokenFilter(WorkerToken token) {
+		this.token = token;
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		if (!this.token.matches(request.getHeader(HttpHeaders.AUTHORIZATION))) {
+		if (!this.token.isPresentedBy(request)) {
 			response.setHeader(HttpHeaders.WWW_AUTHENTICATE, "Bearer");
 			response.setStatus(HttpServletResponse.SC_UNAUTHORIZED);
 			return;

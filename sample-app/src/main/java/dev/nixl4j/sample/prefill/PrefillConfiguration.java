@@ -1,9 +1,7 @@
 package dev.nixl4j.sample.prefill;
 
-import java.util.Objects;
-
 import dev.nixl4j.sample.SampleApplication;
-import dev.nixl4j.sample.SampleProperties;
+import dev.nixl4j.sample.WorkerToken;
 
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -19,9 +17,9 @@ import org.springframework.core.Ordered;
 class PrefillConfiguration {
 
 	@Bean
-	FilterRegistrationBean<BearerTokenFilter> sampleBearerTokenFilter(SampleProperties properties) {
+	FilterRegistrationBean<BearerTokenFilter> sampleBearerTokenFilter(WorkerToken token) {
 		FilterRegistrationBean<BearerTokenFilter> registration = new FilterRegistrationBean<>(
-				new BearerTokenFilter(Objects.requireNonNull(properties.getToken(), "sample.token")));
+				new BearerTokenFilter(token));
 		registration.addUrlPatterns("/prefill", "/kv/*");
 		// Before the body limit: a request without the token is refused before its body
 		// is read.

@@ -53,6 +53,8 @@ public class PrefillService {
 
 	private final int maxPromptTokens;
 
+	private final BlockShares shares;
+
 	private final Map<LeaseOutcome, Counter> leases = new EnumMap<>(LeaseOutcome.class);
 
 	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, SampleProperties properties,
@@ -62,6 +64,7 @@ public class PrefillService {
 		this.model = model;
 		this.leaseTtl = leaseTtl;
 		this.maxPromptTokens = properties.getMaxPromptTokens();
+		this.shares = new BlockShares(cache.allocator().capacity(), properties.getPrefill());
 		for (LeaseOutcome outcome : LeaseOutcome.values()) {
 			this.leases.put(outcome,
 					Counter.builder("sample.leases")
@@ -83,16 +86,34 @@ public class PrefillService {
 	}
 
 	/**
-	 * Fills and leases a request's blocks.
+	 * Fills and leases a request's blocks, within the request's and its consumer's shares
+	 * of the cache ({@link BlockShares}).
 	 * @param request the request
 	 * @return the transfer parameters
-	 * @throws SampleException 400 for a bad prompt or id, 409 for a request that holds a
-	 * lease, 503 when the cache has too few free blocks
+	 * @throws SampleException 400 for a bad prompt, id or consumer, 409 for a request
+	 * that holds a lease, 429 for a request over its share or its consumer's, 503 when
+	 * the cache has too few free blocks
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
 		String requestId = RequestIds.require(request.requestId());
 		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.maxPromptTokens);
 		int count = this.model.blocksFor(tokens.length);
+		BlockShares.Share share = this.shares.take(request.consumerAgent(), requestId, count);
+		boolean leased = false;
+		try {
+			PrefillResponse response = fillAndLease(requestId, tokens, count, share);
+			// the lease gives the share back when it ends
+			leased = true;
+			return response;
+		}
+		finally {
+			if (!leased) {
+				share.close();
+			}
+		}
+	}
+
+	private PrefillResponse fillAndLease(String requestId, int[] tokens, int count, BlockShares.Share share) {
 		int[] blocks;
 		try {
 			blocks = this.cache.allocator().allocate(count);
@@ -107,6 +128,8 @@ public class PrefillService {
 			long crc = fill(tokens, blocks);
 			double fillMillis = (System.nanoTime() - start) / 1e6;
 			KvLease lease = lease(requestId, blocks);
+			// the share ends with the lease, after its blocks were released
+			lease.outcome().whenComplete((outcome, failure) -> share.close());
 			// the constructor registered a counter for every outcome
 			lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
 			var params = lease.params();
