@@ -225,7 +225,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		try {
 			this.cache.layout().headSlice(consumerRanks);
 			params = new KvTransferParams(this.agent.name(), requestId, toList(blockIds),
-					this.cache.layout().fingerprint(), 0, consumerRanks);
+					this.cache.layout().fingerprint(), 0, consumerRanks, this.cache.handle().incarnation());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
@@ -240,7 +240,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			this.cache.allocator().retain(blockIds);
 			long id = newLeaseId();
 			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
-					params.layoutFingerprint(), id, consumerRanks), ttl);
+					params.layoutFingerprint(), id, consumerRanks, params.producerIncarnation()), ttl);
 			this.leases.put(requestId, lease);
 			lease.expiry(this.scheduler.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
 			return lease;

@@ -14,8 +14,9 @@ import org.jspecify.annotations.Nullable;
  * sides).
  *
  * <p>
- * Plain data: the consumer also needs the producer's {@link RemoteCacheHandle}, once per
- * producer.
+ * Plain data: a {@link KvConsumer} with a {@link KvDirectory} needs nothing else (it
+ * finds the producer's {@link RemoteCacheHandle} by name and checks its incarnation); one
+ * without learns the handle through {@link KvConsumer#connect}.
  *
  * @param producerAgent the producer's agent
  * @param requestId the request
@@ -23,9 +24,11 @@ import org.jspecify.annotations.Nullable;
  * @param layoutFingerprint {@link KvCacheLayout#fingerprint()} of the producer's layout
  * @param leaseId the lease that holds the blocks
  * @param consumerRanks how many consumer ranks read the blocks
+ * @param producerIncarnation the {@linkplain RemoteCacheHandle#incarnation() incarnation}
+ * of the producer's cache that took the lease, or {@code ""} when not known
  */
 public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
-		long leaseId, int consumerRanks) {
+		long leaseId, int consumerRanks, String producerIncarnation) {
 
 	/**
 	 * Checks the parameters.
@@ -35,9 +38,15 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 * @param layoutFingerprint fingerprint
 	 * @param leaseId lease
 	 * @param consumerRanks consumer ranks
+	 * @param producerIncarnation the producer cache's incarnation
 	 */
 	public KvTransferParams {
 		Objects.requireNonNull(producerAgent, "producerAgent");
+		Objects.requireNonNull(producerIncarnation, "producerIncarnation");
+		if (producerIncarnation.length() > RemoteCacheHandle.MAX_LABEL) {
+			throw new IllegalArgumentException("producerIncarnation must be at most " + RemoteCacheHandle.MAX_LABEL
+					+ " characters, was " + producerIncarnation.length());
+		}
 		Objects.requireNonNull(layoutFingerprint, "layoutFingerprint");
 		KvMessages.requireRequestId(requestId);
 		blockIds = List.copyOf(blockIds);
@@ -47,6 +56,20 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 		if (consumerRanks <= 0) {
 			throw new IllegalArgumentException("consumerRanks must be positive, was " + consumerRanks);
 		}
+	}
+
+	/**
+	 * Creates parameters that do not name the producer's incarnation.
+	 * @param producerAgent producer
+	 * @param requestId request
+	 * @param blockIds blocks
+	 * @param layoutFingerprint fingerprint
+	 * @param leaseId lease
+	 * @param consumerRanks consumer ranks
+	 */
+	public KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
+			long leaseId, int consumerRanks) {
+		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, "");
 	}
 
 	/**
