@@ -157,7 +157,7 @@ final class KvBenchCommand extends Subcommand {
 				String[] leased = producer.expect("LEASED", ANSWER_SECONDS);
 				List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
 				KvTransferParams params = new KvTransferParams(producerName, requestId, ids, remote.fingerprint(),
-						Long.parseLong(leased[1]), 1, Long.parseUnsignedLong(leased[3], 16), checksums(leased[4]));
+						Long.parseLong(leased[1]), 1, Long.parseUnsignedLong(leased[3], 16), checksums(leased[4]), "");
 				for (int r = 0; r < local.regionCount(); r++) {
 					cache.region(r).fill((byte) 0);
 				}

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.Future;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -19,16 +20,34 @@ import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decode side of a KV block transfer: it pulls a request's blocks from a producer
  * into its own cache (READ) and waits for blocks a producer pushes (WRITE).
  *
  * <p>
- * A consumer learns each producer's {@link RemoteCacheHandle} once ({@link #connect});
- * the prepared list of the producer's blocks is built on the first pull and reused. A
- * {@link #pull} returns only once the producer confirmed that it held the blocks when the
- * consumer's notification arrived (see {@link KvProducer}); otherwise it throws
+ * <b>The session with each producer belongs to the consumer.</b> Built with a
+ * {@link KvDirectory} ({@link #builder}), a consumer needs nothing but the lease's
+ * {@link KvTransferParams}: on the first pull from a producer it resolves the producer's
+ * {@link RemoteCacheHandle} by name, checks that the producer's cache can exchange blocks
+ * with its own (layout and model fingerprint, before anything is loaded), publishes its
+ * own metadata (the producer confirms leases with notifications), loads the producer's
+ * and prepares the lists. A lease taken by another incarnation of the producer's cache
+ * resolves it again; lists of two incarnations are never mixed, and a lease whose
+ * producer restarted since fails at once with {@link KvProducerUnavailableException}. A
+ * transfer that fails in the backend (the connection dropped) resets the session: this
+ * side forgets the producer's metadata and lists and publishes its own again, so that the
+ * producer forgets this consumer's too, and the next pull connects anew; a pull whose
+ * READ was not posted yet is tried again at once within its deadline, since no byte can
+ * have moved. While the producer publishes nothing, pulls fail at once with
+ * {@link KvProducerUnavailableException} instead of waiting out their deadline.
+ * {@link #sessions()} shows where each session stands. Without a directory, a consumer
+ * learns each producer's handle from the application ({@link #connect}).
+ *
+ * <p>
+ * A {@link #pull} returns only once the producer confirmed that it held the blocks when
+ * the consumer's notification arrived (see {@link KvProducer}); otherwise it throws
  * {@link KvLeaseLostException} and the data in the local blocks must not be used. A pull
  * that fails for any reason gives the lease back to the producer at once
  * ({@link #release}), so its blocks do not stay out of its pool until the lease expires;
@@ -52,7 +71,8 @@ import dev.nixl4j.XferOp;
  * reuses its local blocks as after any failed pull.
  *
  * <p>
- * Thread-safe: concurrent pulls of different requests share the prepared lists.
+ * Thread-safe: concurrent pulls of different requests share the sessions and prepared
+ * lists.
  */
 public final class KvConsumer {
 
@@ -64,6 +84,21 @@ public final class KvConsumer {
 	 */
 	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
 
+	/**
+	 * The most producers a consumer keeps sessions with; past it, sessions of producers
+	 * that are gone make room.
+	 */
+	public static final int MAX_SESSIONS = 4096;
+
+	/**
+	 * How many times a pull tries to post its READ: once more after a post that failed in
+	 * the backend reset the session.
+	 */
+	private static final int MAX_POSTS = 2;
+
+	/** NIXL's name of the operation that posts a transfer. */
+	private static final String POST_OPERATION = "post_xfer_req";
+
 	private final PagedKvCache cache;
 
 	private final NixlAgent agent;
@@ -72,11 +107,13 @@ public final class KvConsumer {
 
 	private final PeerLoader peers;
 
+	private final @Nullable KvDirectory directory;
+
 	private final String prefix;
 
 	private final Duration peerTimeout;
 
-	private final Map<String, RemoteCacheHandle> producers = new ConcurrentHashMap<>();
+	private final Map<String, ProducerSession> sessions = new ConcurrentHashMap<>();
 
 	private final AtomicLong integrityFailures = new AtomicLong();
 
@@ -91,7 +128,8 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Creates a consumer.
+	 * Creates a consumer without a directory: it learns producers through
+	 * {@link #connect}.
 	 * @param cache the cache blocks are pulled into
 	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
 	 * @param peers loads the metadata of producers
@@ -100,6 +138,11 @@ public final class KvConsumer {
 	 * @param peerTimeout how long loading a producer's metadata may take
 	 */
 	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
+		this(cache, rank, peers, null, prefix, peerTimeout);
+	}
+
+	private KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, @Nullable KvDirectory directory, String prefix,
+			Duration peerTimeout) {
 		this.cache = Objects.requireNonNull(cache, "cache");
 		this.agent = cache.agent();
 		if (rank < 0) {
@@ -107,9 +150,19 @@ public final class KvConsumer {
 		}
 		this.rank = rank;
 		this.peers = Objects.requireNonNull(peers, "peers");
+		this.directory = directory;
 		KvMessages.requirePrefix(prefix);
 		this.prefix = prefix;
 		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
+	}
+
+	/**
+	 * Starts a consumer of a cache.
+	 * @param cache the cache blocks are pulled into
+	 * @return the builder
+	 */
+	public static Builder builder(PagedKvCache cache) {
+		return new Builder(cache);
 	}
 
 	/**
@@ -129,13 +182,21 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Learns a producer's cache (once per producer; a new handle of the same agent, after
-	 * it restarted, replaces the old one) and loads its metadata.
+	 * Returns where the session with each producer pulled from stands.
+	 * @return one snapshot per producer, in no particular order
+	 */
+	public List<KvProducerSession> sessions() {
+		return this.sessions.values().stream().map(ProducerSession::snapshot).toList();
+	}
+
+	/**
+	 * Learns a producer's cache from the application (a new handle of the same agent,
+	 * after it restarted, replaces the old one) and loads its metadata. A consumer with a
+	 * {@link KvDirectory} does not need it.
 	 * @param producer the producer's handle
 	 */
 	public void connect(RemoteCacheHandle producer) {
-		this.peers.load(this.agent, producer.agentName(), this.peerTimeout);
-		this.producers.put(producer.agentName(), producer);
+		session(producer.agentName()).connect(producer, System.nanoTime() + this.peerTimeout.toNanos());
 	}
 
 	/**
@@ -145,26 +206,104 @@ public final class KvConsumer {
 	 * of the same region.
 	 * @param params the producer's transfer parameters
 	 * @param localBlockIds allocated local blocks, distinct, one per producer block
-	 * @param timeout how long the READ and the confirmation may take together
+	 * @param timeout how long resolving the producer, the READ and the confirmation may
+	 * take together
 	 * @return the bytes read
 	 * @throws KvLeaseLostException when the producer did not confirm (the data must not
 	 * be used)
 	 * @throws KvIntegrityException when the producer confirmed but the data that landed
 	 * does not match its checksums (the data must not be used)
+	 * @throws KvProducerUnavailableException when the producer is gone, or restarted
+	 * since it took the lease
+	 * @throws KvIncompatibleException when the producer's cache cannot exchange blocks
+	 * with this one
 	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not
-	 * connected or whose metadata was withdrawn from the exchange,
-	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the
-	 * failure of the READ (operation {@code kv_pull}, naming the producer, with the
-	 * READ's status and failure as its cause)
+	 * connected (without a directory), {@link NixlStatus#ERROR_INVALID_PARAM} for
+	 * mismatched layouts or bad blocks, or the failure of the READ (operation
+	 * {@code kv_pull}, naming the producer, with the READ's status and failure as its
+	 * cause)
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		String producer = params.producerAgent();
-		RemoteCacheHandle remote = this.producers.get(producer);
-		if (remote == null) {
-			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "kv_pull", this.agent.name(), producer,
-					"producer '" + producer + "' is not connected: pass its RemoteCacheHandle to connect() first");
+		int[] remoteIds = params.blockIdArray();
+		KvCacheLayout own = this.cache.layout();
+		if (localBlockIds.length != remoteIds.length) {
+			throw invalid(producer, localBlockIds.length + " local blocks given for the " + remoteIds.length
+					+ " blocks of request '" + params.requestId() + "'");
 		}
+		PagedKvCache.requireBlocks("kv_pull", localBlockIds, own.numBlocks(), "this cache");
+		PagedKvCache.requireDistinct("kv_pull", localBlockIds, "the local blocks");
+		for (int id : localBlockIds) {
+			if (this.cache.allocator().references(id) == 0) {
+				throw invalid(producer, "local block " + id + " is not allocated");
+			}
+		}
+		ProducerSession session = session(producer);
+		session.requireResolvable();
+		for (int post = 1;; post++) {
+			RemoteCacheHandle remote;
+			try {
+				remote = session.ready(params, deadline);
+			}
+			catch (KvIncompatibleException ex) {
+				// nothing of that producer is loaded, nor will be: its lease expires
+				// there
+				throw ex;
+			}
+			catch (RuntimeException ex) {
+				release(params);
+				throw ex;
+			}
+			// Arguments that do not describe a pull leave the lease alone; a pull that
+			// fails
+			// from here on gives it back.
+			int slice = checkRemote(params, remote, remoteIds);
+			try {
+				read(params, remote, localBlockIds, remoteIds, slice, deadline);
+				return localBlockIds.length * (long) own.regionCount() * own.blockLength();
+			}
+			catch (NotPosted ex) {
+				NixlException failure = ex.failure;
+				boolean reset = failure.status() == NixlStatus.ERROR_BACKEND
+						&& session.reset(remote, failure.detail(), deadline);
+				if (reset && post < MAX_POSTS && deadline - System.nanoTime() > 0) {
+					// nothing was posted, so no byte moved and the lease stands: try
+					// again
+					continue;
+				}
+				release(params);
+				throw session.explain(params, failure);
+			}
+			catch (KvLeaseLostException ex) {
+				if (ex.confirmation() == null) {
+					release(params);
+				}
+				// else the producer answered: the lease is no longer held
+				throw ex;
+			}
+			catch (NixlException ex) {
+				if (ex.status() != NixlStatus.ERROR_BACKEND) {
+					release(params);
+					throw ex;
+				}
+				session.reset(remote, ex.detail(), deadline);
+				release(params);
+				throw session.explain(params, ex);
+			}
+			catch (RuntimeException | Error ex) {
+				release(params);
+				throw ex;
+			}
+		}
+	}
+
+	/**
+	 * Checks the lease against the producer's handle and this cache.
+	 * @return this rank's slice of the producer's heads
+	 */
+	private int checkRemote(KvTransferParams params, RemoteCacheHandle remote, int[] remoteIds) {
+		String producer = params.producerAgent();
 		if (!params.layoutFingerprint().equals(remote.layout().fingerprint())) {
 			throw invalid(producer,
 					"the transfer of request '" + params.requestId() + "' names layout " + params.layoutFingerprint()
@@ -183,40 +322,24 @@ public final class KvConsumer {
 			throw invalid(producer, "layout mismatch: this cache is " + own.fingerprint() + " but the producer's blocks"
 					+ ((ranks > 1) ? " split over " + ranks + " ranks" : "") + " are " + expected.fingerprint());
 		}
-		int[] remoteIds = params.blockIdArray();
-		if (localBlockIds.length != remoteIds.length) {
-			throw invalid(producer, localBlockIds.length + " local blocks given for the " + remoteIds.length
-					+ " blocks of request '" + params.requestId() + "'");
-		}
 		PagedKvCache.requireBlocks("kv_pull", remoteIds, remote.layout().numBlocks(), "producer '" + producer + "'");
-		PagedKvCache.requireBlocks("kv_pull", localBlockIds, own.numBlocks(), "this cache");
-		PagedKvCache.requireDistinct("kv_pull", localBlockIds, "the local blocks");
-		for (int id : localBlockIds) {
-			if (this.cache.allocator().references(id) == 0) {
-				throw invalid(producer, "local block " + id + " is not allocated");
-			}
-		}
-		int slice = this.rank % ranks;
-		// Arguments that do not describe a pull leave the lease alone; a pull that fails
-		// from here on gives it back.
-		try {
-			read(params, remote, localBlockIds, remoteIds, slice, deadline);
-		}
+		return this.rank % ranks;
+	}
 
-		catch (KvLeaseLostException ex) {
-			if (ex.confirmation() == null) {
-				release(params);
+	private ProducerSession session(String producer) {
+		ProducerSession session = this.sessions.get(producer);
+		if (session != null) {
+			return session;
+		}
+		if (this.sessions.size() >= MAX_SESSIONS) {
+			this.sessions.values().removeIf(s -> s.state() == KvSessionState.GONE);
+			if (this.sessions.size() >= MAX_SESSIONS) {
+				throw new NixlException(NixlStatus.ERROR_INVALID_STATE, "kv_pull", this.agent.name(), producer,
+						"this consumer keeps sessions with " + MAX_SESSIONS + " producers already");
 			}
-			// else the producer answered (HELD too, for a KvIntegrityException): the
-			// lease
-			// is no longer held
-			throw ex;
 		}
-		catch (RuntimeException | Error ex) {
-			release(params);
-			throw ex;
-		}
-		return localBlockIds.length * (long) this.cache.layout().regionCount() * this.cache.layout().blockLength();
+		return this.sessions.computeIfAbsent(producer,
+				name -> new ProducerSession(name, this.cache, this.peers, this.directory, this.peerTimeout));
 	}
 
 	/**
@@ -247,12 +370,14 @@ public final class KvConsumer {
 		}
 	}
 
-	/** READs the blocks and waits for the producer's confirmation. */
+	/**
+	 * READs the blocks and waits for the producer's confirmation.
+	 * @throws NotPosted when the READ failed before it was posted: no byte moved
+	 */
 	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds,
 			int slice, long deadline) {
 		String producer = params.producerAgent();
 		int ranks = params.consumerRanks();
-		this.peers.load(this.agent, producer, this.peerTimeout);
 		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
 		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
 		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
@@ -260,8 +385,7 @@ public final class KvConsumer {
 		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
 				remoteIds,
 				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation()))) {
-			transfer.post();
-			posted = true;
+			posted = !failedToPost(transfer.post());
 			transfer.await(remaining(deadline));
 		}
 		catch (NixlException ex) {
@@ -270,10 +394,14 @@ public final class KvConsumer {
 			giveUpAnswer(ackMatcher, ack, mayLand);
 			// The READ itself failed (the producer's connection dropped, say): no lease
 			// expired.
-			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
+			NixlException failure = new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
 					"reading the blocks of request '" + params.requestId() + "' from producer '" + producer
 							+ "' failed: " + ex.getMessage(),
-					ex);
+					ex, ex.retryable() || ex.status() == NixlStatus.ERROR_BACKEND);
+			if (!posted) {
+				throw new NotPosted(failure);
+			}
+			throw failure;
 		}
 		catch (RuntimeException ex) {
 			giveUpAnswer(ackMatcher, ack, posted);
@@ -301,6 +429,15 @@ public final class KvConsumer {
 					null);
 		}
 		verify(params, localBlockIds, remoteIds, slice);
+	}
+
+	/**
+	 * Whether the engine refused to post a transfer: it failed in {@code post_xfer_req},
+	 * so that nothing was transferred and no notification sent.
+	 */
+	private static boolean failedToPost(CompletableFuture<Transfer> completion) {
+		return completion.state() == Future.State.FAILED && completion.exceptionNow() instanceof NixlException ex
+				&& POST_OPERATION.equals(ex.operation());
 	}
 
 	/**
@@ -404,6 +541,111 @@ public final class KvConsumer {
 
 	private NixlException invalid(String producer, String detail) {
 		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_pull", this.agent.name(), producer, detail);
+	}
+
+	/**
+	 * A READ that failed before it was posted, so that no byte moved.
+	 */
+	private static final class NotPosted extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		private final transient NixlException failure;
+
+		NotPosted(NixlException failure) {
+			super(failure.getMessage(), failure, false, false);
+			this.failure = failure;
+		}
+
+	}
+
+	/**
+	 * Builds a {@link KvConsumer}.
+	 */
+	public static final class Builder {
+
+		private final PagedKvCache cache;
+
+		private int rank;
+
+		private @Nullable PeerLoader peers;
+
+		private @Nullable KvDirectory directory;
+
+		private String prefix = KvMessages.DEFAULT_PREFIX;
+
+		private Duration peerTimeout = KvProducer.DEFAULT_PEER_TIMEOUT;
+
+		private Builder(PagedKvCache cache) {
+			this.cache = Objects.requireNonNull(cache, "cache");
+		}
+
+		/**
+		 * Sets this consumer's tensor-parallel rank (default 0).
+		 * @param rank the rank
+		 * @return this builder
+		 */
+		public Builder rank(int rank) {
+			this.rank = rank;
+			return this;
+		}
+
+		/**
+		 * Sets how producers' metadata is loaded (required).
+		 * @param peers the loader
+		 * @return this builder
+		 */
+		public Builder peers(PeerLoader peers) {
+			this.peers = Objects.requireNonNull(peers, "peers");
+			return this;
+		}
+
+		/**
+		 * Sets where producers are found by name; without one, the application gives each
+		 * producer's handle ({@link KvConsumer#connect}).
+		 * @param directory the directory
+		 * @return this builder
+		 */
+		public Builder directory(KvDirectory directory) {
+			this.directory = Objects.requireNonNull(directory, "directory");
+			return this;
+		}
+
+		/**
+		 * Sets the prefix of the protocol's notifications (default
+		 * {@link KvProducer#DEFAULT_PREFIX}; the producers must use the same).
+		 * @param prefix the prefix
+		 * @return this builder
+		 */
+		public Builder prefix(String prefix) {
+			this.prefix = Objects.requireNonNull(prefix, "prefix");
+			return this;
+		}
+
+		/**
+		 * Sets how long resolving a producer and loading its metadata may take at most
+		 * (default {@link KvProducer#DEFAULT_PEER_TIMEOUT}); a pull's own deadline cuts
+		 * it shorter.
+		 * @param peerTimeout the timeout
+		 * @return this builder
+		 */
+		public Builder peerTimeout(Duration peerTimeout) {
+			this.peerTimeout = Objects.requireNonNull(peerTimeout, "peerTimeout");
+			return this;
+		}
+
+		/**
+		 * Builds the consumer.
+		 * @return the consumer
+		 * @throws IllegalStateException when no {@link #peers} loader was set
+		 */
+		public KvConsumer build() {
+			if (this.peers == null) {
+				throw new IllegalStateException("a KvConsumer needs a PeerLoader");
+			}
+			return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout);
+		}
+
 	}
 
 }

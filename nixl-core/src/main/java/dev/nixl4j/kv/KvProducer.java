@@ -292,7 +292,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 					: KvMessages.NO_GENERATION;
 			long id = newLeaseId();
 			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
-					params.layoutFingerprint(), id, consumerRanks, digest, checksums), generations, ttl);
+					params.layoutFingerprint(), id, consumerRanks, digest, checksums,
+					this.cache.handle().incarnation()), generations, ttl);
 			this.leases.put(requestId, lease);
 			lease.expiry(this.scheduler.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
 			return lease;

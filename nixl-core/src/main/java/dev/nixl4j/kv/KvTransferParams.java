@@ -14,8 +14,9 @@ import org.jspecify.annotations.Nullable;
  * sides).
  *
  * <p>
- * Plain data: the consumer also needs the producer's {@link RemoteCacheHandle}, once per
- * producer.
+ * Plain data: a {@link KvConsumer} with a {@link KvDirectory} needs nothing else (it
+ * finds the producer's {@link RemoteCacheHandle} by name and checks its incarnation); one
+ * without learns the handle through {@link KvConsumer#connect}.
  *
  * @param producerAgent the producer's agent
  * @param requestId the request
@@ -32,9 +33,11 @@ import org.jspecify.annotations.Nullable;
  * slice {@code s} of the heads of block {@code blockIds[i]}, as consumer rank {@code s}
  * reads it; with one consumer rank, entry {@code i} covers the whole block. Empty when
  * the producer computes none.
+ * @param producerIncarnation the {@linkplain RemoteCacheHandle#incarnation() incarnation}
+ * of the producer's cache that took the lease, or {@code ""} when not known
  */
 public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
-		long leaseId, int consumerRanks, long generation, List<Integer> checksums) {
+		long leaseId, int consumerRanks, long generation, List<Integer> checksums, String producerIncarnation) {
 
 	/**
 	 * Checks the parameters.
@@ -46,9 +49,15 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 * @param consumerRanks consumer ranks
 	 * @param generation generation digest, 0 for none
 	 * @param checksums CRC32C per block and slice, or empty
+	 * @param producerIncarnation the producer cache's incarnation
 	 */
 	public KvTransferParams {
 		Objects.requireNonNull(producerAgent, "producerAgent");
+		Objects.requireNonNull(producerIncarnation, "producerIncarnation");
+		if (producerIncarnation.length() > RemoteCacheHandle.MAX_LABEL) {
+			throw new IllegalArgumentException("producerIncarnation must be at most " + RemoteCacheHandle.MAX_LABEL
+					+ " characters, was " + producerIncarnation.length());
+		}
 		Objects.requireNonNull(layoutFingerprint, "layoutFingerprint");
 		KvMessages.requireRequestId(requestId);
 		blockIds = List.copyOf(blockIds);
@@ -66,8 +75,8 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	}
 
 	/**
-	 * Creates parameters without integrity data (generation 0, no checksums): the
-	 * producer then checks the lease only.
+	 * Creates parameters without integrity data (generation 0, no checksums), whose
+	 * producer then checks the lease only, and without the producer's incarnation.
 	 * @param producerAgent the producer's agent
 	 * @param requestId the request
 	 * @param blockIds the producer's blocks, in order
@@ -78,7 +87,7 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 */
 	public KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
 			long leaseId, int consumerRanks) {
-		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, 0, List.of());
+		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, 0, List.of(), "");
 	}
 
 	/**

@@ -2,9 +2,11 @@ package dev.nixl4j.kv;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,8 @@ public final class PagedKvCache implements AutoCloseable {
 
 	private static final long ALIGNMENT = 4096;
 
+	private static final SecureRandom INCARNATIONS = new SecureRandom();
+
 	/**
 	 * The average run of consecutive blocks from which a transfer merges each run into
 	 * one descriptor per region rather than indexing the prepared lists.
@@ -67,8 +71,8 @@ public final class PagedKvCache implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	private PagedKvCache(NixlAgent agent, KvCacheLayout layout, Arena arena, MemorySegment[] regions,
-			Registration registration) {
+	private PagedKvCache(NixlAgent agent, KvCacheLayout layout, String modelFingerprint, Arena arena,
+			MemorySegment[] regions, Registration registration) {
 		this.agent = agent;
 		this.layout = layout;
 		this.arena = arena;
@@ -79,7 +83,15 @@ public final class PagedKvCache implements AutoCloseable {
 		for (MemorySegment region : regions) {
 			bases.add(region.address());
 		}
-		this.handle = new RemoteCacheHandle(agent.name(), layout, bases, MemoryType.DRAM, 0);
+		this.handle = new RemoteCacheHandle(agent.name(), layout, bases, MemoryType.DRAM, 0, newIncarnation(),
+				modelFingerprint);
+	}
+
+	/** 128 random bits, so that no two allocations of a cache share an incarnation. */
+	private static String newIncarnation() {
+		byte[] bits = new byte[16];
+		INCARNATIONS.nextBytes(bits);
+		return HexFormat.of().formatHex(bits);
 	}
 
 	/**
@@ -92,7 +104,25 @@ public final class PagedKvCache implements AutoCloseable {
 	 * @throws OutOfMemoryError when the regions cannot be allocated
 	 */
 	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout) {
+		return allocate(agent, layout, "");
+	}
+
+	/**
+	 * Allocates the regions of a layout (zeroed, page-aligned) for a model and registers
+	 * them with an agent. The cache's {@link #handle() handle} carries the model
+	 * fingerprint, which consumers compare with their own before they read a block.
+	 * @param agent the agent that owns the cache
+	 * @param layout the layout
+	 * @param modelFingerprint what identifies the model whose KV the cache holds (its
+	 * name, revision and anything else that changes the KV values; at most
+	 * {@link RemoteCacheHandle#MAX_LABEL} characters), or {@code ""}
+	 * @return the cache
+	 * @throws NixlException when the agent refuses the registration
+	 * @throws OutOfMemoryError when the regions cannot be allocated
+	 */
+	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout, String modelFingerprint) {
 		Objects.requireNonNull(agent, "agent");
+		Objects.requireNonNull(modelFingerprint, "modelFingerprint");
 		Objects.requireNonNull(layout, "layout");
 		Arena arena = Arena.ofShared();
 		try {
@@ -100,7 +130,7 @@ public final class PagedKvCache implements AutoCloseable {
 			for (int i = 0; i < regions.length; i++) {
 				regions[i] = arena.allocate(layout.regionLength(), ALIGNMENT);
 			}
-			return new PagedKvCache(agent, layout, arena, regions, agent.register(regions));
+			return new PagedKvCache(agent, layout, modelFingerprint, arena, regions, agent.register(regions));
 		}
 		catch (RuntimeException | Error ex) {
 			arena.close();

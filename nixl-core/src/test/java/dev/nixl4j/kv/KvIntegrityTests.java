@@ -212,7 +212,7 @@ public abstract class KvIntegrityTests {
 		KvTransferParams params = lease.params();
 		KvTransferParams wrong = new KvTransferParams(params.producerAgent(), params.requestId(), params.blockIds(),
 				params.layoutFingerprint(), params.leaseId(), params.consumerRanks(), params.generation() + 1,
-				params.checksums());
+				params.checksums(), params.producerIncarnation());
 
 		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
 				() -> consumer.pull(wrong, consumerCache.allocator().allocate(2), WAIT));

@@ -3,6 +3,8 @@ package dev.nixl4j.testsupport;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
@@ -50,6 +52,19 @@ public final class FaultInjectingDriver implements EngineDriver {
 	private volatile Error postError = new OutOfMemoryError();
 
 	private volatile boolean deferPosts;
+
+	private final AtomicInteger postStatusFaults = new AtomicInteger();
+
+	private volatile int postStatus;
+
+	private final AtomicInteger lostTransfers = new AtomicInteger();
+
+	private volatile int lostStatus;
+
+	/**
+	 * Requests posted as lost: never handed to the engine, failing at their first poll.
+	 */
+	private final Set<Long> lost = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean holdTransfers;
 
@@ -143,6 +158,32 @@ public final class FaultInjectingDriver implements EngineDriver {
 		this.holdTransfers = hold;
 	}
 
+	/**
+	 * Makes the next posts answer a status of the backend without reaching the engine, as
+	 * NIXL does when it cannot post a request (a connection it knows to be broken, for
+	 * example): nothing is transferred and no notification is sent.
+	 * @param status the native status code, for example {@code -2}
+	 * ({@code NIXL_ERR_BACKEND})
+	 * @param times how many posts fail
+	 */
+	public void failPostsWithStatus(int status, int times) {
+		this.postStatus = status;
+		this.postStatusFaults.set(times);
+	}
+
+	/**
+	 * Makes the next posts look accepted without reaching the engine, and fail with a
+	 * status of the backend at their first status poll, as a transfer whose connection
+	 * drops while it is in flight: nothing is transferred and no notification is sent.
+	 * @param status the native status code, for example {@code -2}
+	 * ({@code NIXL_ERR_BACKEND})
+	 * @param times how many transfers fail so
+	 */
+	public void loseTransfers(int status, int times) {
+		this.lostStatus = status;
+		this.lostTransfers.set(times);
+	}
+
 	private static boolean take(AtomicInteger faults) {
 		return faults.getAndUpdate(left -> (left == Integer.MAX_VALUE || left == 0) ? left : left - 1) > 0;
 	}
@@ -157,6 +198,9 @@ public final class FaultInjectingDriver implements EngineDriver {
 
 	@Override
 	public int status(long request) {
+		if (this.lost.remove(request)) {
+			return this.lostStatus;
+		}
 		if (take(this.statusFaults)) {
 			throw this.statusError;
 		}
@@ -168,6 +212,13 @@ public final class FaultInjectingDriver implements EngineDriver {
 	public int post(long request, byte @Nullable [] notification) {
 		if (take(this.postFaults)) {
 			throw this.postError;
+		}
+		if (take(this.postStatusFaults)) {
+			return this.postStatus;
+		}
+		if (take(this.lostTransfers)) {
+			this.lost.add(request);
+			return IN_PROGRESS;
 		}
 		int status = this.engine.post(request, notification);
 		return (this.deferPosts && status == SUCCESS) ? IN_PROGRESS : status;

@@ -1,0 +1,394 @@
+package dev.nixl4j.kv;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link KvConsumer}'s session with one producer: the producer's handle as last
+ * resolved, whether its metadata is loaded and its connection usable, and the transitions
+ * between them. Pulls ask it for a ready handle ({@link #ready}); a pull whose transfer
+ * failed in the backend resets it ({@link #reset}), so that both sides forget the
+ * connection and the next pull connects anew.
+ *
+ * <p>
+ * One resolution at a time per producer, each waiting for the lock no longer than its
+ * caller's deadline.
+ */
+final class ProducerSession {
+
+	private static final System.Logger logger = System.getLogger(ProducerSession.class.getName());
+
+	/** How often a handle that lags behind a lease's incarnation is asked for again. */
+	private static final Duration LAGGING_HANDLE_POLL = Duration.ofMillis(20);
+
+	private final String producer;
+
+	private final PagedKvCache cache;
+
+	private final NixlAgent agent;
+
+	private final PeerLoader peers;
+
+	private final @Nullable KvDirectory directory;
+
+	private final Duration peerTimeout;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private @Nullable RemoteCacheHandle handle;
+
+	private volatile KvSessionState state = KvSessionState.NEW;
+
+	private volatile Instant since = Instant.now();
+
+	private volatile @Nullable String reason;
+
+	private volatile long reconnects;
+
+	ProducerSession(String producer, PagedKvCache cache, PeerLoader peers, @Nullable KvDirectory directory,
+			Duration peerTimeout) {
+		this.producer = producer;
+		this.cache = cache;
+		this.agent = cache.agent();
+		this.peers = peers;
+		this.directory = directory;
+		this.peerTimeout = peerTimeout;
+	}
+
+	KvProducerSession snapshot() {
+		RemoteCacheHandle current = this.handle;
+		return new KvProducerSession(this.producer, this.state, (current != null) ? current.incarnation() : "",
+				this.since, this.reason, this.reconnects);
+	}
+
+	KvSessionState state() {
+		return this.state;
+	}
+
+	/** Learns a handle given by the application ({@link KvConsumer#connect}). */
+	void connect(RemoteCacheHandle given, long deadline) {
+		lock(deadline);
+		try {
+			if (this.handle != null && !this.handle.equals(given)) {
+				forget();
+			}
+			this.peers.load(this.agent, this.producer, bounded(deadline));
+			this.handle = given;
+			enter(KvSessionState.CONNECTED, null);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Returns the producer's handle, ready to pull the lease of {@code params}: resolved
+	 * (through the directory) when it is not yet, after a reset, or when the lease names
+	 * another incarnation; checked against this cache; this agent announced; the
+	 * producer's metadata loaded.
+	 * @throws KvProducerUnavailableException when the producer is gone or restarted since
+	 * it took the lease
+	 * @throws KvIncompatibleException when its cache cannot exchange blocks with this one
+	 * @throws NixlException when the directory or the metadata cannot be reached
+	 */
+	RemoteCacheHandle ready(KvTransferParams params, long deadline) {
+		String wanted = params.producerIncarnation();
+		RemoteCacheHandle current = this.handle;
+		if (current != null && this.state == KvSessionState.CONNECTED
+				&& (wanted.isEmpty() || wanted.equals(current.incarnation()))
+				&& this.agent.hasRemoteMetadata(this.producer)) {
+			return current;
+		}
+		lock(deadline);
+		try {
+			return (this.directory != null) ? resolveAndLoad(this.directory, wanted, deadline)
+					: loadGiven(wanted, deadline);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Fails when the session can never be ready: it has no directory and the application
+	 * gave no handle. Nothing about the lease is known to be wrong then.
+	 */
+	void requireResolvable() {
+		if (this.directory == null && this.handle == null) {
+			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "kv_pull", this.agent.name(), this.producer,
+					"producer '" + this.producer + "' is not connected: pass its RemoteCacheHandle to connect() first,"
+							+ " or give the consumer a KvDirectory");
+		}
+	}
+
+	private RemoteCacheHandle loadGiven(String wanted, long deadline) {
+		requireResolvable();
+		RemoteCacheHandle current = Objects.requireNonNull(this.handle);
+		if (!wanted.isEmpty() && !current.incarnation().isEmpty() && !wanted.equals(current.incarnation())) {
+			throw restarted(current.incarnation(), wanted, null);
+		}
+		load(deadline);
+		enter(KvSessionState.CONNECTED, null);
+		return current;
+	}
+
+	private RemoteCacheHandle resolveAndLoad(KvDirectory directory, String wanted, long deadline) {
+		RemoteCacheHandle current = this.handle;
+		if (current != null && this.state == KvSessionState.CONNECTED
+				&& (wanted.isEmpty() || wanted.equals(current.incarnation()))
+				&& this.agent.hasRemoteMetadata(this.producer)) {
+			// another pull connected while this one waited
+			return current;
+		}
+		RemoteCacheHandle resolved = resolve(directory, deadline);
+		if (!wanted.isEmpty() && !wanted.equals(resolved.incarnation())) {
+			if (current != null && wanted.equals(current.incarnation())) {
+				// the producer restarted after it took this lease: the lease went with it
+				forget();
+				this.handle = null;
+				enter(KvSessionState.RECONNECTING, "producer restarted");
+				throw restarted(resolved.incarnation(), wanted, null);
+			}
+			resolved = awaitIncarnation(directory, resolved, wanted, deadline);
+		}
+		requireCompatible(resolved);
+		if (current != null && !current.equals(resolved)) {
+			forget();
+		}
+		directory.announce();
+		load(deadline);
+		this.handle = resolved;
+		enter(KvSessionState.CONNECTED, null);
+		return resolved;
+	}
+
+	/**
+	 * Fetches the producer's handle: waiting for it to be published, unless the producer
+	 * is known to be gone, in which case it is asked for once, so that a pull fails at
+	 * once while the producer stays away and succeeds at once when it is back.
+	 */
+	private RemoteCacheHandle resolve(KvDirectory directory, long deadline) {
+		Duration wait = (this.state == KvSessionState.GONE) ? Duration.ZERO : bounded(deadline);
+		try {
+			return directory.resolve(this.producer, wait);
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.ERROR_NOT_FOUND) {
+				enter(KvSessionState.GONE, "its KV cache handle is not published");
+				throw new KvProducerUnavailableException(this.agent.name(), this.producer, KvSessionState.GONE,
+						"producer '" + this.producer + "' publishes no KV cache handle (it stopped, or its entry"
+								+ " expired)",
+						ex);
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Waits for the handle of the lease's incarnation, published by a producer that
+	 * restarted and leased before its new handle reached the directory.
+	 */
+	private RemoteCacheHandle awaitIncarnation(KvDirectory directory, RemoteCacheHandle resolved, String wanted,
+			long deadline) {
+		long until = System.nanoTime() + bounded(deadline).toNanos();
+		RemoteCacheHandle latest = resolved;
+		while (!wanted.equals(latest.incarnation())) {
+			if (System.nanoTime() - until >= 0) {
+				throw restarted(latest.incarnation(), wanted, null);
+			}
+			try {
+				Thread.sleep(LAGGING_HANDLE_POLL);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new NixlException(NixlStatus.CANCELLED, "kv_resolve", this.agent.name(), this.producer,
+						"interrupted while waiting for the handle of incarnation " + wanted, ex);
+			}
+			latest = resolve(directory, deadline);
+		}
+		return latest;
+	}
+
+	private void requireCompatible(RemoteCacheHandle resolved) {
+		RemoteCacheHandle own = this.cache.handle();
+		if (!compatible(resolved, own)) {
+			enter(KvSessionState.INCOMPATIBLE,
+					"its KV cache " + resolved.compatibility() + " does not match " + own.compatibility());
+			throw new KvIncompatibleException(this.agent.name(), this.producer, resolved.compatibility(),
+					own.compatibility());
+		}
+	}
+
+	/**
+	 * Whether blocks of {@code remote} can land in {@code own}: same model, and the same
+	 * layout once the producer's heads are split over the consumer's ranks.
+	 */
+	static boolean compatible(RemoteCacheHandle remote, RemoteCacheHandle own) {
+		if (!remote.modelFingerprint().equals(own.modelFingerprint())) {
+			return false;
+		}
+		int heads = remote.layout().numKvHeads();
+		int ownHeads = own.layout().numKvHeads();
+		if (heads % ownHeads != 0) {
+			return false;
+		}
+		try {
+			return remote.layout().headSlice(heads / ownHeads).fingerprint().equals(own.layout().fingerprint());
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
+	}
+
+	private void load(long deadline) {
+		try {
+			this.peers.load(this.agent, this.producer, bounded(deadline));
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.ERROR_NOT_FOUND || ex.status() == NixlStatus.TIMEOUT) {
+				enter(KvSessionState.GONE, "its metadata is not published");
+				throw new KvProducerUnavailableException(this.agent.name(), this.producer, KvSessionState.GONE,
+						"the metadata of producer '" + this.producer + "' cannot be loaded: " + ex.detail(), ex);
+			}
+			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), this.producer,
+					"loading the metadata of producer '" + this.producer + "' failed: " + ex.getMessage(), ex,
+					ex.retryable());
+		}
+	}
+
+	/**
+	 * Makes both sides forget the connection after a transfer with {@code failed} failed
+	 * in the backend: this agent forgets the producer's metadata and prepared lists, and
+	 * publishes its own again so that the producer, which watches it, forgets it too and
+	 * loads it again for its next answer. Once per handle: pulls that failed with the
+	 * same connection find it reset already.
+	 * @return whether this call reset the session
+	 */
+	boolean reset(RemoteCacheHandle failed, String why, long deadline) {
+		if (!this.lock.tryLock()) {
+			// another thread is resolving or resetting the session right now
+			return false;
+		}
+		try {
+			if (this.handle != failed || this.state != KvSessionState.CONNECTED) {
+				return false;
+			}
+			logger.log(System.Logger.Level.INFO,
+					"A transfer from ''{0}'' failed in the backend: both sides forget the connection and connect"
+							+ " again",
+					this.producer);
+			forget();
+			this.reconnects++;
+			enter(KvSessionState.RECONNECTING, why);
+			if (this.directory != null) {
+				try {
+					this.directory.reannounce();
+				}
+				catch (NixlException | IllegalStateException ex) {
+					// the next pull announces again
+					logger.log(System.Logger.Level.WARNING, "Could not publish agent ''{0}'' again: {1}",
+							this.agent.name(), ex.getMessage());
+				}
+			}
+			return true;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Tells why a transfer of a lease failed in the backend when the directory knows
+	 * better: the producer restarted since it took the lease, or it is gone.
+	 * @param params the lease
+	 * @param failure the transfer's failure
+	 * @return a {@link KvProducerUnavailableException} with the failure as its cause, or
+	 * the failure itself
+	 */
+	NixlException explain(KvTransferParams params, NixlException failure) {
+		String leased = params.producerIncarnation();
+		if (this.directory == null || leased.isEmpty()) {
+			return failure;
+		}
+		RemoteCacheHandle now;
+		try {
+			now = this.directory.resolve(this.producer, Duration.ZERO);
+		}
+		catch (NixlException ex) {
+			if (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.ERROR_NOT_FOUND) {
+				enter(KvSessionState.GONE, "its KV cache handle is not published");
+				return new KvProducerUnavailableException(this.agent.name(), this.producer, KvSessionState.GONE,
+						"producer '" + this.producer + "' failed and publishes no KV cache handle now (it stopped, or"
+								+ " its entry expired)",
+						failure);
+			}
+			return failure;
+		}
+		return leased.equals(now.incarnation()) ? failure : restarted(now.incarnation(), leased, failure);
+	}
+
+	/** Forgets the producer's metadata and the lists prepared with it. */
+	private void forget() {
+		try {
+			if (this.agent.hasRemoteMetadata(this.producer)) {
+				this.agent.invalidateRemoteMetadata(this.producer);
+			}
+		}
+		catch (NixlException ex) {
+			logger.log(System.Logger.Level.DEBUG, "Could not invalidate the metadata of ''{0}'': {1}", this.producer,
+					ex.getMessage());
+		}
+		this.cache.forgetRemote(this.producer);
+	}
+
+	private void enter(KvSessionState next, @Nullable String why) {
+		if (this.state != next) {
+			this.since = Instant.now();
+		}
+		this.state = next;
+		this.reason = why;
+	}
+
+	private KvProducerUnavailableException restarted(String now, String leased, @Nullable Throwable cause) {
+		return new KvProducerUnavailableException(this.agent.name(), this.producer, this.state,
+				"producer '" + this.producer + "' took this lease as incarnation " + leased + " but is now "
+						+ (now.isEmpty() ? "of an unknown incarnation" : "incarnation " + now)
+						+ ": it restarted, and the lease went with the old process",
+				cause);
+	}
+
+	private void lock(long deadline) {
+		try {
+			if (!this.lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+				throw new NixlException(NixlStatus.TIMEOUT, "kv_pull", this.agent.name(), this.producer,
+						"the session with producer '" + this.producer + "' was being connected by another pull until"
+								+ " the deadline");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new NixlException(NixlStatus.CANCELLED, "kv_pull", this.agent.name(), this.producer,
+					"interrupted while waiting for the session with producer '" + this.producer + "'", ex);
+		}
+	}
+
+	/** The peer timeout, cut to the caller's deadline. */
+	private Duration bounded(long deadline) {
+		long remaining = Math.max(0, deadline - System.nanoTime());
+		return Duration.ofNanos(Math.min(remaining, this.peerTimeout.toNanos()));
+	}
+
+	@Override
+	public String toString() {
+		return "ProducerSession[" + this.producer + ", " + this.state + "]";
+	}
+
+}

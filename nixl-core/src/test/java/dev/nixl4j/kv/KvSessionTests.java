@@ -1,0 +1,310 @@
+package dev.nixl4j.kv;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
+import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.metadata.InMemoryMetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
+import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * The consumer's session with its producers, on every engine (one subclass per engine):
+ * producers found by name through a directory, checked before anything is loaded,
+ * restarts and disconnects handled by the consumer itself. Every pulled block is checked
+ * byte by byte.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+public abstract class KvSessionTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	private static final Duration LONG_LEASE = Duration.ofMinutes(5);
+
+	/** The native status code of a failure in the backend ({@code NIXL_ERR_BACKEND}). */
+	private static final int ERR_BACKEND = -2;
+
+	private static final AtomicInteger ids = new AtomicInteger();
+
+	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
+		.layers(2)
+		.blocks(32)
+		.blockSize(16)
+		.kvHeads(4)
+		.headDim(8)
+		.build();
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+
+	/**
+	 * Returns the engine under test.
+	 * @return the engine
+	 */
+	protected abstract Engine engine();
+
+	@AfterEach
+	void closeResources() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+		this.exchange.close();
+	}
+
+	private <T extends AutoCloseable> T track(T resource) {
+		this.resources.add(resource);
+		return resource;
+	}
+
+	private static String name(String role) {
+		return role + "-" + ids.incrementAndGet();
+	}
+
+	/** A producer that publishes its metadata and handle, as a worker does at start. */
+	private Producer startProducer(String name, String model) {
+		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine()).build());
+		PagedKvCache cache = PagedKvCache.allocate(agent, LAYOUT, model);
+		MetadataPublication publication = MetadataPublication.builder(this.exchange, agent)
+			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
+			.build();
+		publication.publish();
+		KvProducer producer = new KvProducer(cache, PeerLoader.of(this.exchange));
+		Producer started = new Producer(agent, cache, publication, producer);
+		track(started);
+		return started;
+	}
+
+	private Consumer startConsumer(String model) {
+		AgentConfig config = AgentConfig.builder(name("decode")).engine(engine()).build();
+		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
+		NixlAgent agent = track(driver.agent(config));
+		PagedKvCache cache = track(PagedKvCache.allocate(agent, LAYOUT, model));
+		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, agent).build());
+		KvConsumer consumer = KvConsumer.builder(cache)
+			.peers(PeerLoader.of(this.exchange))
+			.directory(KvDirectory.of(this.exchange, publication))
+			.peerTimeout(WAIT)
+			.build();
+		return new Consumer(driver, cache, publication, consumer);
+	}
+
+	/** Leases freshly filled blocks of the producer under a request. */
+	private static KvLease lease(Producer producer, String requestId, int blocks, long seed) {
+		int[] ids = producer.cache.allocator().allocate(blocks);
+		for (int r = 0; r < LAYOUT.regionCount(); r++) {
+			for (int id : ids) {
+				Bytes.fill(producer.cache.block(r, id), seed * 1000 + r * 100 + id);
+			}
+		}
+		KvLease lease = producer.producer.lease(requestId, ids, 1, LONG_LEASE);
+		producer.cache.allocator().release(ids);
+		return lease;
+	}
+
+	/** Pulls a lease and checks every byte; returns the local blocks, released. */
+	private static void pullAndCheck(Consumer consumer, KvLease lease, long seed) {
+		int[] remote = lease.params().blockIdArray();
+		int[] local = consumer.cache.allocator().allocate(remote.length);
+		try {
+			consumer.consumer.pull(lease.params(), local, WAIT);
+			for (int r = 0; r < LAYOUT.regionCount(); r++) {
+				for (int i = 0; i < local.length; i++) {
+					assertThat(Bytes.hasPattern(consumer.cache.block(r, local[i]), seed * 1000 + r * 100 + remote[i]))
+						.as("region %d, local block %d <- producer block %d", r, local[i], remote[i])
+						.isTrue();
+				}
+			}
+		}
+		finally {
+			consumer.cache.allocator().release(local);
+		}
+	}
+
+	private static KvProducerSession session(Consumer consumer, String producer) {
+		return consumer.consumer.sessions()
+			.stream()
+			.filter(s -> s.producer().equals(producer))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	@Test
+	void aPullNeedsOnlyTheLeaseParameters() {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-a");
+		KvLease lease = lease(producer, "req-1", 3, 1);
+
+		pullAndCheck(consumer, lease, 1);
+
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		KvProducerSession session = session(consumer, producer.agent.name());
+		assertThat(session.state()).isEqualTo(KvSessionState.CONNECTED);
+		assertThat(session.incarnation()).isEqualTo(producer.cache.handle().incarnation());
+		assertThat(consumer.publication.state().status()).as("the consumer published itself for the confirmation")
+			.isEqualTo(MetadataPublication.Status.PUBLISHED);
+		// and again, on the session as it is
+		pullAndCheck(consumer, lease(producer, "req-2", 2, 2), 2);
+	}
+
+	@Test
+	void aProducerOfAnotherModelIsRefusedBeforeAnythingIsLoaded() {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-b");
+		KvLease lease = lease(producer, "req-1", 2, 1);
+		int[] local = consumer.cache.allocator().allocate(2);
+
+		KvIncompatibleException failure = catchThrowableOfType(KvIncompatibleException.class,
+				() -> consumer.consumer.pull(lease.params(), local, WAIT));
+
+		assertThat(failure.getMessage()).contains(producer.cache.handle().compatibility())
+			.contains(consumer.cache.handle().compatibility());
+		assertThat(consumer.cache.agent().hasRemoteMetadata(producer.agent.name())).isFalse();
+		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.INCOMPATIBLE);
+	}
+
+	@Test
+	void aRestartedProducerIsPickedUpAndTheOldIncarnationsLeaseFailsAtOnce() throws Exception {
+		String name = name("prefill");
+		Producer first = startProducer(name, "model-a");
+		Consumer consumer = startConsumer("model-a");
+		pullAndCheck(consumer, lease(first, "req-1", 2, 1), 1);
+		KvLease stale = lease(first, "req-2", 2, 2);
+		String oldIncarnation = first.cache.handle().incarnation();
+		first.close();
+		this.resources.remove(first);
+
+		Producer second = startProducer(name, "model-a");
+		int[] local = consumer.cache.allocator().allocate(2);
+		long start = System.nanoTime();
+		KvProducerUnavailableException gone = catchThrowableOfType(KvProducerUnavailableException.class,
+				() -> consumer.consumer.pull(stale.params(), local, Duration.ofSeconds(120)));
+		consumer.cache.allocator().release(local);
+
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed long before its deadline")
+			.isLessThan(Duration.ofSeconds(60));
+		assertThat(gone.getMessage()).contains(oldIncarnation).contains(second.cache.handle().incarnation());
+		pullAndCheck(consumer, lease(second, "req-3", 3, 3), 3);
+		assertThat(session(consumer, name).incarnation()).isEqualTo(second.cache.handle().incarnation());
+	}
+
+	@Test
+	void aProducerThatIsGoneFailsPullsAtOnceAndIsPickedUpWhenItIsBack() {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-a");
+		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
+		KvLease lease = lease(producer, "req-2", 2, 2);
+		producer.publication.withdraw();
+		// the consumer's agent forgets the withdrawn producer (its exchange watch)
+		dev.nixl4j.testsupport.Eventually.until(WAIT, "the producer forgotten",
+				() -> !consumer.cache.agent().hasRemoteMetadata(producer.agent.name()));
+
+		int[] local = consumer.cache.allocator().allocate(2);
+		for (int i = 0; i < 3; i++) {
+			long start = System.nanoTime();
+			assertThatThrownBy(() -> consumer.consumer.pull(lease.params(), local, Duration.ofSeconds(120)))
+				.isInstanceOf(KvProducerUnavailableException.class)
+				.hasMessageContaining(producer.agent.name());
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed long before its deadline")
+				.isLessThan(Duration.ofSeconds(60));
+		}
+		consumer.cache.allocator().release(local);
+		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.GONE);
+
+		producer.publication.publish();
+		pullAndCheck(consumer, lease(producer, "req-3", 2, 3), 3);
+		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.CONNECTED);
+	}
+
+	@Test
+	void aPostRefusedByTheBackendResetsTheSessionAndIsTriedAgainWithinThePull() {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-a");
+		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
+		long published = consumer.publication.publications();
+		consumer.driver.failPostsWithStatus(ERR_BACKEND, 1);
+
+		KvLease lease = lease(producer, "req-2", 3, 2);
+		pullAndCheck(consumer, lease, 2);
+
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		KvProducerSession session = session(consumer, producer.agent.name());
+		assertThat(session.state()).isEqualTo(KvSessionState.CONNECTED);
+		assertThat(session.reconnects()).isEqualTo(1);
+		assertThat(consumer.publication.publications()).as("published again, so the producer reloads it")
+			.isGreaterThan(published);
+	}
+
+	@Test
+	void aTransferLostInFlightFailsThePullAndTheNextPullConnectsAnew() {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-a");
+		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
+		consumer.driver.loseTransfers(ERR_BACKEND, 1);
+		KvLease lost = lease(producer, "req-2", 2, 2);
+		int[] local = consumer.cache.allocator().allocate(2);
+
+		NixlException failure = catchThrowableOfType(NixlException.class,
+				() -> consumer.consumer.pull(lost.params(), local, WAIT));
+		consumer.cache.allocator().release(local);
+
+		assertThat(failure.status()).isEqualTo(NixlStatus.ERROR_BACKEND);
+		assertThat(failure.remoteAgent()).isEqualTo(producer.agent.name());
+		assertThat(lost.outcome()).as("the lease was given back at once")
+			.succeedsWithin(WAIT)
+			.isEqualTo(LeaseOutcome.RELEASED);
+		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.RECONNECTING);
+		pullAndCheck(consumer, lease(producer, "req-3", 4, 3), 3);
+		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.CONNECTED);
+	}
+
+	@Test
+	void concurrentPullsOfOneProducerShareOneResolution() throws Exception {
+		Producer producer = startProducer(name("prefill"), "model-a");
+		Consumer consumer = startConsumer("model-a");
+		List<CompletableFuture<Void>> pulls = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			KvLease lease = lease(producer, "req-" + i, 2, 10 + i);
+			long seed = 10 + i;
+			pulls.add(CompletableFuture.runAsync(() -> pullAndCheck(consumer, lease, seed)));
+		}
+		for (CompletableFuture<Void> pull : pulls) {
+			assertThat(pull).succeedsWithin(WAIT);
+		}
+		assertThat(session(consumer, producer.agent.name()).reconnects()).isZero();
+	}
+
+	private record Producer(NixlAgent agent, PagedKvCache cache, MetadataPublication publication,
+			KvProducer producer) implements AutoCloseable {
+
+		@Override
+		public void close() {
+			this.producer.close();
+			this.publication.close();
+			this.cache.close();
+			this.agent.close();
+		}
+
+	}
+
+	private record Consumer(FaultInjectingDriver driver, PagedKvCache cache, MetadataPublication publication,
+			KvConsumer consumer) {
+	}
+
+}
