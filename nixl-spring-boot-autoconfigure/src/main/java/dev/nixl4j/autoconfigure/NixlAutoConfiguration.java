@@ -11,8 +11,10 @@ import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.TransferListener;
 import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.kv.KvDirectory;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -108,9 +110,21 @@ public final class NixlAutoConfiguration {
 			return new NixlLifecycle(agent, drain, ordered, nixlOwn, properties.getMetadata().isPublish(),
 					properties.getShutdown().getTimeout(), users);
 		}
-		NixlLifecycle lifecycle = new NixlLifecycle(agent, drain, ordered, available,
-				properties.getMetadata().isPublish(), properties.getMetadata().getCheckInterval(),
-				properties.getShutdown().getTimeout(), users);
+		NixlLifecycle lifecycle;
+		if (available == null) {
+			lifecycle = new NixlLifecycle(agent, drain, ordered, (MetadataExchange) null,
+					properties.getMetadata().isPublish(), properties.getMetadata().getCheckInterval(),
+					properties.getShutdown().getTimeout(), users);
+		}
+		else {
+			MetadataPublication.Builder publication = MetadataPublication.builder(available, agent)
+				.checkInterval(properties.getMetadata().getCheckInterval());
+			// consumers find a producer's cache by its name: the handle goes beside the
+			// metadata
+			kvCache.ifUnique(cache -> publication.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson()));
+			lifecycle = new NixlLifecycle(agent, drain, ordered, publication.build(),
+					properties.getMetadata().isPublish(), properties.getShutdown().getTimeout(), users);
+		}
 		NixlProperties.Metadata metadata = properties.getMetadata();
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (metadata.getExchange() == NixlProperties.ExchangeType.ETCD && etcd != null) {

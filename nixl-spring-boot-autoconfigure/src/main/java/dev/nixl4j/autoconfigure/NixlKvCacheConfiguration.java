@@ -4,10 +4,12 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvDirectory;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -50,9 +52,9 @@ class NixlKvCacheConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout) {
+	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout, NixlProperties properties) {
 		KvCacheMemory.check(layout);
-		return PagedKvCache.allocate(agent, layout);
+		return PagedKvCache.allocate(agent, layout, properties.getKv().getModelFingerprint());
 	}
 
 	@Bean
@@ -72,11 +74,28 @@ class NixlKvCacheConfiguration {
 				properties.getKv().getIntegrity());
 	}
 
+	/**
+	 * The consumer finds producers by name through the metadata exchange, where they
+	 * publish their cache handles beside their metadata, and publishes this agent's
+	 * metadata through the lifecycle's publication; with NIXL's own etcd exchange, or
+	 * none, the application connects it to each producer's handle.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	KvConsumer nixlKvConsumer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
-		return new KvConsumer(cache, properties.getKv().getRank(), peers, KvProducer.DEFAULT_PREFIX,
-				properties.getMetadata().getFetchTimeout());
+	KvConsumer nixlKvConsumer(PagedKvCache cache, PeerLoader peers, NixlProperties properties,
+			ObjectProvider<MetadataExchange> exchange, ObjectProvider<NixlLifecycle> lifecycle) {
+		KvConsumer.Builder consumer = KvConsumer.builder(cache)
+			.rank(properties.getKv().getRank())
+			.peers(peers)
+			.prefix(KvProducer.DEFAULT_PREFIX)
+			.peerTimeout(properties.getMetadata().getFetchTimeout());
+		MetadataExchange available = exchange.getIfUnique();
+		NixlLifecycle managed = lifecycle.getIfUnique();
+		MetadataPublication publication = (managed != null) ? managed.publication() : null;
+		if (available != null && publication != null) {
+			consumer.directory(KvDirectory.of(available, publication));
+		}
+		return consumer.build();
 	}
 
 }

@@ -156,6 +156,25 @@ public class NixlLifecycle implements SmartLifecycle {
 		this(agent, drain, participants, null, nixlEtcd, publish, timeout, memoryUsers);
 	}
 
+	/**
+	 * Creates the lifecycle of an agent whose metadata a publication keeps (one built
+	 * with documents beside the metadata, for example), with a drain that is already
+	 * among the agent's transfer listeners. The lifecycle publishes it at start and
+	 * closes it at stop.
+	 * @param agent the agent
+	 * @param drain the drain, which must hear the agent's posts
+	 * @param participants whose work stop waits for after the transfers, in order
+	 * @param publication the publication of the agent's metadata
+	 * @param publish whether the agent's metadata is published at start
+	 * @param timeout how long stop waits for transfers in flight and the participants'
+	 * work
+	 * @param memoryUsers closed, in order, before the agent
+	 */
+	public NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
+			MetadataPublication publication, boolean publish, Duration timeout, List<AutoCloseable> memoryUsers) {
+		this(agent, drain, participants, publication, null, publish, timeout, memoryUsers);
+	}
+
 	private NixlLifecycle(NixlAgent agent, Drain drain, List<? extends DrainParticipant> participants,
 			@Nullable MetadataPublication publication, @Nullable NixlEtcdMetadata nixlEtcd, boolean publish,
 			Duration timeout, List<AutoCloseable> memoryUsers) {

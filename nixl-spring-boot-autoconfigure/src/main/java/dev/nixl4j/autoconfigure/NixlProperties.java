@@ -1035,6 +1035,14 @@ public class NixlProperties implements Validator {
 		 */
 		private KvIntegrity integrity = KvProducer.DEFAULT_INTEGRITY;
 
+		/**
+		 * What identifies the model whose KV the cache holds (its name, revision and
+		 * anything else that changes the KV values). Published in the cache's handle: a
+		 * consumer refuses a producer whose model fingerprint differs from its own before
+		 * it loads anything. Empty: no model check, only the layout's.
+		 */
+		private String modelFingerprint = "";
+
 		public @Nullable Integer getLayers() {
 			return this.layers;
 		}
@@ -1113,6 +1121,14 @@ public class NixlProperties implements Validator {
 
 		public void setLeaseTtl(Duration leaseTtl) {
 			this.leaseTtl = leaseTtl;
+		}
+
+		public String getModelFingerprint() {
+			return this.modelFingerprint;
+		}
+
+		public void setModelFingerprint(String modelFingerprint) {
+			this.modelFingerprint = modelFingerprint;
 		}
 
 		public KvIntegrity getIntegrity() {

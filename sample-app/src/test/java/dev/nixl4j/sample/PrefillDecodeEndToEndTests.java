@@ -113,7 +113,6 @@ abstract class PrefillDecodeEndToEndTests {
 		assertThat(answer.timings().prefillFill()).isPositive();
 		assertThat(answer.timings().transfer()).isPositive();
 		assertThat(answer.timings().verification()).isPositive();
-		assertThat(answer.timings().metadata()).isNotNegative();
 		assertThat(answer.timings().total()).isGreaterThanOrEqualTo(answer.timings().transfer());
 
 		assertThat(this.decode.meter("nixl.transfer.bytes", "op:read", "outcome:completed") - readBefore)

@@ -77,7 +77,6 @@ class SampleFailureIT {
 				"Bearer not-the-token-0123456789");
 		assertThat(wrong.statusCode()).isEqualTo(401);
 		assertThat(wrong.body()).isEmpty();
-		assertThat(this.prefill.get("/kv/handle").statusCode()).isEqualTo(401);
 		assertThat(this.prefill.get("/nixl/agents/any/metadata").statusCode()).isEqualTo(401);
 
 		try (SampleWorker misconfigured = startDecode("decode-wrong-token", this.prefill, "not-the-token-0123456789")) {

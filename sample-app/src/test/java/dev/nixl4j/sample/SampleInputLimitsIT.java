@@ -185,8 +185,6 @@ class SampleInputLimitsIT {
 	void theBearerSchemeIsMatchedInAnyCase() {
 		for (String scheme : List.of("bearer", "BEARER", "Bearer", "bEaReR")) {
 			String authorization = scheme + " " + SampleWorker.TOKEN;
-			assertThat(this.prefill.get("/kv/handle", "Authorization", authorization).statusCode()).as(scheme)
-				.isEqualTo(200);
 			HttpResponse<String> prefilled = this.prefill.post("/prefill",
 					new PrefillRequest("scheme-" + scheme, "a prompt", null), REQUEST_TIMEOUT, "Authorization",
 					authorization);
@@ -199,7 +197,8 @@ class SampleInputLimitsIT {
 		}
 		for (String wrong : List.of("bearer not-" + SampleWorker.TOKEN, "Basic " + SampleWorker.TOKEN,
 				"Bearer" + SampleWorker.TOKEN, SampleWorker.TOKEN)) {
-			assertThat(this.prefill.get("/kv/handle", "Authorization", wrong).statusCode()).as(wrong).isEqualTo(401);
+			assertThat(this.prefill.get("/nixl/agents/nobody/metadata", "Authorization", wrong).statusCode()).as(wrong)
+				.isEqualTo(401);
 		}
 	}
 
@@ -218,8 +217,9 @@ class SampleInputLimitsIT {
 			// worker.
 			long end = System.nanoTime() + HEADER_DEADLINE.multipliedBy(2).toNanos();
 			while (System.nanoTime() - end < 0) {
-				assertThat(this.prefill.get("/kv/handle", "Authorization", "Bearer " + SampleWorker.TOKEN).statusCode())
-					.isEqualTo(200);
+				assertThat(this.prefill
+					.get("/nixl/agents/nobody/metadata", "Authorization", "Bearer " + SampleWorker.TOKEN)
+					.statusCode()).isEqualTo(404);
 				HttpResponse<String> generated = this.decode.post("/generate",
 						new GenerateRequest(null, "served during slow clients", null, 4, null), REQUEST_TIMEOUT);
 				assertThat(generated.statusCode()).as(generated.body()).isEqualTo(200);

@@ -1,6 +1,7 @@
 package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.autoconfigure.EtcdConnectionDetails;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
@@ -34,10 +35,12 @@ public final class NixlHealthContributorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
 	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle,
-			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection) {
+			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection,
+			ObjectProvider<KvConsumer> kvConsumer) {
 		NixlLifecycle nixl = lifecycle.getIfUnique();
 		NixlHealthIndicator indicator = new NixlHealthIndicator(agent)
-			.withPublication((nixl != null) ? nixl.publication() : null);
+			.withPublication((nixl != null) ? nixl.publication() : null)
+			.withKvConsumer(kvConsumer.getIfUnique());
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (properties.getMetadata().getExchange() == NixlProperties.ExchangeType.NIXL_ETCD && etcd != null) {
 			// NIXL's own etcd client reports nothing back: check that etcd can be reached

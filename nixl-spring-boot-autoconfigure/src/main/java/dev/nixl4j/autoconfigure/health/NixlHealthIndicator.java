@@ -17,6 +17,8 @@ import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.readiness.Readiness;
 import dev.nixl4j.readiness.ReadinessReport;
+import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducerSession;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 
@@ -65,6 +67,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 
 	private volatile @Nullable EtcdReachability etcd;
 
+	private volatile @Nullable KvConsumer kvConsumer;
+
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
 	 * @param agent the agent
@@ -112,6 +116,19 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		return this;
 	}
 
+	/**
+	 * Makes the indicator show where the consumer's session with each producer stands
+	 * (connected, reconnecting, gone, incompatible), as detail {@code kvSessions}. A
+	 * producer that is gone or incompatible is the producer's state, not this agent's: it
+	 * does not change the status.
+	 * @param consumer the KV consumer, {@code null} for none
+	 * @return this indicator
+	 */
+	public NixlHealthIndicator withKvConsumer(@Nullable KvConsumer consumer) {
+		this.kvConsumer = consumer;
+		return this;
+	}
+
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		builder.withDetail("agent", this.agent.name());
@@ -140,6 +157,11 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		builder.withDetail("peers", peerDetail)
 			.withDetail("inFlightTransfers", this.agent.inFlightTransfers().size())
 			.withDetail("stalledTransfers", stalled(this.agent.statistics()));
+		KvConsumer consumer = this.kvConsumer;
+		if (consumer != null) {
+			builder.withDetail("kvSessions",
+					consumer.sessions().stream().map(NixlHealthIndicator::sessionDetail).toList());
+		}
 		if (unpublished(builder)) {
 			return;
 		}
@@ -171,6 +193,19 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		else {
 			builder.outOfService();
 		}
+	}
+
+	private static Map<String, Object> sessionDetail(KvProducerSession session) {
+		Map<String, Object> detail = new LinkedHashMap<>();
+		detail.put("producer", session.producer());
+		detail.put("state", session.state());
+		detail.put("incarnation", session.incarnation());
+		detail.put("since", session.since());
+		if (session.reason() != null) {
+			detail.put("reason", session.reason());
+		}
+		detail.put("reconnects", session.reconnects());
+		return detail;
 	}
 
 	/** Reports the publication; whether the entry should be published but is not. */

@@ -27,13 +27,13 @@ public record GenerateResponse(String requestId, String producerAgent, String de
 	 * @param prefillCall the {@code POST /prefill} call, the prefill worker's fill
 	 * included
 	 * @param prefillFill the prefill worker's fill of the blocks
-	 * @param metadata the producer's cache handle and NIXL metadata (0 once known)
-	 * @param transfer the pull: READ of every block and the producer's lease confirmation
+	 * @param transfer the pull: the producer's cache handle and NIXL metadata when the
+	 * consumer's session needs them, READ of every block and the producer's lease
+	 * confirmation
 	 * @param verification the byte-for-byte check of every block
 	 * @param total the whole request in the decode worker
 	 */
-	public record Timings(double prefillCall, double prefillFill, double metadata, double transfer, double verification,
-			double total) {
+	public record Timings(double prefillCall, double prefillFill, double transfer, double verification, double total) {
 	}
 
 }

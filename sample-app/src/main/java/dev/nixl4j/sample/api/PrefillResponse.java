@@ -17,9 +17,31 @@ import dev.nixl4j.kv.KvTransferParams;
  * @param promptTokens the prompt's length in tokens
  * @param kvCrc32c CRC32C of the blocks' bytes, region by region, blocks in token order
  * @param fillMillis how long filling the blocks took
+ * @param producerIncarnation the incarnation of the prefill worker's cache that took the
+ * lease
+ * @param generation the lease's generation digest ({@code nixl.kv.integrity})
+ * @param checksums the CRC32C of each leased block, when {@code nixl.kv.integrity} is
+ * {@code crc32c}
  */
 public record PrefillResponse(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
-		long leaseId, long leaseTtlMillis, int promptTokens, long kvCrc32c, double fillMillis) {
+		long leaseId, long leaseTtlMillis, int promptTokens, long kvCrc32c, double fillMillis,
+		String producerIncarnation, long generation, List<Integer> checksums) {
+
+	/**
+	 * Describes a lease and what the prefill worker computed.
+	 * @param params the lease's transfer parameters
+	 * @param leaseTtlMillis how long the lease holds the blocks
+	 * @param promptTokens the prompt's length in tokens
+	 * @param kvCrc32c CRC32C of the blocks' bytes
+	 * @param fillMillis how long filling the blocks took
+	 * @return the answer
+	 */
+	public static PrefillResponse of(KvTransferParams params, long leaseTtlMillis, int promptTokens, long kvCrc32c,
+			double fillMillis) {
+		return new PrefillResponse(params.producerAgent(), params.requestId(), params.blockIds(),
+				params.layoutFingerprint(), params.leaseId(), leaseTtlMillis, promptTokens, kvCrc32c, fillMillis,
+				params.producerIncarnation(), params.generation(), params.checksums());
+	}
 
 	/**
 	 * Returns the transfer parameters for {@link dev.nixl4j.kv.KvConsumer#pull}.
@@ -27,7 +49,7 @@ public record PrefillResponse(String producerAgent, String requestId, List<Integ
 	 */
 	public KvTransferParams transferParams() {
 		return new KvTransferParams(this.producerAgent, this.requestId, this.blockIds, this.layoutFingerprint,
-				this.leaseId, 1);
+				this.leaseId, 1, this.generation, this.checksums, this.producerIncarnation);
 	}
 
 }

@@ -8,7 +8,6 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
 import dev.nixl4j.sample.SampleProperties;
-import dev.nixl4j.sample.api.CacheHandleDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
@@ -79,15 +78,6 @@ public class PrefillClient {
 					.body(named)
 					.retrieve()
 					.body(PrefillResponse.class));
-	}
-
-	/**
-	 * Fetches the prefill worker's cache handle.
-	 * @return the handle
-	 */
-	public CacheHandleDocument handle() {
-		return call("GET /kv/handle",
-				() -> this.client.get().uri("/kv/handle").retrieve().body(CacheHandleDocument.class));
 	}
 
 	private <T> T call(String what, Supplier<T> call) {

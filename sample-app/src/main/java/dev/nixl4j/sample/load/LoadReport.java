@@ -163,10 +163,10 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		text.append(String.format(Locale.ROOT, "request latency (client): p50 %.1f ms, p99 %.1f ms%n",
 				clientPercentile(0.50), clientPercentile(0.99)));
 		text.append(String.format(Locale.ROOT,
-				"mean per request: prefill call %.1f ms (fill %.1f), metadata %.2f, transfer %.1f, verification %.1f, total %.1f%n",
+				"mean per request: prefill call %.1f ms (fill %.1f), transfer %.1f, verification %.1f, total %.1f%n",
 				mean((a) -> a.timings().prefillCall()), mean((a) -> a.timings().prefillFill()),
-				mean((a) -> a.timings().metadata()), mean((a) -> a.timings().transfer()),
-				mean((a) -> a.timings().verification()), mean((a) -> a.timings().total())));
+				mean((a) -> a.timings().transfer()), mean((a) -> a.timings().verification()),
+				mean((a) -> a.timings().total())));
 		text.append(String.format(Locale.ROOT,
 				"transfer share: %.1f %% of the decode worker's time per request (the rest: prefill call, verification)%n",
 				transferShare() * 100));

@@ -1,12 +1,10 @@
 package dev.nixl4j.sample.prefill;
 
 import dev.nixl4j.sample.SampleApplication;
-import dev.nixl4j.sample.api.CacheHandleDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
 
 import org.springframework.context.annotation.Profile;
-import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -27,11 +25,6 @@ class PrefillController {
 	@PostMapping("/prefill")
 	PrefillResponse prefill(@RequestBody PrefillRequest request) {
 		return this.service.prefill(request);
-	}
-
-	@GetMapping("/kv/handle")
-	CacheHandleDocument handle() {
-		return this.service.handle();
 	}
 
 }

@@ -18,7 +18,6 @@ import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
 import dev.nixl4j.sample.SampleProperties;
 import dev.nixl4j.sample.ToyModel;
-import dev.nixl4j.sample.api.CacheHandleDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
 import io.micrometer.core.instrument.Counter;
@@ -78,14 +77,6 @@ public class PrefillService {
 	}
 
 	/**
-	 * Returns the handle a decode worker needs once.
-	 * @return the cache's handle
-	 */
-	public CacheHandleDocument handle() {
-		return CacheHandleDocument.of(this.producer.handle());
-	}
-
-	/**
 	 * Fills and leases a request's blocks, within the request's and its consumer's shares
 	 * of the cache ({@link BlockShares}).
 	 * @param request the request
@@ -133,8 +124,7 @@ public class PrefillService {
 			// the constructor registered a counter for every outcome
 			lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
 			var params = lease.params();
-			return new PrefillResponse(params.producerAgent(), requestId, params.blockIds(), params.layoutFingerprint(),
-					params.leaseId(), this.leaseTtl.toMillis(), tokens.length, crc, fillMillis);
+			return PrefillResponse.of(params, this.leaseTtl.toMillis(), tokens.length, crc, fillMillis);
 		}
 		finally {
 			// The lease holds its own reference to each block.

@@ -1,6 +1,7 @@
 /**
- * The prefill role: {@code POST /prefill} fills and leases a request's KV blocks;
- * {@code GET /kv/handle} describes the cache to decode workers.
+ * The prefill role: {@code POST /prefill} fills and leases a request's KV blocks; decode
+ * workers find its cache through the metadata registry, where the starter publishes the
+ * cache's handle beside the agent's metadata.
  */
 @NullMarked
 package dev.nixl4j.sample.prefill;
