@@ -156,8 +156,12 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		return this.passBudget > 0;
 	}
 
+	/**
+	 * Whether someone waits for notifications: a waiter or an open subscription, for
+	 * which the progress loop drains at its short pace rather than its idle one.
+	 */
 	boolean hasWaiters() {
-		return this.waiterCount > 0;
+		return this.waiterCount > 0 || !this.subscriptions.isEmpty();
 	}
 
 	@Override
