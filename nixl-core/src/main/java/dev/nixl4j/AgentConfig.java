@@ -28,8 +28,12 @@ import org.jspecify.annotations.Nullable;
  * @param telemetry whether NIXL captures per-transfer telemetry
  * @param stallTimeout how long a transfer may stay in progress before it is reported
  * stalled and cancelled
- * @param mailboxCapacity how many unclaimed notifications are held before draining pauses
- * (draining also pauses at 64 MiB of them)
+ * @param mailboxCapacity how many unclaimed notifications the mailbox holds in total (and
+ * at most 64 MiB of them); over it, the oldest message of the sender holding the most is
+ * dropped and counted
+ * @param mailboxPerSender how many unclaimed notifications the mailbox holds from one
+ * sender (and at most the same share of 64 MiB); over it, that sender's oldest message is
+ * dropped and counted
  * @param nativeLibraryDirectory a directory holding {@code libnixl_capi.so}, tried first
  * @param nativeEnvironment environment variables (for example {@code UCX_TLS},
  * {@code NIXL_PLUGIN_DIR}) set before the native library loads and again before each
@@ -39,8 +43,8 @@ import org.jspecify.annotations.Nullable;
  */
 public record AgentConfig(String name, Engine engine, List<BackendConfig> backends, ThreadSync threadSync,
 		boolean nativeProgressThread, Duration nativeProgressDelay, boolean listener, int listenerPort,
-		boolean telemetry, Duration stallTimeout, int mailboxCapacity, @Nullable Path nativeLibraryDirectory,
-		Map<String, String> nativeEnvironment, EmbeddedOptions embedded) {
+		boolean telemetry, Duration stallTimeout, int mailboxCapacity, int mailboxPerSender,
+		@Nullable Path nativeLibraryDirectory, Map<String, String> nativeEnvironment, EmbeddedOptions embedded) {
 
 	/** The default {@linkplain #engine() engine}. */
 	public static final Engine DEFAULT_ENGINE = Engine.AUTO;
@@ -70,6 +74,9 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	/** The default {@linkplain #mailboxCapacity() mailbox capacity}. */
 	public static final int DEFAULT_MAILBOX_CAPACITY = 4096;
 
+	/** The default {@linkplain #mailboxPerSender() bound per sender of the mailbox}. */
+	public static final int DEFAULT_MAILBOX_PER_SENDER = 1024;
+
 	/**
 	 * System property naming a directory that holds {@code libnixl_capi.so}, tried after
 	 * an agent's configured {@link #nativeLibraryDirectory()} and before the other places
@@ -90,6 +97,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	 * @param telemetry telemetry on or off
 	 * @param stallTimeout stall limit
 	 * @param mailboxCapacity mailbox capacity
+	 * @param mailboxPerSender mailbox bound per sender
 	 * @param nativeLibraryDirectory library directory or {@code null}
 	 * @param nativeEnvironment native environment
 	 * @param embedded embedded engine settings
@@ -113,6 +121,9 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		if (mailboxCapacity < 1) {
 			throw new IllegalArgumentException("mailboxCapacity must be at least 1, was " + mailboxCapacity);
 		}
+		if (mailboxPerSender < 1) {
+			throw new IllegalArgumentException("mailboxPerSender must be at least 1, was " + mailboxPerSender);
+		}
 		nativeEnvironment = Map.copyOf(nativeEnvironment);
 		Objects.requireNonNull(embedded, "embedded");
 	}
@@ -121,7 +132,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 	 * Starts a configuration with nixl4j's defaults: engine {@link Engine#AUTO}, one UCX
 	 * backend, {@link ThreadSync#STRICT}, NIXL's progress thread on with a 1 ms poll
 	 * delay, listener off, telemetry off, a 30 s stall limit and a mailbox of 4096
-	 * notifications.
+	 * notifications, at most 1024 of them from one sender.
 	 * @param name the agent's name
 	 * @return a builder
 	 */
@@ -142,6 +153,7 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 			.telemetry(this.telemetry)
 			.stallTimeout(this.stallTimeout)
 			.mailboxCapacity(this.mailboxCapacity)
+			.mailboxPerSender(this.mailboxPerSender)
 			.nativeLibraryDirectory(this.nativeLibraryDirectory)
 			.embedded(this.embedded);
 		builder.backends.clear();
@@ -176,6 +188,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		private Duration stallTimeout = DEFAULT_STALL_TIMEOUT;
 
 		private int mailboxCapacity = DEFAULT_MAILBOX_CAPACITY;
+
+		private int mailboxPerSender = DEFAULT_MAILBOX_PER_SENDER;
 
 		private @Nullable Path nativeLibraryDirectory;
 
@@ -291,6 +305,17 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		}
 
 		/**
+		 * Sets how many unclaimed notifications are held from one sender; a bound above
+		 * the capacity acts as the capacity.
+		 * @param perSender the bound per sender
+		 * @return this builder
+		 */
+		public Builder mailboxPerSender(int perSender) {
+			this.mailboxPerSender = perSender;
+			return this;
+		}
+
+		/**
 		 * Sets a directory holding {@code libnixl_capi.so}, tried before the standard
 		 * places.
 		 * @param directory the directory, or {@code null}
@@ -329,7 +354,8 @@ public record AgentConfig(String name, Engine engine, List<BackendConfig> backen
 		public AgentConfig build() {
 			return new AgentConfig(this.name, this.engine, this.backends, this.threadSync, this.nativeProgressThread,
 					this.nativeProgressDelay, this.listener, this.listenerPort, this.telemetry, this.stallTimeout,
-					this.mailboxCapacity, this.nativeLibraryDirectory, this.nativeEnvironment, this.embedded);
+					this.mailboxCapacity, this.mailboxPerSender, this.nativeLibraryDirectory, this.nativeEnvironment,
+					this.embedded);
 		}
 
 	}

@@ -45,6 +45,28 @@ public interface AgentStatistics {
 	long notificationsReceived();
 
 	/**
+	 * Returns how many received notifications were dropped unclaimed: nobody waited for
+	 * them and the mailbox was over its bound for their sender or in total
+	 * ({@link AgentConfig#mailboxPerSender()}, {@link AgentConfig#mailboxCapacity()}).
+	 * Each sender's drops are also logged, at most once per sender every 10 s.
+	 * @return the count
+	 */
+	default long notificationsDropped() {
+		return 0;
+	}
+
+	/**
+	 * Returns how many notifications from one sender were dropped unclaimed. Counted for
+	 * the first 1024 senders that had messages dropped; drops from further senders count
+	 * in {@link #notificationsDropped()} only.
+	 * @param remoteAgent the sender
+	 * @return the count, 0 for a sender nothing was dropped from
+	 */
+	default long notificationsDropped(String remoteAgent) {
+		return 0;
+	}
+
+	/**
 	 * Returns how many times a unit of work on one of the agent's internal threads (the
 	 * progress loop, the embedded engine's listener and connections) threw. Each was
 	 * logged with its context (a thread that keeps failing, at most once a second) and

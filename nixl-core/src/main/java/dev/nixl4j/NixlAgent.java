@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -235,13 +236,36 @@ public interface NixlAgent extends AutoCloseable {
 
 	/**
 	 * Waits asynchronously for a notification. Each received notification is delivered
-	 * once: to the oldest waiter that matches it, or else kept in the mailbox for a later
-	 * waiter.
+	 * once: to a {@linkplain #subscribeNotifications subscription} that accepts it, else
+	 * to the oldest waiter that matches it, or else kept in the mailbox for a later
+	 * waiter. The mailbox is bounded per sender ({@link AgentConfig#mailboxPerSender()})
+	 * and in total ({@link AgentConfig#mailboxCapacity()}): over a bound, unclaimed
+	 * messages are dropped and counted ({@link AgentStatistics#notificationsDropped()}),
+	 * the oldest of the sender that holds the most first.
 	 * @param matcher which notification
 	 * @param timeout deadline; the future then fails with {@link NixlStatus#TIMEOUT}
 	 * @return a future of the notification
 	 */
 	CompletableFuture<Notification> expectNotification(NotificationMatcher matcher, Duration timeout);
+
+	/**
+	 * Subscribes to the notifications a matcher accepts: from now until the subscription
+	 * is closed, each one goes to the handler, before any {@linkplain #expectNotification
+	 * waiter} and before the mailbox, so it never waits behind unclaimed messages of
+	 * other peers, and is never dropped. Notifications the matcher accepts that already
+	 * wait in the mailbox go to the handler too. Each notification goes to one
+	 * subscription only: the oldest open one that accepts it.
+	 *
+	 * <p>
+	 * The handler runs on the agent's progress thread, one notification at a time in the
+	 * order they were received: it must be short and must not block (hand longer work to
+	 * an executor), or it delays every transfer and notification of the agent. A handler
+	 * that throws is logged and the notification counts as handled.
+	 * @param matcher which notifications
+	 * @param handler what receives them
+	 * @return the subscription; close it to stop the deliveries
+	 */
+	NotificationSubscription subscribeNotifications(NotificationMatcher matcher, Consumer<Notification> handler);
 
 	/**
 	 * Takes one unclaimed notification from the mailbox.

@@ -322,6 +322,93 @@ public abstract class AgentContractTests {
 	}
 
 	@Test
+	void aFloodOfUnclaimedJunkFromOnePeerNeitherStopsNorDelaysAnotherPeersNotifications(TestInfo info)
+			throws Exception {
+		Arena arena = arena();
+		NixlAgent receiver = agent("p", info);
+		NixlAgent flooder = agent("j", info);
+		NixlAgent honest = agent("c", info);
+		receiver.register(Bytes.pattern(arena, 4096, 1));
+		flooder.loadRemoteMetadata(receiver.localMetadata());
+		honest.loadRemoteMetadata(receiver.localMetadata());
+		int junk = AgentConfig.DEFAULT_MAILBOX_CAPACITY + 1000;
+		CompletableFuture<Void> flood = CompletableFuture.runAsync(() -> {
+			for (int i = 0; i < junk; i++) {
+				flooder.sendNotification(receiver.name(), bytes("junk-" + i));
+			}
+		});
+		int during = 0;
+		while (!flood.isDone() || during < 3) {
+			expectFrom(receiver, honest, "during-" + during++);
+		}
+		flood.join();
+		for (int i = 0; i < 3; i++) {
+			expectFrom(receiver, honest, "after-" + i);
+		}
+		long expectedDrops = junk - AgentConfig.DEFAULT_MAILBOX_PER_SENDER;
+		long deadline = System.nanoTime() + WAIT.toNanos();
+		while (receiver.statistics().notificationsDropped(flooder.name()) < expectedDrops) {
+			assertThat(System.nanoTime()).as("every junk notification over the sender's bound was dropped")
+				.isLessThan(deadline);
+			Thread.onSpinWait();
+		}
+		assertThat(receiver.statistics().notificationsDropped(flooder.name())).isEqualTo(expectedDrops);
+		assertThat(receiver.statistics().notificationsDropped()).isEqualTo(expectedDrops);
+		assertThat(receiver.statistics().notificationsDropped(honest.name())).isZero();
+		assertThat(receiver.pollNotification(NotificationMatcher.exact(flooder.name(), "junk-" + (junk - 1))))
+			.as("the flooder's newest message is kept")
+			.isPresent();
+	}
+
+	/**
+	 * Sends a notification and waits a few seconds at most for the receiver to get it.
+	 */
+	private static void expectFrom(NixlAgent receiver, NixlAgent sender, String tag) {
+		CompletableFuture<Notification> arrival = receiver
+			.expectNotification(NotificationMatcher.exact(sender.name(), tag), Duration.ofSeconds(5));
+		sender.sendNotification(receiver.name(), bytes(tag));
+		assertThat(arrival).succeedsWithin(Duration.ofSeconds(5))
+			.satisfies((notification) -> assertThat(notification.text()).isEqualTo(tag));
+	}
+
+	@Test
+	void aSubscriptionGetsItsNotificationsBeforeWaitersAndNothingAfterItIsClosed(TestInfo info) {
+		Pair p = pair(info, 4096);
+		p.initiator.sendNotification(p.target.name(), bytes("sub/parked"));
+		long deadline = System.nanoTime() + WAIT.toNanos();
+		while (p.target.statistics().notificationsReceived() < 1) {
+			assertThat(System.nanoTime()).as("parked notification reached the agent").isLessThan(deadline);
+			Thread.onSpinWait();
+		}
+		List<Notification> handled = Collections.synchronizedList(new ArrayList<>());
+		List<Thread> threads = Collections.synchronizedList(new ArrayList<>());
+		NotificationSubscription subscription = p.target
+			.subscribeNotifications(NotificationMatcher.prefix(p.initiator.name(), "sub/"), (notification) -> {
+				handled.add(notification);
+				threads.add(Thread.currentThread());
+			});
+		assertThat(subscription.isOpen()).isTrue();
+		CompletableFuture<Notification> waiter = p.target.expectNotification(NotificationMatcher.prefix(null, "sub/"),
+				WAIT);
+		p.initiator.sendNotification(p.target.name(), bytes("sub/live"));
+		deadline = System.nanoTime() + WAIT.toNanos();
+		while (handled.size() < 2) {
+			assertThat(System.nanoTime()).as("the subscription got both messages").isLessThan(deadline);
+			Thread.onSpinWait();
+		}
+		assertThat(handled).extracting(Notification::text).containsExactly("sub/parked", "sub/live");
+		assertThat(handled).extracting(Notification::remoteAgent).containsOnly(p.initiator.name());
+		assertThat(threads).extracting(Thread::getName).containsOnly("nixl-progress-" + p.target.name());
+		assertThat(waiter).isNotDone();
+
+		subscription.close();
+		p.initiator.sendNotification(p.target.name(), bytes("sub/after"));
+		assertThat(waiter).succeedsWithin(WAIT).satisfies((n) -> assertThat(n.text()).isEqualTo("sub/after"));
+		assertThat(handled).hasSize(2);
+		assertThat(subscription.isOpen()).isFalse();
+	}
+
+	@Test
 	void waitingForANotificationThatNeverComesTimesOut(TestInfo info) {
 		NixlAgent agent = agent("lonely", info);
 		CompletableFuture<Notification> never = agent.expectNotification(NotificationMatcher.exact(null, "never"),

@@ -10,8 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +21,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.NotificationSubscription;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
@@ -90,11 +89,6 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
 	/**
-	 * How long one registration of the notification waiter lasts before it is renewed.
-	 */
-	private static final Duration REARM = Duration.ofSeconds(5);
-
-	/**
 	 * How many ended leases are remembered, to answer EXPIRED or RELEASED rather than
 	 * UNKNOWN.
 	 */
@@ -151,7 +145,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	};
 
-	private final Map<NotificationMatcher, CompletableFuture<Notification>> armed = new HashMap<>();
+	private final List<NotificationSubscription> subscriptions = new ArrayList<>();
 
 	private boolean closed;
 
@@ -215,8 +209,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		});
 		this.scheduler.setRemoveOnCancelPolicy(true);
 		this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-		arm(this.doneMatcher);
-		arm(this.releaseMatcher);
+		subscribe(this.doneMatcher);
+		subscribe(this.releaseMatcher);
 	}
 
 	/**
@@ -449,26 +443,19 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		return id;
 	}
 
-	private void arm(NotificationMatcher matcher) {
+	/**
+	 * Takes the consumers' notifications as they arrive, ahead of anything waiting in the
+	 * agent's mailbox.
+	 */
+	private void subscribe(NotificationMatcher matcher) {
 		synchronized (this.lock) {
-			if (this.closed) {
-				return;
-			}
-			CompletableFuture<Notification> next;
 			try {
-				next = this.agent.expectNotification(matcher, REARM);
+				this.subscriptions.add(this.agent.subscribeNotifications(matcher, (matcher == this.doneMatcher)
+						? this::onDone : (notification) -> handOver(() -> received(matcher, notification))));
 			}
 			catch (NixlException ex) {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}",
 						this.agent.name(), ex.getMessage());
-				return;
-			}
-			this.armed.put(matcher, next);
-			if (matcher == this.doneMatcher) {
-				next.whenComplete(this::onDone);
-			}
-			else {
-				next.whenComplete((notification, failure) -> handOver(() -> received(matcher, notification, failure)));
 			}
 		}
 	}
@@ -494,9 +481,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * metadata is loaded; else on the producer's thread, which may load it first.
 	 * Whatever throws here is caught: the delivering thread would drop it unseen.
 	 */
-	private void onDone(@Nullable Notification notification, @Nullable Throwable failure) {
-		if (notification == null || !this.agent.hasRemoteMetadata(notification.remoteAgent())) {
-			handOver(() -> received(this.doneMatcher, notification, failure));
+	private void onDone(Notification notification) {
+		if (!this.agent.hasRemoteMetadata(notification.remoteAgent())) {
+			handOver(() -> received(this.doneMatcher, notification));
 			return;
 		}
 		startAnswering();
@@ -520,54 +507,27 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			finally {
 				answered();
 			}
-			rearm(this.doneMatcher);
 		};
 		if (!handOver(rest)) {
 			answered();
 		}
 	}
 
-	private void received(NotificationMatcher matcher, @Nullable Notification notification,
-			@Nullable Throwable failure) {
-		if (notification != null) {
-			startAnswering();
-			try {
-				if (matcher == this.releaseMatcher) {
-					release(notification);
-				}
-				else {
-					answer(notification);
-				}
-			}
-			catch (RuntimeException | Error ex) {
-				couldNotAnswer(notification.remoteAgent(), "", ex);
-			}
-			finally {
-				answered();
-			}
-		}
-		else if (failure != null && !isTimeout(failure)) {
-			if (!this.agent.isOpen()) {
-				return;
-			}
-			logger.log(Level.DEBUG, "KV producer notification wait ended: {0}", failure.toString());
-		}
-		rearm(matcher);
-	}
-
-	/** Waits for the next consumer's notification; retried shortly when arming throws. */
-	private void rearm(NotificationMatcher matcher) {
+	private void received(NotificationMatcher matcher, Notification notification) {
+		startAnswering();
 		try {
-			arm(matcher);
+			if (matcher == this.releaseMatcher) {
+				release(notification);
+			}
+			else {
+				answer(notification);
+			}
 		}
-		catch (Throwable ex) {
-			survived("waiting for consumers' notifications", ex);
-			try {
-				this.scheduler.schedule(() -> rearm(matcher), 100, TimeUnit.MILLISECONDS);
-			}
-			catch (RejectedExecutionException closed) {
-				logger.log(Level.DEBUG, "KV producer closed while re-arming");
-			}
+		catch (RuntimeException | Error ex) {
+			couldNotAnswer(notification.remoteAgent(), "", ex);
+		}
+		finally {
+			answered();
 		}
 	}
 
@@ -589,11 +549,6 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 */
 	public long internalErrors() {
 		return this.internalErrors.get();
-	}
-
-	private static boolean isTimeout(Throwable failure) {
-		Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
-		return cause instanceof NixlException ex && ex.status() == NixlStatus.TIMEOUT;
 	}
 
 	/**
@@ -897,8 +852,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				return;
 			}
 			this.closed = true;
-			this.armed.values().forEach(wait -> wait.cancel(false));
-			this.armed.clear();
+			this.subscriptions.forEach(NotificationSubscription::close);
+			this.subscriptions.clear();
 			held = new ArrayList<>(this.leases.values());
 			this.leases.clear();
 			this.lock.notifyAll();

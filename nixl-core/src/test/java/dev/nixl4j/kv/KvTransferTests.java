@@ -1,10 +1,12 @@
 package dev.nixl4j.kv;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -360,6 +362,49 @@ public abstract class KvTransferTests {
 		}
 		assertThat(producer.activeLeases()).isZero();
 		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks());
+	}
+
+	@Test
+	void pullsSucceedDuringAndAfterAFloodOfUnclaimedJunkFromAnotherAgent(TestInfo info) {
+		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+		publish(producerCache, consumerCache);
+		NixlAgent flooder = track(newAgent("junk-" + ids.incrementAndGet(), (builder) -> {
+		}));
+		String producerName = producerCache.agent().name();
+		flooder.loadRemoteMetadata(producerCache.agent().localMetadata());
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 7);
+		int junk = AgentConfig.DEFAULT_MAILBOX_CAPACITY + 1000;
+		CompletableFuture<Void> flood = CompletableFuture.runAsync(() -> {
+			for (int i = 0; i < junk; i++) {
+				flooder.sendNotification(producerName, ("junk-" + i).getBytes(StandardCharsets.UTF_8));
+			}
+		});
+		int round = 0;
+		while (!flood.isDone() || round < 3) {
+			pullOnce(producer, consumer, remote, "during-" + round++);
+		}
+		flood.join();
+		for (int i = 0; i < 3; i++) {
+			pullOnce(producer, consumer, remote, "after-" + i);
+		}
+		Eventually.until(WAIT, "the junk over the flooder's bound is dropped",
+				() -> producerCache.agent().statistics().notificationsDropped(flooder.name()) == junk
+						- AgentConfig.DEFAULT_MAILBOX_PER_SENDER);
+		assertThat(producerCache.agent().statistics().notificationsDropped(consumerCache.agent().name())).isZero();
+		assertThat(producer.activeLeases()).isZero();
+	}
+
+	private static void pullOnce(KvProducer producer, KvConsumer consumer, int[] remote, String requestId) {
+		int[] local = consumer.cache().allocator().allocate(remote.length);
+		KvLease lease = producer.lease(requestId, remote, 1, LONG_LEASE);
+		consumer.pull(lease.params(), local, Duration.ofSeconds(10));
+		assertHolds(consumer.cache(), local, remote, 7);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		consumer.cache().allocator().release(local);
 	}
 
 	@Test

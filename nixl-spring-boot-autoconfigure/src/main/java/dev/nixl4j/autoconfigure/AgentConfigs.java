@@ -39,6 +39,7 @@ final class AgentConfigs {
 			.nativeProgressDelay(agent.getNativeProgressDelay())
 			.telemetry(agent.isTelemetry())
 			.mailboxCapacity(agent.getMailboxCapacity())
+			.mailboxPerSender(agent.getMailboxPerSender())
 			.stallTimeout(properties.getTransfer().getStallTimeout())
 			.nativeLibraryDirectory(properties.getNative().getLibraryDirectory())
 			.embedded(embedded(properties.getEmbedded()));

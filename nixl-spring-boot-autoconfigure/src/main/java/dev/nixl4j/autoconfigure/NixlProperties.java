@@ -155,10 +155,18 @@ public class NixlProperties implements Validator {
 		private boolean telemetry;
 
 		/**
-		 * How many unclaimed notifications the agent holds before it stops draining the
-		 * engine; further notifications wait inside the engine and are not dropped.
+		 * How many unclaimed notifications the agent holds in total (and at most 64 MiB
+		 * of them); over it, the oldest message of the sender holding the most is dropped
+		 * and counted.
 		 */
 		private int mailboxCapacity = AgentConfig.DEFAULT_MAILBOX_CAPACITY;
+
+		/**
+		 * How many unclaimed notifications the agent holds from one sender (and at most
+		 * the same share of 64 MiB); over it, that sender's oldest message is dropped and
+		 * counted. A value above the capacity acts as the capacity.
+		 */
+		private int mailboxPerSender = AgentConfig.DEFAULT_MAILBOX_PER_SENDER;
 
 		public @Nullable String getName() {
 			return this.name;
@@ -222,6 +230,14 @@ public class NixlProperties implements Validator {
 
 		public void setMailboxCapacity(int mailboxCapacity) {
 			this.mailboxCapacity = mailboxCapacity;
+		}
+
+		public int getMailboxPerSender() {
+			return this.mailboxPerSender;
+		}
+
+		public void setMailboxPerSender(int mailboxPerSender) {
+			this.mailboxPerSender = mailboxPerSender;
 		}
 
 	}

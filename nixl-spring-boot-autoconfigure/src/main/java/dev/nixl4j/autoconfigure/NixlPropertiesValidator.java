@@ -96,6 +96,8 @@ final class NixlPropertiesValidator {
 				(value) -> AgentConfig.builder(PROBE_NAME).nativeProgressDelay(value).build());
 		core("agent.mailboxCapacity", agent.getMailboxCapacity(),
 				(value) -> AgentConfig.builder(PROBE_NAME).mailboxCapacity(value).build());
+		core("agent.mailboxPerSender", agent.getMailboxPerSender(),
+				(value) -> AgentConfig.builder(PROBE_NAME).mailboxPerSender(value).build());
 	}
 
 	private void validateEmbedded() {

@@ -72,16 +72,16 @@ class NixlAutoConfigurationTests {
 
 	@Test
 	void propertiesReachTheAgentConfiguration() {
-		this.runner
-			.withPropertyValues("nixl.agent.name=decode-0", "nixl.agent.thread-sync=rw",
-					"nixl.agent.mailbox-capacity=128", "nixl.transfer.stall-timeout=7s",
-					"nixl.agent.native-progress-delay=250us", "nixl.native.environment.UCX_TLS=tcp",
-					"nixl.agent.backends[0].plugin=UCX", "nixl.agent.backends[0].parameters.num_workers=2")
+		this.runner.withPropertyValues("nixl.agent.name=decode-0", "nixl.agent.thread-sync=rw",
+				"nixl.agent.mailbox-capacity=128", "nixl.agent.mailbox-per-sender=16", "nixl.transfer.stall-timeout=7s",
+				"nixl.agent.native-progress-delay=250us", "nixl.native.environment.UCX_TLS=tcp",
+				"nixl.agent.backends[0].plugin=UCX", "nixl.agent.backends[0].parameters.num_workers=2")
 			.run(context -> {
 				AgentConfig config = context.getBean(AgentConfig.class);
 				assertThat(config.name()).isEqualTo("decode-0");
 				assertThat(config.threadSync()).isEqualTo(dev.nixl4j.ThreadSync.RW);
 				assertThat(config.mailboxCapacity()).isEqualTo(128);
+				assertThat(config.mailboxPerSender()).isEqualTo(16);
 				assertThat(config.stallTimeout()).isEqualTo(Duration.ofSeconds(7));
 				assertThat(config.nativeProgressDelay()).isEqualTo(Duration.ofNanos(250_000));
 				assertThat(config.nativeEnvironment()).containsEntry("UCX_TLS", "tcp");

@@ -766,9 +766,9 @@ public final class EmbeddedDriver implements EngineDriver {
 	@Override
 	public int drainNotifications(NotificationSink sink) {
 		int count = 0;
-		// Stops when the mailbox is full: each message taken frees room in the network
-		// inbox, which its readers refill meanwhile, so draining to the end could carry
-		// the mailbox past its cap.
+		// Stops when the sink says the pass is over: each message taken frees room in the
+		// network inbox, which its readers refill meanwhile, so a flood could keep the
+		// drain from ever ending.
 		Incoming incoming;
 		while (sink.hasRoom() && (incoming = this.inbox.poll()) != null) {
 			String lost = incoming.lost();

@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import dev.nixl4j.AgentConfig;
@@ -30,6 +31,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.NotificationSubscription;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.PreparedList;
 import dev.nixl4j.Registration;
@@ -104,7 +106,8 @@ public final class AgentCore implements NixlAgent {
 		this.lifecycle = new AgentLifecycle(config.name());
 		this.checks = new DescriptorChecks(config.name(), this.registrations, this.preparedLists);
 		this.remotes = new RemoteMemory(this.checks);
-		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity());
+		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity(),
+				config.mailboxPerSender());
 		this.statistics = new AgentStatisticsCounter(this.notifications);
 		this.faults = new AgentFaults(config.name(), this.lifecycle, this.statistics, this.notifications,
 				this.transfers);
@@ -470,6 +473,19 @@ public final class AgentCore implements NixlAgent {
 	}
 
 	@Override
+	public NotificationSubscription subscribeNotifications(NotificationMatcher matcher,
+			Consumer<Notification> handler) {
+		this.lifecycle.ensureActive("get_notifs");
+		NotificationSubscription subscription = this.notifications.subscribe(matcher, handler);
+		if (this.lifecycle.failure() != null || !this.lifecycle.isOpen()) {
+			// the agent failed or closed after the check above: nothing would deliver
+			subscription.close();
+		}
+		this.progressLoop.wakeUp();
+		return subscription;
+	}
+
+	@Override
 	public Optional<Notification> pollNotification(NotificationMatcher matcher) {
 		this.lifecycle.ensureOpen("get_notifs");
 		return this.notifications.poll(matcher);
@@ -485,7 +501,8 @@ public final class AgentCore implements NixlAgent {
 		// notifications, and
 		// NIXL answers every drain with an error and a log line: do not ask until one
 		// exists.
-		if (this.backends.isEmpty() || !this.notifications.hasRoom()) {
+		this.notifications.startPass();
+		if (this.backends.isEmpty()) {
 			return false;
 		}
 		try {

@@ -79,6 +79,16 @@ final class AgentStatisticsCounter implements AgentStatistics {
 	}
 
 	@Override
+	public long notificationsDropped() {
+		return this.notifications.dropped();
+	}
+
+	@Override
+	public long notificationsDropped(String remoteAgent) {
+		return this.notifications.dropped(remoteAgent);
+	}
+
+	@Override
 	public long internalErrors() {
 		return this.internalErrors.get();
 	}

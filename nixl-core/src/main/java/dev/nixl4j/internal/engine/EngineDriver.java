@@ -248,9 +248,10 @@ public interface EngineDriver extends AutoCloseable {
 		void accept(String remoteAgent, byte[] message);
 
 		/**
-		 * Whether another notification may be accepted now. A driver that can hold
-		 * messages back (in its own inbox, its readers blocked) stops draining when this
-		 * turns {@code false}, so that the agent's mailbox stays within its caps.
+		 * Whether another notification may be accepted in this drain. A driver that can
+		 * hold messages back (in its own inbox, its readers blocked) stops draining when
+		 * this turns {@code false}, so that one drain pass takes a bounded number of
+		 * messages however fast peers send.
 		 * @return {@code true} while there is room
 		 */
 		default boolean hasRoom() {

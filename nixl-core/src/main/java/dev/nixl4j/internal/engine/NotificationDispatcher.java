@@ -1,77 +1,172 @@
 package dev.nixl4j.internal.engine;
 
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
+import dev.nixl4j.NotificationSubscription;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Delivers each received notification exactly once: to the oldest waiter whose matcher
- * accepts it, or else into a mailbox where a later waiter or poll finds it. A waiter that
- * times out at the same moment a message is handed to it gives the message back to the
- * mailbox, so none is lost.
+ * Delivers each received notification exactly once: to the oldest open subscription whose
+ * matcher accepts it, else to the oldest waiter whose matcher accepts it, or else into a
+ * mailbox where a later waiter or poll finds it. A waiter that times out at the same
+ * moment a message is handed to it gives the message back to the mailbox.
+ *
+ * <p>
+ * The mailbox is bounded per sender and in total, in messages and in bytes, and never
+ * stops the drain: a message over a bound is dropped and counted instead. Over a sender's
+ * bound, that sender's oldest message goes; over the total bound, the oldest message of
+ * the sender holding the most (messages for the count cap, bytes for the byte cap), so a
+ * flooding peer never evicts a quieter peer's message while it holds more itself. A
+ * sender's byte bound is the same share of {@link #MAX_MAILBOX_BYTES} as its message
+ * bound is of the capacity. Drops are logged at most once per sender per
+ * {@link #DROP_LOG_INTERVAL}, naming the sender and the count, never the bytes.
+ *
+ * <p>
+ * Each drain pass takes at most {@link #DRAIN_PASS_LIMIT} messages from an engine that
+ * can hold messages back, so a flood cannot keep the progress loop from polling
+ * transfers; subscriptions' and waiters' messages are handed over in the order they were
+ * received, each behind at most the messages drained before it in the same pass.
  */
 final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
-	private final String agentName;
+	private static final System.Logger logger = System.getLogger(NotificationDispatcher.class.getName());
 
 	/**
-	 * The most bytes of unclaimed messages the mailbox holds before draining pauses,
-	 * beside its count: a peer sending large notifications nobody claims cannot fill the
-	 * heap.
+	 * The most bytes of unclaimed messages the mailbox holds, beside its count: a peer
+	 * sending large notifications nobody claims cannot fill the heap.
 	 */
 	static final long MAX_MAILBOX_BYTES = 64L << 20;
 
+	/** The most messages one drain pass takes from an engine that can hold them back. */
+	static final int DRAIN_PASS_LIMIT = 256;
+
+	/** The shortest time between two log lines about one sender's dropped messages. */
+	static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
+
+	/**
+	 * How many senders' drops are counted one by one; drops from further senders count in
+	 * the total and are logged together.
+	 */
+	static final int MAX_TRACKED_SENDERS = 1024;
+
+	/** How often the drop log is looked at when no sender dropped for the first time. */
+	private static final long DROP_LOG_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private final String agentName;
+
 	private final int capacity;
+
+	private final int perSender;
+
+	private final long perSenderBytes;
 
 	private final Object lock = new Object();
 
-	private final ArrayDeque<Notification> mailbox = new ArrayDeque<>();
+	/** Unclaimed messages by sender, each sender's oldest first; guarded by the lock. */
+	private final Map<String, Sender> mailbox = new HashMap<>();
 
 	private final List<Waiter> waiters = new ArrayList<>();
 
-	private volatile int mailboxSize;
+	private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
 
-	/** Bytes of the messages in the mailbox; guarded by {@link #lock}. */
+	/** The order of arrival of mailbox messages; guarded by the lock. */
+	private long sequence;
+
+	/** Messages in the mailbox; guarded by the lock. */
+	private int mailboxCount;
+
+	/** Bytes of the messages in the mailbox; guarded by the lock. */
 	private long mailboxBytes;
 
-	/** Whether {@link #mailboxBytes} is below {@link #MAX_MAILBOX_BYTES}. */
-	private volatile boolean mailboxBytesBelowCap = true;
+	private volatile int mailboxSize;
 
 	private volatile int waiterCount;
 
-	private long received;
+	private final AtomicLong received = new AtomicLong();
 
-	NotificationDispatcher(String agentName, int capacity) {
+	private final AtomicLong dropped = new AtomicLong();
+
+	/** Drops per sender since the agent started, for the first senders; the lock. */
+	private final Map<String, Long> droppedBySender = new LinkedHashMap<>();
+
+	/** Drops not yet logged, and when each sender was last logged; the lock. */
+	private final Map<String, DropLog> dropLogs = new HashMap<>();
+
+	/** Key of {@link #dropLogs} for senders beyond {@link #MAX_TRACKED_SENDERS}. */
+	private static final String OTHER_SENDERS = "\0other senders";
+
+	/** Whether a sender dropped a message for the first time since it was logged. */
+	private volatile boolean freshDrop;
+
+	/** When the drop log was last looked at; progress loop only. */
+	private long dropLogScanned = System.nanoTime();
+
+	/** Messages the current drain pass may still take; progress loop only. */
+	private int passBudget = DRAIN_PASS_LIMIT;
+
+	NotificationDispatcher(String agentName, int capacity, int perSender) {
+		if (capacity < 1 || perSender < 1) {
+			throw new IllegalArgumentException(
+					"mailbox capacity and per-sender bound must be at least 1, were " + capacity + " and " + perSender);
+		}
 		this.agentName = agentName;
 		this.capacity = capacity;
+		this.perSender = Math.min(perSender, capacity);
+		this.perSenderBytes = Math.max(1, MAX_MAILBOX_BYTES / capacity * this.perSender);
 	}
 
 	/**
-	 * Whether the progress loop may drain more notifications from the engine. While the
-	 * mailbox is full, messages wait inside the engine instead of being dropped.
+	 * Starts a drain pass: the engine may hand over up to {@link #DRAIN_PASS_LIMIT}
+	 * messages before {@link #hasRoom()} turns {@code false}. Also hands over what new
+	 * subscriptions took from the mailbox, and logs drops that are due.
+	 */
+	void startPass() {
+		this.passBudget = DRAIN_PASS_LIMIT;
+		for (Subscription subscription : this.subscriptions) {
+			subscription.run();
+		}
+		logDrops(System.nanoTime());
+	}
+
+	/**
+	 * Whether the current drain pass may take more messages. Unclaimed messages never
+	 * make this {@code false}: over the mailbox's bounds they are dropped.
 	 */
 	@Override
 	public boolean hasRoom() {
-		return this.mailboxSize < this.capacity && this.mailboxBytesBelowCap;
+		return this.passBudget > 0;
 	}
 
+	/**
+	 * Whether someone waits for notifications: a waiter or an open subscription, for
+	 * which the progress loop drains at its short pace rather than its idle one.
+	 */
 	boolean hasWaiters() {
-		return this.waiterCount > 0;
+		return this.waiterCount > 0 || !this.subscriptions.isEmpty();
 	}
 
 	@Override
 	public void accept(String remoteAgent, byte[] message) {
+		this.passBudget--;
 		deliver(remoteAgent, message);
 	}
 
@@ -101,10 +196,16 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	void deliver(String remoteAgent, byte[] message) {
+		this.received.incrementAndGet();
+		for (Subscription subscription : this.subscriptions) {
+			if (subscription.offer(remoteAgent, message)) {
+				subscription.run();
+				return;
+			}
+		}
 		Notification notification = new Notification(remoteAgent, message);
 		Waiter claimed = null;
 		synchronized (this.lock) {
-			this.received++;
 			for (Iterator<Waiter> it = this.waiters.iterator(); it.hasNext();) {
 				Waiter waiter = it.next();
 				if (waiter.matcher.matches(remoteAgent, message)) {
@@ -114,28 +215,42 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 				}
 			}
 			if (claimed == null) {
-				this.mailbox.addLast(notification);
-				this.mailboxBytes += message.length;
+				store(new Entry(remoteAgent, message, this.sequence++), false);
 			}
 			updateCounts();
 		}
 		if (claimed != null && !claimed.future.complete(notification)) {
 			// The waiter timed out or was cancelled in between: the message goes back.
 			synchronized (this.lock) {
-				this.mailbox.addFirst(notification);
-				this.mailboxBytes += message.length;
+				store(new Entry(remoteAgent, message, this.sequence++), false);
 				updateCounts();
 			}
 		}
 	}
 
+	NotificationSubscription subscribe(NotificationMatcher matcher, Consumer<Notification> handler) {
+		Subscription subscription = new Subscription(Objects.requireNonNull(matcher, "matcher"),
+				Objects.requireNonNull(handler, "handler"));
+		synchronized (this.lock) {
+			// what waits in the mailbox is the subscription's too, handed over by the
+			// progress loop
+			Entry entry;
+			while ((entry = take(matcher)) != null) {
+				subscription.queue.addLast(entry);
+			}
+			this.subscriptions.add(subscription);
+			updateCounts();
+		}
+		return subscription;
+	}
+
 	CompletableFuture<Notification> expect(NotificationMatcher matcher, Duration timeout) {
 		Waiter waiter;
 		synchronized (this.lock) {
-			Notification waiting = take(matcher);
+			Entry waiting = take(matcher);
 			if (waiting != null) {
 				updateCounts();
-				return CompletableFuture.completedFuture(waiting);
+				return CompletableFuture.completedFuture(waiting.notification());
 			}
 			waiter = new Waiter(matcher);
 			this.waiters.add(waiter);
@@ -157,15 +272,23 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	Optional<Notification> poll(NotificationMatcher matcher) {
 		synchronized (this.lock) {
-			Notification notification = take(matcher);
+			Entry entry = take(matcher);
 			updateCounts();
-			return Optional.ofNullable(notification);
+			return Optional.ofNullable(entry).map(Entry::notification);
 		}
 	}
 
 	long received() {
+		return this.received.get();
+	}
+
+	long dropped() {
+		return this.dropped.get();
+	}
+
+	long dropped(String remoteAgent) {
 		synchronized (this.lock) {
-			return this.received;
+			return this.droppedBySender.getOrDefault(remoteAgent, 0L);
 		}
 	}
 
@@ -174,8 +297,15 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	void close() {
+		List<Subscription> open = List.copyOf(this.subscriptions);
 		synchronized (this.lock) {
+			for (Subscription subscription : open) {
+				subscription.closed = true;
+				subscription.queue.clear();
+			}
+			this.subscriptions.clear();
 			this.mailbox.clear();
+			this.mailboxCount = 0;
 			this.mailboxBytes = 0;
 			updateCounts();
 		}
@@ -195,17 +325,162 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		}
 	}
 
-	private @Nullable Notification take(NotificationMatcher matcher) {
-		for (Iterator<Notification> it = this.mailbox.iterator(); it.hasNext();) {
-			Notification notification = it.next();
-			byte[] message = notification.message();
-			if (matcher.matches(notification.remoteAgent(), message)) {
-				it.remove();
-				this.mailboxBytes -= message.length;
-				return notification;
+	/**
+	 * Puts a message into the mailbox, dropping what is over the bounds; under the lock.
+	 * @param first whether the message goes before the sender's others (it was taken and
+	 * given back)
+	 */
+	private void store(Entry entry, boolean first) {
+		int length = entry.message.length;
+		if (length > this.perSenderBytes) {
+			countDrop(entry.sender);
+			return;
+		}
+		Sender sender = this.mailbox.computeIfAbsent(entry.sender, Sender::new);
+		while (!sender.entries.isEmpty()
+				&& (sender.entries.size() >= this.perSender || sender.bytes + length > this.perSenderBytes)) {
+			evictOldest(sender);
+		}
+		if (first) {
+			sender.entries.addFirst(entry);
+		}
+		else {
+			sender.entries.addLast(entry);
+		}
+		sender.bytes += length;
+		this.mailboxCount++;
+		this.mailboxBytes += length;
+		if (this.mailbox.get(entry.sender) == null) {
+			this.mailbox.put(entry.sender, sender);
+		}
+		while (this.mailboxCount > this.capacity) {
+			evictOldest(largest(sender, false));
+		}
+		while (this.mailboxBytes > MAX_MAILBOX_BYTES) {
+			evictOldest(largest(sender, true));
+		}
+	}
+
+	/**
+	 * Returns the sender holding the most messages (or bytes); the arriving sender when
+	 * it is among the largest, so that it never evicts an equal peer.
+	 */
+	private Sender largest(Sender arriving, boolean bytes) {
+		Sender largest = arriving;
+		for (Sender sender : this.mailbox.values()) {
+			long size = bytes ? sender.bytes : sender.entries.size();
+			long most = bytes ? largest.bytes : largest.entries.size();
+			if (size > most) {
+				largest = sender;
 			}
 		}
-		return null;
+		return largest;
+	}
+
+	private void evictOldest(Sender sender) {
+		Entry oldest = sender.entries.removeFirst();
+		removed(sender, oldest);
+		countDrop(sender.name);
+	}
+
+	private void removed(Sender sender, Entry entry) {
+		sender.bytes -= entry.message.length;
+		this.mailboxCount--;
+		this.mailboxBytes -= entry.message.length;
+		if (sender.entries.isEmpty()) {
+			this.mailbox.remove(sender.name);
+		}
+	}
+
+	private void countDrop(String sender) {
+		this.dropped.incrementAndGet();
+		String key = sender;
+		Long count = this.droppedBySender.get(sender);
+		if (count != null || this.droppedBySender.size() < MAX_TRACKED_SENDERS) {
+			this.droppedBySender.put(sender, (count != null) ? count + 1 : 1);
+		}
+		else {
+			key = OTHER_SENDERS;
+		}
+		DropLog log = this.dropLogs.get(key);
+		if (log == null) {
+			log = new DropLog();
+			this.dropLogs.put(key, log);
+			this.freshDrop = true;
+		}
+		log.sinceLogged++;
+	}
+
+	/**
+	 * Logs the drops of each sender not logged within {@link #DROP_LOG_INTERVAL}; a
+	 * sender's first drop at once. Progress loop only.
+	 */
+	private void logDrops(long now) {
+		if (!this.freshDrop && now - this.dropLogScanned < DROP_LOG_SCAN_NANOS) {
+			return;
+		}
+		this.dropLogScanned = now;
+		List<String> lines = new ArrayList<>();
+		synchronized (this.lock) {
+			this.freshDrop = false;
+			for (Iterator<Map.Entry<String, DropLog>> it = this.dropLogs.entrySet().iterator(); it.hasNext();) {
+				Map.Entry<String, DropLog> entry = it.next();
+				DropLog log = entry.getValue();
+				boolean due = !log.logged || now - log.loggedAt >= DROP_LOG_INTERVAL.toNanos();
+				if (log.sinceLogged > 0 && due) {
+					String sender = entry.getKey().equals(OTHER_SENDERS) ? "further senders"
+							: "'" + entry.getKey() + "'";
+					lines.add("Agent '" + this.agentName + "' dropped " + log.sinceLogged
+							+ " unclaimed notification(s) from " + sender
+							+ (log.logged ? " in the last " + TimeUnit.NANOSECONDS.toSeconds(now - log.loggedAt) + " s"
+									: "")
+							+ ": over the mailbox's bound per sender (" + this.perSender + " messages, "
+							+ this.perSenderBytes + " bytes) or in total (" + this.capacity + " messages, "
+							+ MAX_MAILBOX_BYTES + " bytes); nobody waited for them (further drops from this sender"
+							+ " are logged at most every " + DROP_LOG_INTERVAL.toSeconds() + " s)");
+					log.sinceLogged = 0;
+					log.logged = true;
+					log.loggedAt = now;
+				}
+				else if (log.sinceLogged == 0 && due) {
+					it.remove();
+				}
+			}
+		}
+		for (String line : lines) {
+			logger.log(Level.WARNING, line);
+		}
+	}
+
+	/**
+	 * Takes the oldest mailbox message the matcher accepts; under the lock.
+	 */
+	private @Nullable Entry take(NotificationMatcher matcher) {
+		Optional<String> from = matcher.remoteAgent();
+		Sender found = null;
+		Entry oldest = null;
+		if (from.isPresent()) {
+			Sender sender = this.mailbox.get(from.get());
+			if (sender != null) {
+				oldest = sender.first(matcher);
+				found = sender;
+			}
+		}
+		else {
+			for (Sender sender : this.mailbox.values()) {
+				Entry first = sender.first(matcher);
+				if (first != null && (oldest == null || first.sequence < oldest.sequence)) {
+					oldest = first;
+					found = sender;
+				}
+			}
+		}
+		if (oldest == null || found == null) {
+			return null;
+		}
+		found.entries.remove(oldest);
+		removed(found, oldest);
+		return oldest;
 	}
 
 	private boolean remove(Waiter waiter) {
@@ -217,9 +492,52 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	private void updateCounts() {
-		this.mailboxSize = this.mailbox.size();
-		this.mailboxBytesBelowCap = this.mailboxBytes < MAX_MAILBOX_BYTES;
+		this.mailboxSize = this.mailboxCount;
 		this.waiterCount = this.waiters.size();
+	}
+
+	/** A mailbox message. */
+	private record Entry(String sender, byte[] message, long sequence) {
+
+		Notification notification() {
+			return new Notification(this.sender, this.message);
+		}
+
+	}
+
+	/** One sender's unclaimed messages; guarded by the dispatcher's lock. */
+	private static final class Sender {
+
+		final String name;
+
+		final ArrayDeque<Entry> entries = new ArrayDeque<>();
+
+		long bytes;
+
+		Sender(String name) {
+			this.name = name;
+		}
+
+		@Nullable Entry first(NotificationMatcher matcher) {
+			for (Entry entry : this.entries) {
+				if (matcher.matches(entry.sender, entry.message)) {
+					return entry;
+				}
+			}
+			return null;
+		}
+
+	}
+
+	/** Drops of one sender not yet logged; guarded by the dispatcher's lock. */
+	private static final class DropLog {
+
+		long sinceLogged;
+
+		boolean logged;
+
+		long loggedAt;
+
 	}
 
 	private static final class Waiter {
@@ -230,6 +548,96 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 		Waiter(NotificationMatcher matcher) {
 			this.matcher = matcher;
+		}
+
+	}
+
+	/**
+	 * A standing claim. Its handler is called on one thread at a time: the progress
+	 * loop's, which is the only one that delivers.
+	 */
+	private final class Subscription implements NotificationSubscription {
+
+		private final NotificationMatcher matcher;
+
+		private final Consumer<Notification> handler;
+
+		/** Messages taken for the handler and not yet handed over; the lock. */
+		final ArrayDeque<Entry> queue = new ArrayDeque<>();
+
+		volatile boolean closed;
+
+		Subscription(NotificationMatcher matcher, Consumer<Notification> handler) {
+			this.matcher = matcher;
+			this.handler = handler;
+		}
+
+		/** Takes a message the matcher accepts, for {@link #run()} to hand over. */
+		boolean offer(String remoteAgent, byte[] message) {
+			if (this.closed || !this.matcher.matches(remoteAgent, message)) {
+				return false;
+			}
+			synchronized (NotificationDispatcher.this.lock) {
+				if (this.closed) {
+					return false;
+				}
+				this.queue.addLast(new Entry(remoteAgent, message, 0));
+				return true;
+			}
+		}
+
+		/** Hands over what was taken, in order. */
+		void run() {
+			while (true) {
+				Entry entry;
+				synchronized (NotificationDispatcher.this.lock) {
+					entry = this.queue.pollFirst();
+				}
+				if (entry == null) {
+					return;
+				}
+				try {
+					this.handler.accept(entry.notification());
+				}
+				catch (RuntimeException | Error ex) {
+					logger.log(Level.WARNING,
+							"Agent '" + NotificationDispatcher.this.agentName + "': the handler of the subscription to "
+									+ this.matcher + " threw on a notification from '" + entry.sender
+									+ "'; the notification counts as handled",
+							ex);
+				}
+			}
+		}
+
+		@Override
+		public NotificationMatcher matcher() {
+			return this.matcher;
+		}
+
+		@Override
+		public boolean isOpen() {
+			return !this.closed;
+		}
+
+		@Override
+		public void close() {
+			synchronized (NotificationDispatcher.this.lock) {
+				if (this.closed) {
+					return;
+				}
+				this.closed = true;
+				NotificationDispatcher.this.subscriptions.remove(this);
+				Entry entry;
+				while ((entry = this.queue.pollLast()) != null) {
+					store(new Entry(entry.sender, entry.message, -1), true);
+				}
+				updateCounts();
+			}
+		}
+
+		@Override
+		public String toString() {
+			return "NotificationSubscription[" + this.matcher + (this.closed ? ", closed]" : "]");
 		}
 
 	}

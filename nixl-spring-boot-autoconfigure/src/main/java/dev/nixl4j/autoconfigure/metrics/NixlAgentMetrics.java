@@ -35,6 +35,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * (gauge): memory registered now;
  * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent}
  * or {@code received});
+ * <li>{@code nixl.notifications.dropped} (function counter): notifications dropped
+ * unclaimed, over the mailbox's bound for their sender or in total (no sender tag: the
+ * log names the senders);
  * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded;
  * <li>{@code nixl.agent.failed} (gauge): 1 once the agent {@linkplain AgentState#FAILED
  * failed} (one of its internal threads could not go on), else 0;
@@ -141,6 +144,10 @@ public class NixlAgentMetrics implements MeterBinder {
 		FunctionCounter.builder("nixl.notifications", statistics, AgentStatistics::notificationsReceived)
 			.tags(this.tags.and("direction", "received"))
 			.description("Notifications received")
+			.register(registry);
+		FunctionCounter.builder("nixl.notifications.dropped", statistics, AgentStatistics::notificationsDropped)
+			.tags(this.tags)
+			.description("Notifications dropped unclaimed, over the mailbox's bound for their sender or in total")
 			.register(registry);
 		Gauge.builder("nixl.peers", this.agent, (a) -> a.remoteAgents().size())
 			.tags(this.tags)

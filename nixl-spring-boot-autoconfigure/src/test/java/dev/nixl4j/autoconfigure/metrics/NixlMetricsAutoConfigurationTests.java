@@ -2,16 +2,22 @@ package dev.nixl4j.autoconfigure.metrics;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.Registration;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TestPeer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -101,6 +107,27 @@ class NixlMetricsAutoConfigurationTests {
 			}
 			assertThat(registry.find("nixl.transfers").meters()).hasSize(8)
 				.allSatisfy((meter) -> assertThat(meter.getId().getTag("agent")).isEqualTo(agent.name()));
+		});
+	}
+
+	@Test
+	void notificationsDroppedOverTheMailboxsBoundAreCounted() {
+		this.runner.withPropertyValues("nixl.agent.mailbox-per-sender=1").run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			NixlAgent agent = context.getBean(NixlAgent.class);
+			assertThat(count(registry, "nixl.notifications.dropped")).isZero();
+			try (NixlAgent sender = NixlAgent.create(
+					AgentConfig.builder("dropping-" + ProcessHandle.current().pid()).engine(Engine.EMBEDDED).build())) {
+				sender.loadRemoteMetadata(agent.localMetadata());
+				for (int i = 0; i < 3; i++) {
+					sender.sendNotification(agent.name(), ("unclaimed-" + i).getBytes(StandardCharsets.UTF_8));
+				}
+				Eventually.until(Duration.ofSeconds(30), "two notifications dropped",
+						() -> count(registry, "nixl.notifications.dropped") == 2);
+			}
+			assertThat(registry.get("nixl.notifications.dropped").functionCounter().getId().getTags())
+				.extracting(Tag::getKey)
+				.containsExactly("agent");
 		});
 	}
 
