@@ -1,6 +1,7 @@
 package dev.nixl4j.kv;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 
@@ -39,13 +40,25 @@ public final class KvLease {
 	/** Guarded by the producer's lock. */
 	private @Nullable ScheduledFuture<?> expiry;
 
-	KvLease(KvTransferParams params, long[] generations, Duration ttl) {
+	/** The consumer the lease is for, when the producer was told. */
+	private final @Nullable String consumer;
+
+	KvLease(KvTransferParams params, long[] generations, Duration ttl, @Nullable String consumer) {
 		this.params = params;
+		this.consumer = consumer;
 		this.blockIds = params.blockIdArray();
 		this.generations = generations;
 		this.ttl = ttl;
 		this.ranksDone = new boolean[params.consumerRanks()];
 		this.claimants = new String[params.consumerRanks()];
+	}
+
+	/**
+	 * Returns the consumer's agent the lease was taken for.
+	 * @return the agent, empty when the lease was taken without naming one
+	 */
+	public Optional<String> consumer() {
+		return Optional.ofNullable(this.consumer);
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,7 @@ import dev.nixl4j.NotificationSubscription;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -106,6 +108,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	/** How long loading a peer's metadata may take, unless told otherwise. */
 	public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
 
+	/** The longest consumer agent name a lease takes. */
+	private static final int MAX_AGENT_NAME = 256;
+
 	/** What leases let consumers check, unless told otherwise. */
 	public static final KvIntegrity DEFAULT_INTEGRITY = KvIntegrity.GENERATION;
 
@@ -146,6 +151,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	};
 
 	private final List<NotificationSubscription> subscriptions = new ArrayList<>();
+
+	private volatile @Nullable ConsumerWatch consumerWatch;
 
 	private boolean closed;
 
@@ -256,7 +263,30 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * {@link NixlStatus#CLOSED}
 	 */
 	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl) {
+		return lease(requestId, blockIds, consumerRanks, ttl, null);
+	}
+
+	/**
+	 * Holds a request's blocks for one consumer to pull, as
+	 * {@link #lease(String, int[], int, Duration)} does, and ends the lease
+	 * ({@link LeaseOutcome#RELEASED}) as soon as that consumer is known to be gone
+	 * ({@link #releaseLeasesOf}), rather than at its time to live: when its entry leaves
+	 * the exchange that {@link #watchConsumers} watches, for example.
+	 * @param requestId the request
+	 * @param blockIds the request's blocks, distinct, allocated, in token order
+	 * @param consumerRanks how many consumer ranks each read a slice of heads
+	 * @param ttl how long the blocks are held at most
+	 * @param consumer the consumer's agent, or {@code null} for any
+	 * @return the lease
+	 * @throws NixlException as {@link #lease(String, int[], int, Duration)} does
+	 */
+	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl, @Nullable String consumer) {
 		SettingChecks.requirePositive(ttl, "ttl");
+		if (consumer != null && (consumer.isBlank() || consumer.length() > MAX_AGENT_NAME)) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
+					"the consumer's agent name must be 1 to " + MAX_AGENT_NAME + " characters, was "
+							+ consumer.length());
+		}
 		PagedKvCache.requireBlocks("kv_lease", blockIds, this.cache.layout().numBlocks(), "this cache");
 		PagedKvCache.requireDistinct("kv_lease", blockIds, "the leased blocks");
 		KvTransferParams params;
@@ -274,6 +304,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		// fails the consumer's check.
 		List<Integer> checksums = (this.integrity == KvIntegrity.CRC32C) ? checksums(blockIds, consumerRanks)
 				: List.of();
+		KvLease lease;
 		synchronized (this.lock) {
 			requireOpen("kv_lease");
 			if (this.leases.containsKey(requestId)) {
@@ -285,13 +316,77 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			long digest = (this.integrity != KvIntegrity.NONE) ? BlockAllocator.digest(blockIds, generations)
 					: KvMessages.NO_GENERATION;
 			long id = newLeaseId();
-			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
+			lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
 					params.layoutFingerprint(), id, consumerRanks, digest, checksums,
-					this.cache.handle().incarnation()), generations, ttl);
+					this.cache.handle().incarnation()), generations, ttl, consumer);
 			this.leases.put(requestId, lease);
 			lease.expiry(this.scheduler.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
-			return lease;
 		}
+		ConsumerWatch watch = this.consumerWatch;
+		if (consumer != null && watch != null) {
+			watch.watch(consumer);
+		}
+		return lease;
+	}
+
+	/**
+	 * Ends every lease taken for a consumer that is gone ({@link LeaseOutcome#RELEASED}),
+	 * so that its blocks return to the pool at once instead of at the leases' time to
+	 * live. A consumer rank of those leases still reading is answered
+	 * {@link LeaseConfirmation#RELEASED}.
+	 * @param consumer the consumer's agent
+	 * @return how many leases ended
+	 */
+	public int releaseLeasesOf(String consumer) {
+		List<KvLease> released = new ArrayList<>();
+		List<Integer> reused = new ArrayList<>();
+		synchronized (this.lock) {
+			for (Iterator<KvLease> it = this.leases.values().iterator(); it.hasNext();) {
+				KvLease lease = it.next();
+				if (lease.consumer().filter(consumer::equals).isPresent()) {
+					it.remove();
+					lease.cancelExpiry();
+					this.ended.put(lease.id(), LeaseConfirmation.RELEASED);
+					reused.add(releaseBlocks(lease));
+					released.add(lease);
+				}
+			}
+			if (!released.isEmpty()) {
+				this.lock.notifyAll();
+			}
+		}
+		if (!released.isEmpty()) {
+			logger.log(Level.INFO,
+					"KV producer of agent ''{0}'' released {1} leases of consumer ''{2}'', which is gone",
+					this.agent.name(), released.size(), consumer);
+		}
+		for (int i = 0; i < released.size(); i++) {
+			reportReused(released.get(i), reused.get(i));
+			released.get(i).end(LeaseOutcome.RELEASED);
+		}
+		return released.size();
+	}
+
+	/**
+	 * Watches, in an exchange, every consumer that a lease names
+	 * ({@link #lease(String, int[], int, Duration, String)}): when its entry is withdrawn
+	 * or expires (its process stopped, or died and its entry's time to live ran out), its
+	 * leases are released ({@link #releaseLeasesOf}). Up to
+	 * {@link ConsumerWatch#MAX_WATCHED} consumers are watched at once; the watches end
+	 * when the producer closes.
+	 * @param exchange the exchange the consumers publish their metadata in
+	 * @return this producer
+	 */
+	public KvProducer watchConsumers(MetadataExchange exchange) {
+		synchronized (this.lock) {
+			requireOpen("kv_watch");
+			if (this.consumerWatch != null) {
+				throw new IllegalStateException(
+						"the KV producer of agent '" + this.agent.name() + "' watches its consumers already");
+			}
+			this.consumerWatch = new ConsumerWatch(exchange, this::releaseLeasesOf);
+		}
+		return this;
 	}
 
 	/**
@@ -854,6 +949,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			this.closed = true;
 			this.subscriptions.forEach(NotificationSubscription::close);
 			this.subscriptions.clear();
+			if (this.consumerWatch != null) {
+				this.consumerWatch.close();
+			}
 			held = new ArrayList<>(this.leases.values());
 			this.leases.clear();
 			this.lock.notifyAll();

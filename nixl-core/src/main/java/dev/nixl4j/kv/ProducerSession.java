@@ -171,12 +171,13 @@ final class ProducerSession {
 	}
 
 	/**
-	 * Fetches the producer's handle: waiting for it to be published, unless the producer
-	 * is known to be gone, in which case it is asked for once, so that a pull fails at
-	 * once while the producer stays away and succeeds at once when it is back.
+	 * Fetches the producer's handle. Only a producer never resolved yet is waited for (it
+	 * may be starting); one this session knew (gone, reconnecting after a failure, or
+	 * forgotten because the exchange withdrew it) is asked for once, so that a pull fails
+	 * at once while the producer stays away and succeeds at once when it is back.
 	 */
 	private RemoteCacheHandle resolve(KvDirectory directory, long deadline) {
-		Duration wait = (this.state == KvSessionState.GONE) ? Duration.ZERO : bounded(deadline);
+		Duration wait = (this.state == KvSessionState.NEW) ? bounded(deadline) : Duration.ZERO;
 		try {
 			return directory.resolve(this.producer, wait);
 		}

@@ -1,5 +1,7 @@
 package dev.nixl4j.autoconfigure;
 
+import java.util.Objects;
+
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.kv.KvCacheLayout;
@@ -54,7 +56,8 @@ class NixlKvCacheConfiguration {
 	@ConditionalOnMissingBean
 	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout, NixlProperties properties) {
 		KvCacheMemory.check(layout);
-		return PagedKvCache.allocate(agent, layout, properties.getKv().getModelFingerprint());
+		return PagedKvCache.allocate(agent, layout,
+				Objects.requireNonNullElse(properties.getKv().getModelFingerprint(), ""));
 	}
 
 	@Bean
@@ -69,9 +72,13 @@ class NixlKvCacheConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties) {
-		return new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX, properties.getMetadata().getFetchTimeout(),
-				properties.getKv().getIntegrity());
+	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties,
+			ObjectProvider<MetadataExchange> exchange) {
+		KvProducer producer = new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX,
+				properties.getMetadata().getFetchTimeout(), properties.getKv().getIntegrity());
+		// the leases of a consumer whose entry leaves the exchange end at once
+		exchange.ifUnique(producer::watchConsumers);
+		return producer;
 	}
 
 	/**

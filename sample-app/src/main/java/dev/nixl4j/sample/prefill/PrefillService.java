@@ -20,6 +20,7 @@ import dev.nixl4j.sample.SampleProperties;
 import dev.nixl4j.sample.ToyModel;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
+import org.jspecify.annotations.Nullable;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -92,7 +93,7 @@ public class PrefillService {
 		BlockShares.Share share = this.shares.take(request.consumerAgent(), requestId, count);
 		boolean leased = false;
 		try {
-			PrefillResponse response = fillAndLease(requestId, tokens, count, share);
+			PrefillResponse response = fillAndLease(requestId, request.consumerAgent(), tokens, count, share);
 			// the lease gives the share back when it ends
 			leased = true;
 			return response;
@@ -104,7 +105,8 @@ public class PrefillService {
 		}
 	}
 
-	private PrefillResponse fillAndLease(String requestId, int[] tokens, int count, BlockShares.Share share) {
+	private PrefillResponse fillAndLease(String requestId, @Nullable String consumer, int[] tokens, int count,
+			BlockShares.Share share) {
 		int[] blocks;
 		try {
 			blocks = this.cache.allocator().allocate(count);
@@ -118,7 +120,7 @@ public class PrefillService {
 			long start = System.nanoTime();
 			long crc = fill(tokens, blocks);
 			double fillMillis = (System.nanoTime() - start) / 1e6;
-			KvLease lease = lease(requestId, blocks);
+			KvLease lease = lease(requestId, consumer, blocks);
 			// the share ends with the lease, after its blocks were released
 			lease.outcome().whenComplete((outcome, failure) -> share.close());
 			// the constructor registered a counter for every outcome
@@ -145,9 +147,14 @@ public class PrefillService {
 		return crc.getValue();
 	}
 
-	private KvLease lease(String requestId, int[] blocks) {
+	/**
+	 * Leases the blocks for the consumer named in the request, so that they come back as
+	 * soon as that consumer's entry leaves the registry (the starter's producer watches
+	 * it).
+	 */
+	private KvLease lease(String requestId, @Nullable String consumer, int[] blocks) {
 		try {
-			return this.producer.lease(requestId, blocks, 1, this.leaseTtl);
+			return this.producer.lease(requestId, blocks, 1, this.leaseTtl, consumer);
 		}
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.ERROR_INVALID_PARAM) {
