@@ -136,6 +136,8 @@ public final class MetadataHttpServer implements AutoCloseable {
 			return thread;
 		});
 		this.deadlines.setRemoveOnCancelPolicy(true);
+		long sweep = this.handler.sweepInterval().toNanos();
+		this.deadlines.scheduleWithFixedDelay(this.handler::expireDue, sweep, sweep, TimeUnit.NANOSECONDS);
 		ServerSocket socket = new ServerSocket();
 		try {
 			socket.setReuseAddress(true);

@@ -60,8 +60,9 @@ import org.jspecify.annotations.Nullable;
  * (its watches are told) and the name is free again. A restarted agent that lost its
  * secret therefore gets its name back at most one TTL after its old process stopped
  * renewing; one that shut down cleanly deleted its entry at once. Expiry is checked on
- * every request: for the entry asked about, and for all entries at most ten times per
- * TTL; no thread of its own;</li>
+ * every request (for the entry asked about, and for all entries at most ten times per
+ * TTL) and whenever the server calls {@link #expireDue()}, which the servers of this
+ * project do every tenth of the TTL; the handler has no thread of its own;</li>
  * <li><b>the registry is bounded</b>: at most {@link Builder#maxEntries(int)} entries
  * (default {@value #DEFAULT_MAX_ENTRIES}) and {@link Builder#maxTotalBytes(long)} bytes
  * of metadata (default 256 MiB) created over HTTP. A {@code PUT} that does not fit gets
@@ -731,6 +732,32 @@ public final class MetadataRegistryHandler {
 			return "the document kind in the path is refused: it must be 1 to 64 characters of a-z, 0-9, '.' "
 					+ "and '-', starting with a letter or digit";
 		}
+	}
+
+	/**
+	 * Withdraws every entry whose owner did not renew it in time, now. Requests do it as
+	 * they arrive; a server also calls it every {@link #sweepInterval()}, so that an
+	 * entry whose owner died expires (and watchers of the store learn it) within a tenth
+	 * of its TTL after its deadline even when no request comes.
+	 */
+	public void expireDue() {
+		this.lock.lock();
+		try {
+			this.lastSweep = System.nanoTime() - this.sweepIntervalNanos;
+			sweep(System.nanoTime());
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Returns how often a server should call {@link #expireDue()}: a tenth of the entry
+	 * TTL.
+	 * @return the interval
+	 */
+	public Duration sweepInterval() {
+		return Duration.ofNanos(this.sweepIntervalNanos);
 	}
 
 	/**

@@ -1,11 +1,15 @@
 package dev.nixl4j.autoconfigure.web;
 
 import java.io.IOException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.metadata.MetadataRegistryHandler;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A servlet that serves the HTTP metadata registry ({@code GET}, {@code PUT},
@@ -27,12 +31,39 @@ public final class MetadataRegistryServlet extends HttpServlet {
 
 	private final transient MetadataRegistryHandler handler;
 
+	private transient volatile @Nullable ScheduledExecutorService sweeper;
+
 	/**
 	 * Creates the servlet.
 	 * @param handler the registry's request handling
 	 */
 	public MetadataRegistryServlet(MetadataRegistryHandler handler) {
 		this.handler = handler;
+	}
+
+	/**
+	 * Starts expiring entries on a timer ({@link MetadataRegistryHandler#expireDue}), so
+	 * that the entry of an agent that died leaves the registry, and its watchers hear of
+	 * it, without waiting for another request.
+	 */
+	@Override
+	public void init() {
+		ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, "nixl4j-metadata-registry-expiry");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long interval = this.handler.sweepInterval().toNanos();
+		sweeper.scheduleWithFixedDelay(this.handler::expireDue, interval, interval, TimeUnit.NANOSECONDS);
+		this.sweeper = sweeper;
+	}
+
+	@Override
+	public void destroy() {
+		ScheduledExecutorService sweeper = this.sweeper;
+		if (sweeper != null) {
+			sweeper.shutdownNow();
+		}
 	}
 
 	@Override

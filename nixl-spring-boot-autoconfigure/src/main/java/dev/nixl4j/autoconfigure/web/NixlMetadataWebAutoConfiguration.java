@@ -83,6 +83,8 @@ public final class NixlMetadataWebAutoConfiguration {
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
 				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");
 		registration.setName(SERVLET_NAME);
+		// started with the server, so that entries expire on time before any request
+		registration.setLoadOnStartup(1);
 		return registration;
 	}
 
