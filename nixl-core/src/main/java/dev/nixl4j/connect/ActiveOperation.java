@@ -83,6 +83,9 @@ public abstract sealed class ActiveOperation extends Operation permits ReadOpera
 				Throwable cause = (error.getCause() != null && !(error instanceof NixlException)) ? error.getCause()
 						: error;
 				NixlStatus status = (cause instanceof NixlException nixl) ? nixl.status() : NixlStatus.UNKNOWN;
+				if (status == NixlStatus.ERROR_BACKEND) {
+					connector.remoteAgents().disconnected(started.peer());
+				}
 				finish(OperationStatus.ERRORED, failure(status,
 						"the " + this.op.name().toLowerCase() + " transfer failed: " + cause.getMessage(), cause));
 			}

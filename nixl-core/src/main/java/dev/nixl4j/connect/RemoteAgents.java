@@ -129,6 +129,25 @@ final class RemoteAgents {
 	}
 
 	/**
+	 * Forgets a peer whose transfer failed in the backend (its connection dropped): its
+	 * metadata is invalidated now, so that the next operation with it loads the metadata
+	 * its RDMA metadata carries again and NIXL connects anew, instead of every later
+	 * operation failing on the broken connection.
+	 */
+	synchronized void disconnected(String name) {
+		Peer peer = this.peers.get(name);
+		if (peer == null) {
+			return;
+		}
+		peer.loaded = null;
+		if (this.agent.isOpen() && this.agent.hasRemoteMetadata(name)) {
+			logger.log(Level.INFO, "A transfer of agent ''{0}'' with ''{1}'' failed in the backend: its metadata is"
+					+ " loaded again for the next operation", this.agent.name(), name);
+			invalidate(name);
+		}
+	}
+
+	/**
 	 * Gives a reference back; after the last one, a peer this connector loaded is
 	 * invalidated once the linger passed without a new reference.
 	 */

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
@@ -122,6 +123,34 @@ public abstract class ConnectorContractTests {
 		assertThat(Bytes.hasPattern(target, 1)).isTrue();
 		assertReleased(this.a);
 		assertReleased(this.b);
+	}
+
+	@Test
+	void aReadThatFailsInTheBackendMakesTheNextOperationLoadThePeerAgain() {
+		AgentConfig config = config("faulty");
+		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
+		NixlAgent readerAgent = driver.agent(config);
+		this.resources.add(readerAgent);
+		Connector reader = Connector.wrap(readerAgent, Connector.DEFAULT_LEASE, Duration.ofMinutes(5));
+		this.resources.add(reader);
+		MemorySegment source = Bytes.pattern(this.arena, 1 << 16, 3);
+		MemorySegment target = Bytes.pattern(this.arena, 1 << 16, 0);
+		driver.loseTransfers(-2, 1);
+		ReadableOperation first = this.a.createReadable(Descriptor.of(source));
+		ReadOperation failed = reader.beginRead(overTheWire(first), Descriptor.of(target));
+
+		assertThatThrownBy(() -> failed.await(WAIT)).isInstanceOfSatisfying(NixlException.class,
+				(ex) -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_BACKEND));
+		assertThat(reader.agent().hasRemoteMetadata(this.a.name())).as("forgotten after the backend failure").isFalse();
+		first.close();
+
+		ReadableOperation second = this.a.createReadable(Descriptor.of(source));
+		ReadOperation read = reader.beginRead(overTheWire(second), Descriptor.of(target));
+		read.await(WAIT);
+		second.await(WAIT);
+		assertThat(Bytes.hasPattern(target, 3)).isTrue();
+		assertThat(reader.remoteAgents().loads()).as("loaded again for the second operation").isEqualTo(2);
+		read.close();
 	}
 
 	@Test
