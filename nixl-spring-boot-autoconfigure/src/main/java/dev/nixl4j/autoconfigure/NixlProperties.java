@@ -5,7 +5,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 
 import dev.nixl4j.AgentConfig;
@@ -60,6 +62,8 @@ public class NixlProperties implements Validator {
 
 	private final Shutdown shutdown = new Shutdown();
 
+	private final Endpoint endpoint = new Endpoint();
+
 	public Agent getAgent() {
 		return this.agent;
 	}
@@ -94,6 +98,10 @@ public class NixlProperties implements Validator {
 
 	public Shutdown getShutdown() {
 		return this.shutdown;
+	}
+
+	public Endpoint getEndpoint() {
+		return this.endpoint;
 	}
 
 	@Override
@@ -1055,9 +1063,9 @@ public class NixlProperties implements Validator {
 		 * What identifies the model whose KV the cache holds (its name, revision and
 		 * anything else that changes the KV values). Published in the cache's handle: a
 		 * consumer refuses a producer whose model fingerprint differs from its own before
-		 * it loads anything. Empty: no model check, only the layout's.
+		 * it loads anything. Unset: no model check, only the layout's.
 		 */
-		private String modelFingerprint = "";
+		private @Nullable String modelFingerprint;
 
 		public @Nullable Integer getLayers() {
 			return this.layers;
@@ -1139,11 +1147,11 @@ public class NixlProperties implements Validator {
 			this.leaseTtl = leaseTtl;
 		}
 
-		public String getModelFingerprint() {
+		public @Nullable String getModelFingerprint() {
 			return this.modelFingerprint;
 		}
 
-		public void setModelFingerprint(String modelFingerprint) {
+		public void setModelFingerprint(@Nullable String modelFingerprint) {
 			this.modelFingerprint = modelFingerprint;
 		}
 
@@ -1174,6 +1182,60 @@ public class NixlProperties implements Validator {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+	}
+
+	/**
+	 * The {@code nixl} Actuator endpoint.
+	 */
+	public static class Endpoint {
+
+		/**
+		 * When the endpoint shows agent names (this agent's, its peers', the peers of its
+		 * transfers): never, when-authorized (to an authenticated caller, in one of
+		 * "roles" when those are set) or always. Names are what a holder of the
+		 * registry's shared token needs to squat an agent's entry; counts and sizes are
+		 * always shown.
+		 */
+		private ShowNames showNames = ShowNames.WHEN_AUTHORIZED;
+
+		/**
+		 * Roles of which an authenticated caller needs one to see names when "show-names"
+		 * is when-authorized; empty: any authenticated caller.
+		 */
+		private Set<String> roles = new LinkedHashSet<>();
+
+		public ShowNames getShowNames() {
+			return this.showNames;
+		}
+
+		public void setShowNames(ShowNames showNames) {
+			this.showNames = showNames;
+		}
+
+		public Set<String> getRoles() {
+			return this.roles;
+		}
+
+		public void setRoles(Set<String> roles) {
+			this.roles = roles;
+		}
+
+		/**
+		 * When names are shown, as Spring Boot's health endpoint decides on details.
+		 */
+		public enum ShowNames {
+
+			/** Never. */
+			NEVER,
+
+			/** To an authenticated caller (in one of the roles, when set). */
+			WHEN_AUTHORIZED,
+
+			/** To every caller. */
+			ALWAYS
+
 		}
 
 	}

@@ -1,8 +1,10 @@
 package dev.nixl4j.autoconfigure.endpoint;
 
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.nixl4j.AgentStatistics;
 import dev.nixl4j.Backend;
@@ -17,6 +19,8 @@ import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
@@ -33,30 +37,67 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 @Endpoint(id = "nixl")
 public class NixlEndpoint {
 
+	/** What stands for a name the caller may not see. */
+	public static final String HIDDEN = "(hidden)";
+
 	private final NixlAgent agent;
+
+	private final Show showNames;
+
+	private final Set<String> roles;
 
 	/**
 	 * Creates the endpoint.
 	 * @param agent the agent it describes
 	 */
 	public NixlEndpoint(NixlAgent agent) {
-		this.agent = agent;
+		this(agent, Show.ALWAYS, Set.of());
 	}
 
 	/**
-	 * Describes the agent now.
+	 * Creates the endpoint, showing agent names only to the callers {@code showNames}
+	 * allows.
+	 * @param agent the agent it describes
+	 * @param showNames when names are shown
+	 * @param roles roles of which an authenticated caller needs one to see names under
+	 * {@link Show#WHEN_AUTHORIZED}; empty: any authenticated caller
+	 */
+	public NixlEndpoint(NixlAgent agent, Show showNames, Set<String> roles) {
+		this.agent = agent;
+		this.showNames = showNames;
+		this.roles = Set.copyOf(roles);
+	}
+
+	/**
+	 * Describes the agent now. Agent names (this agent's, its peers', the peers of its
+	 * transfers) are replaced by {@value #HIDDEN} for callers not allowed to see them.
+	 * @param securityContext the caller
 	 * @return the descriptor
 	 */
 	@ReadOperation
+	public NixlDescriptor nixl(SecurityContext securityContext) {
+		return describe(this.showNames.isShown(securityContext, this.roles));
+	}
+
+	/**
+	 * Describes the agent now, names included, for callers in this process.
+	 * @return the descriptor
+	 */
 	public NixlDescriptor nixl() {
+		return describe(true);
+	}
+
+	private NixlDescriptor describe(boolean names) {
 		boolean open = this.agent.isOpen();
 		Engine engine = this.agent.engine();
-		return new NixlDescriptor(this.agent.name(), open, engine, this.agent.engineDescription(),
+		List<String> peers = this.agent.remoteAgents();
+		return new NixlDescriptor(names ? this.agent.name() : HIDDEN, open, engine, this.agent.engineDescription(),
 				this.agent.nativeLibrary().map(LibraryDescriptor::of).orElse(null),
 				open ? this.agent.availablePlugins() : List.of(),
 				this.agent.backends().stream().map(BackendDescriptor::of).toList(),
-				RegistrationsDescriptor.of(this.agent.registrations()), this.agent.remoteAgents(),
-				this.agent.inFlightTransfers().stream().map(TransferDescriptor::of).toList(),
+				RegistrationsDescriptor.of(this.agent.registrations()),
+				names ? peers : Collections.nCopies(peers.size(), HIDDEN),
+				this.agent.inFlightTransfers().stream().map((t) -> TransferDescriptor.of(t, names)).toList(),
 				StatisticsDescriptor.of(this.agent.statistics()));
 	}
 
@@ -158,8 +199,8 @@ public class NixlEndpoint {
 	 */
 	public record TransferDescriptor(XferOp op, String remoteAgent, long bytes, long ageMillis) {
 
-		static TransferDescriptor of(Transfer transfer) {
-			return new TransferDescriptor(transfer.op(), transfer.remoteAgent(), transfer.byteSize(),
+		static TransferDescriptor of(Transfer transfer, boolean names) {
+			return new TransferDescriptor(transfer.op(), names ? transfer.remoteAgent() : HIDDEN, transfer.byteSize(),
 					transfer.elapsed().toMillis());
 		}
 

@@ -2,8 +2,10 @@ package dev.nixl4j.autoconfigure.endpoint;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
+import dev.nixl4j.autoconfigure.NixlProperties;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -14,7 +16,8 @@ import org.springframework.context.annotation.Bean;
 /**
  * Auto-configuration of the {@code nixl} endpoint ({@link NixlEndpoint}), when it is
  * available: exposed ({@code management.endpoints.web.exposure.include=nixl}) and not
- * switched off ({@code management.endpoint.nixl.access=none}).
+ * switched off ({@code management.endpoint.nixl.access=none}). Agent names are shown as
+ * {@code nixl.endpoint.show-names} says (by default to authenticated callers only).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
@@ -27,8 +30,9 @@ public final class NixlEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
-	NixlEndpoint nixlEndpoint(NixlAgent agent) {
-		return new NixlEndpoint(agent);
+	NixlEndpoint nixlEndpoint(NixlAgent agent, NixlProperties properties) {
+		NixlProperties.Endpoint endpoint = properties.getEndpoint();
+		return new NixlEndpoint(agent, Show.valueOf(endpoint.getShowNames().name()), endpoint.getRoles());
 	}
 
 }

@@ -1,9 +1,11 @@
 package dev.nixl4j.autoconfigure.endpoint;
 
 import java.lang.foreign.Arena;
+import java.security.Principal;
 import java.util.List;
 import java.util.Map;
 
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
@@ -19,6 +21,7 @@ import dev.nixl4j.internal.ffm.NativeLibrary;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -36,6 +39,59 @@ class NixlEndpointAutoConfigurationTests {
 
 	private final ApplicationContextRunner exposed = this.runner
 		.withPropertyValues("management.endpoints.web.exposure.include=nixl");
+
+	@Test
+	void agentNamesAreShownOnlyToAuthenticatedCallersByDefault() {
+		this.exposed.run((context) -> {
+			NixlAgent agent = context.getBean(NixlAgent.class);
+			try (NixlAgent peer = NixlAgent
+				.create(AgentConfig.builder("endpoint-peer").engine(Engine.EMBEDDED).build())) {
+				agent.loadRemoteMetadata(peer.localMetadata());
+				NixlEndpoint endpoint = context.getBean(NixlEndpoint.class);
+
+				NixlDescriptor anonymous = endpoint.nixl(SecurityContext.NONE);
+				assertThat(anonymous.agent()).isEqualTo(NixlEndpoint.HIDDEN);
+				assertThat(anonymous.peers()).containsExactly(NixlEndpoint.HIDDEN);
+				assertThat(anonymous.toString()).doesNotContain(agent.name()).doesNotContain("endpoint-peer");
+
+				NixlDescriptor signedIn = endpoint.nixl(caller("operator"));
+				assertThat(signedIn.agent()).isEqualTo(agent.name());
+				assertThat(signedIn.peers()).containsExactly("endpoint-peer");
+			}
+		});
+	}
+
+	@Test
+	void agentNamesFollowShowNamesAndRoles() {
+		this.exposed.withPropertyValues("nixl.endpoint.show-names=always")
+			.run((context) -> assertThat(context.getBean(NixlEndpoint.class).nixl(SecurityContext.NONE).agent())
+				.isEqualTo(context.getBean(NixlAgent.class).name()));
+		this.exposed.withPropertyValues("nixl.endpoint.show-names=never")
+			.run((context) -> assertThat(context.getBean(NixlEndpoint.class).nixl(caller("operator")).agent())
+				.isEqualTo(NixlEndpoint.HIDDEN));
+		this.exposed.withPropertyValues("nixl.endpoint.roles=nixl-admin").run((context) -> {
+			NixlEndpoint endpoint = context.getBean(NixlEndpoint.class);
+			assertThat(endpoint.nixl(caller("operator")).agent()).isEqualTo(NixlEndpoint.HIDDEN);
+			assertThat(endpoint.nixl(caller("nixl-admin")).agent()).isEqualTo(context.getBean(NixlAgent.class).name());
+		});
+	}
+
+	/** An authenticated caller in one role. */
+	private static SecurityContext caller(String role) {
+		return new SecurityContext() {
+
+			@Override
+			public Principal getPrincipal() {
+				return () -> "alice";
+			}
+
+			@Override
+			public boolean isUserInRole(String name) {
+				return role.equals(name);
+			}
+
+		};
+	}
 
 	@Test
 	void anExposedEndpointDescribesTheAgentAndItsRegistrationsByMemoryType() {
