@@ -100,6 +100,18 @@ public record RemoteCacheHandle(String agentName, KvCacheLayout layout, List<Lon
 		this(agentName, layout, regionBases, memoryType, deviceId, "", "");
 	}
 
+	/**
+	 * Checks a model fingerprint as a handle takes it: at most {@link #MAX_LABEL}
+	 * characters, none of them a control character.
+	 * @param modelFingerprint the fingerprint
+	 * @return the fingerprint
+	 * @throws IllegalArgumentException naming what is wrong
+	 */
+	public static String requireModelFingerprint(String modelFingerprint) {
+		requireLabel("modelFingerprint", modelFingerprint);
+		return modelFingerprint;
+	}
+
 	private static void requireLabel(String name, @Nullable String value) {
 		Objects.requireNonNull(value, name);
 		if (value.length() > MAX_LABEL) {

@@ -12,6 +12,7 @@ import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.RemoteCacheHandle;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataRegistryHandler;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
@@ -220,6 +221,9 @@ final class NixlPropertiesValidator {
 		}
 		atLeast("kv.rank", kv.getRank(), 0);
 		positive("kv.leaseTtl", kv.getLeaseTtl());
+		if (kv.getModelFingerprint() != null) {
+			core("kv.modelFingerprint", kv.getModelFingerprint(), RemoteCacheHandle::requireModelFingerprint);
+		}
 	}
 
 	/** A layout of one of everything, to have a single dimension checked. */
