@@ -28,9 +28,8 @@ public class SampleProperties implements Validator {
 	public static final DataSize MAX_REQUEST_BYTES = DataSize.ofMegabytes(64);
 
 	/**
-	 * Bearer token that the prefill worker requires on its sample API ({@code /prefill},
-	 * {@code /kv/handle}) and that the decode worker sends. Defaults to the metadata
-	 * registry's token.
+	 * Bearer token that the prefill worker requires on its sample API ({@code /prefill})
+	 * and that the decode worker sends. Defaults to the metadata registry's token.
 	 */
 	private @Nullable String token;
 
