@@ -69,6 +69,9 @@ class KvSessionAppsIT {
 
 	private static final Duration RECOVERY = Duration.ofSeconds(5);
 
+	/** The consumer's pull timeout ({@code app.pull-timeout}). */
+	private static final Duration PULL_TIMEOUT = Duration.ofSeconds(10);
+
 	private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
 	private static final ObjectMapper JSON = new ObjectMapper();
@@ -105,7 +108,8 @@ class KvSessionAppsIT {
 				"--spring.profiles.active=consumer", "--server.port=" + this.consumerPort,
 				"--nixl.metadata.http.token=" + this.token,
 				"--nixl.metadata.http.registry.entry-ttl=" + ENTRY_TTL_SECONDS + "s",
-				"--app.producer-url=http://127.0.0.1:" + this.producerPort);
+				"--app.producer-url=http://127.0.0.1:" + this.producerPort,
+				"--app.pull-timeout=" + PULL_TIMEOUT.toSeconds() + "s");
 		ConsumerProcess.Healthy up = this.consumer.awaitHealthUp(this.consumerPort, START_DEADLINE);
 		this.engine = up.nixl().path("engine").asString();
 		assertThat(this.engine).as("engine of the consumer: %s", up.nixl()).isIn("NATIVE", "EMBEDDED");
@@ -193,25 +197,44 @@ class KvSessionAppsIT {
 				down.elapsed().toMillis(), down.json().path("type").asString(), stale.elapsed().toMillis(),
 				stale.json().path("type").asString(), stale.json().path("nixlStatus").asString()));
 
+		JsonNode failed = session(oldName);
+		assertThat(failed.path("state").asString()).as("session after the failed pull: %s", failed)
+			.isEqualTo("RECONNECTING");
+		assertThat(Duration.ofNanos(System.nanoTime() - killed)).as("health shows the failure").isLessThan(FAIL_FAST);
+
 		// The served registry expires entries when it is asked (it has no thread of its
 		// own), and the consumer reads its own store directly: this GET stands for the
-		// traffic of any other client of the registry.
-		long goneBy = killed + FAIL_FAST.toNanos();
-		String state = session(oldName).path("state").asString();
+		// traffic of any other client of the registry. Until the entry expires, pulls
+		// fail fast in the backend; the first pull after it vanished waits for a handle
+		// up to its deadline, since a RECONNECTING session is not known to be gone
+		// (see the report in docs/operations.md, "A producer and consumer on the
+		// starter alone").
+		long goneBy = killed + Duration.ofSeconds(ENTRY_TTL_SECONDS).plus(PULL_TIMEOUT).plus(FAIL_FAST).toNanos();
+		String state = failed.path("state").asString();
+		Duration slowest = Duration.ZERO;
 		while (!"GONE".equals(state) && System.nanoTime() - goneBy < 0) {
 			registryStatus(oldName);
 			Reply retried = post(this.consumerPort, "/pull", Map.of("params", lease.json(), "seed", 42));
 			assertThat(retried.status()).as("%s", retried).isNotEqualTo(200);
+			assertThat(retried.json().path("type").asString()).as("%s", retried)
+				.isIn("KvProducerUnavailableException", "NixlException");
+			slowest = (retried.elapsed().compareTo(slowest) > 0) ? retried.elapsed() : slowest;
 			state = session(oldName).path("state").asString();
 			if (!"GONE".equals(state)) {
 				Thread.sleep(200);
 			}
 		}
-		assertThat(state).as("session with the killed producer %s 5 s after the kill: %s", oldName, session(oldName))
-			.isEqualTo("GONE");
-		this.figures
-			.add(String.format(Locale.ROOT, "consumer health showed the killed producer GONE %d ms after the kill",
-					Duration.ofNanos(System.nanoTime() - killed).toMillis()));
+		Duration gone = Duration.ofNanos(System.nanoTime() - killed);
+		assertThat(state).as("session with the killed producer %s: %s", oldName, session(oldName)).isEqualTo("GONE");
+		Reply whileGone = post(this.consumerPort, "/pull", Map.of("params", lease.json(), "seed", 42));
+		assertProblem(whileGone, "KvProducerUnavailableException", 503);
+		assertThat(whileGone.json().path("state").asString()).isEqualTo("GONE");
+		assertThat(whileGone.elapsed()).as("a pull while the session is GONE").isLessThan(FAIL_FAST);
+		this.figures.add(String.format(Locale.ROOT,
+				"consumer health: RECONNECTING at once, GONE %d ms after the kill (entry TTL %d s; the slowest pull "
+						+ "on the way took %d ms); pulls while GONE fail in %d ms (%s)",
+				gone.toMillis(), ENTRY_TTL_SECONDS, slowest.toMillis(), whileGone.elapsed().toMillis(),
+				whileGone.json().path("type").asString()));
 
 		long restarted = System.nanoTime();
 		startProducer();
