@@ -57,7 +57,9 @@ class CorruptionController {
 		}
 		BlockAllocator allocator = this.cache.allocator();
 		synchronized (allocator) {
-			if (allocator.references(first.blockId()) == 0 || allocator.generation(first.blockId()) != first.generation()) {
+			boolean held = allocator.references(first.blockId()) > 0
+					&& allocator.generation(first.blockId()) == first.generation();
+			if (!held) {
 				return Problems.of(HttpStatus.CONFLICT, "LeaseEnded",
 						"the lease of request '" + request.requestId() + "' no longer holds its blocks");
 			}
