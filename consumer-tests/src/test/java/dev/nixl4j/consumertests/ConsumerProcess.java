@@ -236,6 +236,19 @@ final class ConsumerProcess implements AutoCloseable {
 		return response.body();
 	}
 
+	/**
+	 * Kills the process with SIGKILL, as a crash would, and waits for it to be gone.
+	 * @param deadline how long to wait for it to exit
+	 * @throws AssertionError when it is still alive after the deadline
+	 */
+	void kill(Duration deadline) throws InterruptedException {
+		this.process.destroyForcibly();
+		if (!this.process.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS)) {
+			throw new AssertionError(this.description + " still runs " + deadline + " after SIGKILL");
+		}
+		RUNNING.remove(this.process.toHandle());
+	}
+
 	@Override
 	public String toString() {
 		return this.description;
