@@ -746,6 +746,10 @@ public final class MetadataRegistryHandler {
 			this.lastSweep = System.nanoTime() - this.sweepIntervalNanos;
 			sweep(System.nanoTime());
 		}
+		catch (RuntimeException ex) {
+			// the claim stays: the next call or request expires it
+			logger.log(System.Logger.Level.WARNING, "Could not expire a registry entry now: {0}", ex.getMessage());
+		}
 		finally {
 			this.lock.unlock();
 		}
