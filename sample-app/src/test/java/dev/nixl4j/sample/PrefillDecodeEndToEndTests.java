@@ -130,6 +130,8 @@ abstract class PrefillDecodeEndToEndTests {
 			assertThat(nixl.path("status").asString()).isEqualTo("UP");
 			assertThat(nixl.path("details").path("engine").asString()).isEqualToIgnoringCase(engine());
 			JsonNode endpoint = worker.getJson("/actuator/nixl");
+			// an anonymous caller learns no agent name to squat in the registry
+			assertThat(endpoint.path("agent").asString()).as(endpoint.toString()).isEqualTo("(hidden)");
 			// The KV cache of 64 blocks of 2 MiB (all layers, K and V) is registered.
 			assertThat(endpoint.path("registrations").path("bytes").asLong()).as(endpoint.toString())
 				.isEqualTo(64 * 2L * 1024 * 1024);

@@ -77,6 +77,9 @@ class SampleFaultIT {
 
 	private static final String EMBEDDED = "--nixl.agent.engine=embedded";
 
+	/** The faults target the workers' registry entries, which the test finds by name. */
+	private static final String SHOW_NAMES = "--nixl.endpoint.show-names=always";
+
 	/**
 	 * How soon a fault that stops data from moving must show, as health or a fast
 	 * failure.
@@ -497,11 +500,11 @@ class SampleFaultIT {
 		this.generation++;
 		this.prefill = startPrefill("prefill-faults-" + this.generation);
 		this.decode = SampleWorker.start("decode-faults-" + this.generation, "decode", this.decodePort,
-				SampleWorker.TOKEN, EMBEDDED, "--sample.decode.prefill-url=" + prefill().uri());
+				SampleWorker.TOKEN, EMBEDDED, SHOW_NAMES, "--sample.decode.prefill-url=" + prefill().uri());
 	}
 
 	private SampleWorker startPrefill(String name) {
-		return SampleWorker.start(name, "prefill", this.prefillPort, SampleWorker.TOKEN, EMBEDDED,
+		return SampleWorker.start(name, "prefill", this.prefillPort, SampleWorker.TOKEN, EMBEDDED, SHOW_NAMES,
 				"--nixl.embedded.port=" + this.listenerPort);
 	}
 

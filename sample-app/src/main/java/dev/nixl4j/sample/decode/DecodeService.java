@@ -3,11 +3,9 @@ package dev.nixl4j.sample.decode;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.zip.CRC32C;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
-import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.sample.RequestIds;
@@ -133,7 +131,7 @@ public class DecodeService {
 			}
 			long transferNanos = System.nanoTime() - t1;
 			long t2 = System.nanoTime();
-			long crc = verify(requestId, tokens, local, prefilled.kvCrc32c());
+			long crc = PulledBlocks.verify(this.model, this.cache, local, tokens, requestId, prefilled.kvCrc32c());
 			long verifyNanos = System.nanoTime() - t2;
 			String text = ToyModel.generate(crc, tokens.length, generated);
 			GenerateResponse.Timings timings = new GenerateResponse.Timings(millis(prefillNanos),
@@ -146,28 +144,6 @@ public class DecodeService {
 		finally {
 			this.cache.allocator().release(local);
 		}
-	}
-
-	/** Checks every block against what the toy model derives from the prompt. */
-	private long verify(String requestId, int[] tokens, int[] local, long expectedCrc) {
-		CRC32C crc = new CRC32C();
-		KvCacheLayout layout = this.cache.layout();
-		for (int region = 0; region < layout.regionCount(); region++) {
-			for (int b = 0; b < local.length; b++) {
-				var block = this.cache.block(region, local[b]);
-				String wrong = this.model.check(block, region, tokens, b);
-				if (wrong != null) {
-					throw new SampleException(HttpStatus.BAD_GATEWAY, "KV blocks corrupted",
-							"request '" + requestId + "': the pulled KV data is not what its prompt gives: " + wrong);
-				}
-				crc.update(block.asByteBuffer());
-			}
-		}
-		if (crc.getValue() != expectedCrc) {
-			throw new SampleException(HttpStatus.BAD_GATEWAY, "KV blocks corrupted",
-					"request '" + requestId + "': CRC32C of the pulled blocks differs from the prefill worker's");
-		}
-		return crc.getValue();
 	}
 
 	/**
