@@ -31,9 +31,9 @@ import org.jspecify.annotations.Nullable;
  * {@link KvDirectory} ({@link #builder}), a consumer needs nothing but the lease's
  * {@link KvTransferParams}: on the first pull from a producer it resolves the producer's
  * {@link RemoteCacheHandle} by name, checks that the producer's cache can exchange blocks
- * with its own (layout and model fingerprint, before anything is loaded), publishes its
- * own metadata (the producer confirms leases with notifications), loads the producer's
- * and prepares the lists. A lease taken by another incarnation of the producer's cache
+ * with its own (layout and model fingerprint, before anything is read), publishes its own
+ * metadata (the producer confirms leases with notifications), loads the producer's and
+ * prepares the lists. A lease taken by another incarnation of the producer's cache
  * resolves it again; lists of two incarnations are never mixed, and a lease whose
  * producer restarted since fails at once with {@link KvProducerUnavailableException}. A
  * transfer that fails in the backend (the connection dropped) resets the session: this
@@ -246,12 +246,10 @@ public final class KvConsumer {
 			try {
 				remote = session.ready(params, deadline);
 			}
-			catch (KvIncompatibleException ex) {
-				// nothing of that producer is loaded, nor will be: its lease expires
-				// there
-				throw ex;
-			}
 			catch (RuntimeException ex) {
+				// an incompatible producer too gets its lease back at once: a consumer
+				// that
+				// cannot read its blocks must not hold them until the lease expires
 				release(params);
 				throw ex;
 			}

@@ -5,7 +5,7 @@ import dev.nixl4j.NixlStatus;
 
 /**
  * A producer whose cache cannot exchange blocks with the consumer's: their layouts or
- * model fingerprints differ. Nothing was loaded or read. Status
+ * model fingerprints differ. Nothing was read, and the lease is given back. Status
  * {@link NixlStatus#ERROR_INVALID_PARAM}; the message names both
  * {@linkplain RemoteCacheHandle#compatibility() compatibility fingerprints}.
  */

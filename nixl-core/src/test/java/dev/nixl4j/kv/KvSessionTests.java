@@ -12,6 +12,8 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.TransferState;
+import dev.nixl4j.XferOp;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.testsupport.Bytes;
@@ -164,7 +166,7 @@ public abstract class KvSessionTests {
 	}
 
 	@Test
-	void aProducerOfAnotherModelIsRefusedBeforeAnythingIsLoaded() {
+	void aProducerOfAnotherModelIsRefusedBeforeAnythingIsReadAndItsLeaseGivenBack() {
 		Producer producer = startProducer(name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-b");
 		KvLease lease = lease(producer, "req-1", 2, 1);
@@ -175,8 +177,13 @@ public abstract class KvSessionTests {
 
 		assertThat(failure.getMessage()).contains(producer.cache.handle().compatibility())
 			.contains(consumer.cache.handle().compatibility());
-		assertThat(consumer.cache.agent().hasRemoteMetadata(producer.agent.name())).isFalse();
 		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.INCOMPATIBLE);
+		assertThat(consumer.cache.agent().statistics().transfers(XferOp.READ, TransferState.COMPLETED))
+			.as("nothing was read")
+			.isZero();
+		assertThat(lease.outcome()).as("the lease given back at once")
+			.succeedsWithin(WAIT)
+			.isEqualTo(LeaseOutcome.RELEASED);
 	}
 
 	@Test

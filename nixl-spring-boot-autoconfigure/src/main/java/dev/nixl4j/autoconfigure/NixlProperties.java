@@ -1063,7 +1063,7 @@ public class NixlProperties implements Validator {
 		 * What identifies the model whose KV the cache holds (its name, revision and
 		 * anything else that changes the KV values). Published in the cache's handle: a
 		 * consumer refuses a producer whose model fingerprint differs from its own before
-		 * it loads anything. Unset: no model check, only the layout's.
+		 * it reads anything. Unset: no model check, only the layout's.
 		 */
 		private @Nullable String modelFingerprint;
 

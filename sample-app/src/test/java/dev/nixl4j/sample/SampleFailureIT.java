@@ -92,7 +92,7 @@ class SampleFailureIT {
 	}
 
 	@Test
-	void aDecodeWorkerWithAnotherModelShapeIsRefusedBeforeAnythingIsLeased() {
+	void aDecodeWorkerWithAnotherModelShapeIsRefusedBeforeAnythingIsReadAndGivesTheLeaseBack() {
 		double free = this.prefill.meter("sample.kv.blocks.free");
 		try (SampleWorker other = startDecode("decode-16-layers", this.prefill, SampleWorker.TOKEN,
 				"--nixl.kv.layers=16")) {
@@ -101,11 +101,10 @@ class SampleFailureIT {
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(409);
 			JsonNode problem = SampleWorker.JSON.readTree(response.body());
 			assertThat(problem.path("title").asString()).isEqualTo("KV layout mismatch");
-			assertThat(problem.path("detail").asString()).contains(
-					"the prefill worker's KV cache has layout kv-layout/1;layers=32;",
-					"but this decode worker's has kv-layout/1;layers=16;", "same model shape and dtype");
+			assertThat(problem.path("detail").asString()).contains("serves KV cache kv-layout/1;layers=32;",
+					"but this consumer's is kv-layout/1;layers=16;", "nixl.kv.* and nixl.kv.model-fingerprint");
 		}
-		assertThat(this.prefill.meter("sample.kv.blocks.free")).isEqualTo(free);
+		this.prefill.awaitMeter("sample.kv.blocks.free", free);
 	}
 
 	@Test
