@@ -246,16 +246,18 @@ public final class KvConsumer {
 			try {
 				remote = session.ready(params, deadline);
 			}
+			catch (KvProducerUnavailableException ex) {
+				// the producer is gone, or restarted: its lease went with it
+				throw ex;
+			}
 			catch (RuntimeException ex) {
-				// an incompatible producer too gets its lease back at once: a consumer
-				// that
-				// cannot read its blocks must not hold them until the lease expires
+				// an incompatible producer gets its lease back too: a consumer
+				// that cannot read the blocks must not hold them till expiry
 				release(params);
 				throw ex;
 			}
-			// Arguments that do not describe a pull leave the lease alone; a pull that
-			// fails
-			// from here on gives it back.
+			// Arguments that do not describe a pull leave the lease alone;
+			// a pull that fails from here on gives it back.
 			int slice = checkRemote(params, remote, remoteIds);
 			try {
 				read(params, remote, localBlockIds, remoteIds, slice, deadline);
@@ -266,8 +268,7 @@ public final class KvConsumer {
 				boolean reset = failure.status() == NixlStatus.ERROR_BACKEND
 						&& session.reset(remote, failure.detail(), deadline);
 				if (reset && post < MAX_POSTS && deadline - System.nanoTime() > 0) {
-					// nothing was posted, so no byte moved and the lease stands: try
-					// again
+					// nothing was posted: no byte moved, the lease stands
 					continue;
 				}
 				release(params);

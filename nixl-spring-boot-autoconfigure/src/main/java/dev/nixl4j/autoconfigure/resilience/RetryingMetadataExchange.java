@@ -10,9 +10,10 @@ import io.github.resilience4j.retry.Retry;
 
 /**
  * A {@link MetadataExchange} whose fetch and load are retried; everything else goes
- * straight to the delegate, which is closed with this exchange. A fetch with a zero
- * timeout asks whether the metadata is there now (the HTTP registry answers GET requests
- * that way) and is not retried.
+ * straight to the delegate, which is closed with this exchange. A fetch or load with a
+ * zero timeout asks whether the metadata is there now (the HTTP registry answers GET
+ * requests that way; a KV session asks so about a producer it knows to be gone) and is
+ * not retried.
  */
 final class RetryingMetadataExchange extends ForwardingMetadataExchange {
 
@@ -33,6 +34,9 @@ final class RetryingMetadataExchange extends ForwardingMetadataExchange {
 
 	@Override
 	public Watch load(NixlAgent agent, String remoteAgent, Duration timeout) {
+		if (timeout.isZero()) {
+			return super.load(agent, remoteAgent, timeout);
+		}
 		return this.retry.executeSupplier(() -> super.load(agent, remoteAgent, timeout));
 	}
 

@@ -126,6 +126,20 @@ class MetadataExchangeRetryTests {
 	}
 
 	@Test
+	void aLoadWithoutWaitingAsksOnce() {
+		this.runner.run(context -> {
+			MetadataExchange exchange = context.getBean(MetadataExchange.class);
+			Retry retry = context.getBean(MetadataExchangeRetry.class).retry();
+			AtomicInteger retries = new AtomicInteger();
+			retry.getEventPublisher().onRetry(event -> retries.incrementAndGet());
+			NixlException absent = catchThrowableOfType(NixlException.class,
+					() -> exchange.load(context.getBean(NixlAgent.class), "never-published", Duration.ZERO));
+			assertThat(absent.status()).isEqualTo(NixlStatus.TIMEOUT);
+			assertThat(retries).hasValue(0);
+		});
+	}
+
+	@Test
 	void closingTheRetryingExchangeClosesTheDelegate() {
 		InMemoryMetadataExchange delegate = new InMemoryMetadataExchange();
 		MetadataExchange retrying = new MetadataExchangeRetry(RetryRegistry.ofDefaults()).customize(delegate);
