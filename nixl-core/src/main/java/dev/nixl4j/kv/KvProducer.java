@@ -772,8 +772,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 						sendAck(consumer, ack, deadline);
 					}
 					catch (RuntimeException | Error failure) {
-						// the scheduler would keep it in the task's future, where nobody
-						// looks
+						// the scheduler would hide it in the task's future
 						couldNotAnswer(consumer, " again", failure);
 					}
 					finally {

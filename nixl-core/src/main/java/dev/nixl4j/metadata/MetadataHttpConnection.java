@@ -77,8 +77,7 @@ final class MetadataHttpConnection implements Runnable {
 			boolean first = true;
 			while (true) {
 				if (!first) {
-					// waiting for the next request: the idle timeout, then the header
-					// deadline
+					// the next request: idle timeout, then the header deadline
 					if (!awaitByte(System.nanoTime() + this.limits.idleTimeoutNanos())) {
 						return;
 					}
