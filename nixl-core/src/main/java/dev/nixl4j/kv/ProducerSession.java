@@ -43,7 +43,7 @@ final class ProducerSession {
 
 	private final ReentrantLock lock = new ReentrantLock();
 
-	private @Nullable RemoteCacheHandle handle;
+	private volatile @Nullable RemoteCacheHandle handle;
 
 	private volatile KvSessionState state = KvSessionState.NEW;
 
