@@ -282,11 +282,9 @@ public final class KvConsumer {
 				throw ex;
 			}
 			catch (NixlException ex) {
-				if (ex.status() != NixlStatus.ERROR_BACKEND) {
-					release(params);
-					throw ex;
+				if (ex.status() == NixlStatus.ERROR_BACKEND) {
+					session.reset(remote, ex.detail(), deadline);
 				}
-				session.reset(remote, ex.detail(), deadline);
 				release(params);
 				throw session.explain(params, ex);
 			}

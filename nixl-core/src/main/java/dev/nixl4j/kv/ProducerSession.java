@@ -101,20 +101,35 @@ final class ProducerSession {
 	 */
 	RemoteCacheHandle ready(KvTransferParams params, long deadline) {
 		String wanted = params.producerIncarnation();
-		RemoteCacheHandle current = this.handle;
-		if (current != null && this.state == KvSessionState.CONNECTED
-				&& (wanted.isEmpty() || wanted.equals(current.incarnation()))
-				&& this.agent.hasRemoteMetadata(this.producer)) {
-			return current;
+		RemoteCacheHandle connected = connectedTo(wanted);
+		if (connected != null) {
+			return connected;
 		}
 		lock(deadline);
 		try {
+			// another pull may have connected while this one waited
+			connected = connectedTo(wanted);
+			if (connected != null) {
+				return connected;
+			}
 			return (this.directory != null) ? resolveAndLoad(this.directory, wanted, deadline)
 					: loadGiven(wanted, deadline);
 		}
 		finally {
 			this.lock.unlock();
 		}
+	}
+
+	/**
+	 * The handle, when the session is connected to the incarnation a lease names
+	 * ({@code ""}: any) and the producer's metadata is still loaded; else {@code null}.
+	 */
+	private @Nullable RemoteCacheHandle connectedTo(String wanted) {
+		RemoteCacheHandle current = this.handle;
+		boolean usable = current != null && this.state == KvSessionState.CONNECTED
+				&& (wanted.isEmpty() || wanted.equals(current.incarnation()))
+				&& this.agent.hasRemoteMetadata(this.producer);
+		return usable ? current : null;
 	}
 
 	/**
@@ -129,8 +144,10 @@ final class ProducerSession {
 		}
 	}
 
+	/**
+	 * Loads the producer of the handle the application gave ({@link #requireResolvable}).
+	 */
 	private RemoteCacheHandle loadGiven(String wanted, long deadline) {
-		requireResolvable();
 		RemoteCacheHandle current = Objects.requireNonNull(this.handle);
 		if (!wanted.isEmpty() && !current.incarnation().isEmpty() && !wanted.equals(current.incarnation())) {
 			throw restarted(current.incarnation(), wanted, null);
@@ -142,12 +159,6 @@ final class ProducerSession {
 
 	private RemoteCacheHandle resolveAndLoad(KvDirectory directory, String wanted, long deadline) {
 		RemoteCacheHandle current = this.handle;
-		if (current != null && this.state == KvSessionState.CONNECTED
-				&& (wanted.isEmpty() || wanted.equals(current.incarnation()))
-				&& this.agent.hasRemoteMetadata(this.producer)) {
-			// another pull connected while this one waited
-			return current;
-		}
 		RemoteCacheHandle resolved = resolve(directory, deadline);
 		if (!wanted.isEmpty() && !wanted.equals(resolved.incarnation())) {
 			if (current != null && wanted.equals(current.incarnation())) {
@@ -307,8 +318,9 @@ final class ProducerSession {
 	}
 
 	/**
-	 * Tells why a transfer of a lease failed in the backend when the directory knows
-	 * better: the producer restarted since it took the lease, or it is gone.
+	 * Tells why a transfer of a lease failed in the backend ({@code ERROR_BACKEND}; other
+	 * failures are returned as they are) when the directory knows better: the producer
+	 * restarted since it took the lease, or it is gone.
 	 * @param params the lease
 	 * @param failure the transfer's failure
 	 * @return a {@link KvProducerUnavailableException} with the failure as its cause, or
@@ -316,7 +328,7 @@ final class ProducerSession {
 	 */
 	NixlException explain(KvTransferParams params, NixlException failure) {
 		String leased = params.producerIncarnation();
-		if (this.directory == null || leased.isEmpty()) {
+		if (failure.status() != NixlStatus.ERROR_BACKEND || this.directory == null || leased.isEmpty()) {
 			return failure;
 		}
 		RemoteCacheHandle now;
