@@ -107,8 +107,17 @@ class NotificationFloodLatencyTest {
 				+ sorted[sorted.length - 1];
 	}
 
+	/**
+	 * An agent whose peers reach it as a remote token holder would: on the embedded
+	 * engine over TCP, whose connections bound what a peer can have in flight, rather
+	 * than by in-process copies (an in-process sender is trusted code of the same JVM).
+	 */
 	private static NixlAgent agent(String name, Engine engine) {
-		return NixlAgent.create(AgentConfig.builder(name).engine(engine).build());
+		AgentConfig.Builder builder = AgentConfig.builder(name).engine(engine);
+		if (engine == Engine.EMBEDDED) {
+			builder.embedded(EmbeddedOptions.defaults().withInProcessCopies(false));
+		}
+		return NixlAgent.create(builder.build());
 	}
 
 }
