@@ -4,6 +4,8 @@
 # flight), then prints a table of p50/p99 latency and GB/s per size, the fixed cost (p50 at 1 block,
 # and the intercept of a least-squares fit of p50 against the request's bytes), the per-byte cost
 # (the fit's slope, in ns/MiB and as GB/s) and how the per-byte cost grows from one size to the next.
+# The fit is printed twice: unweighted, and weighted by 1/p50^2 (relative errors), since over 2 MiB
+# to 2 GiB the unweighted one is decided by the largest sizes.
 # The kv-bench documents and the fit go to docs/bench/kv-request-cost-<engine>.json, in an envelope
 # with the machine, the date and the load average (as src/bench/plot-bandwidth.sh writes).
 #
@@ -85,16 +87,24 @@ report=$(awk '
       }
       printf "| %d | %d | %d | %.1f | %.1f | %.3f | %s | %s |\n", b[i], mib[i], req[i], p50[i], p99[i], gbps[i], marginal, mgbps
     }
-    sx = 0; sy = 0; sxx = 0; sxy = 0
-    for (i = 1; i <= n; i++) { sx += mib[i]; sy += p50[i]; sxx += mib[i] * mib[i]; sxy += mib[i] * p50[i] }
-    d = n * sxx - sx * sx
-    slope = (n > 1 && d != 0) ? (n * sxy - sx * sy) / d : 0
-    intercept = (sy - slope * sx) / n
-    printf "\nfixed cost: p50 at %d block(s) %.1f us; least-squares intercept %.1f us\n", b[1], p50[1], intercept
-    if (slope > 0) {
-      printf "per-byte cost: %.0f ns/MiB (%.3f GB/s), the slope of p50 against bytes over %d sizes\n", slope * 1000, 1048.576 / slope, n
+    # unweighted, and weighted by 1/p50^2 (relative errors), which keeps the largest size from
+    # deciding the intercept alone over three orders of magnitude
+    fit(0); slope0 = slope; intercept0 = intercept
+    fit(1); slope1 = slope; intercept1 = intercept
+    printf "\nfixed cost: p50 at %d block(s) %.1f us; least-squares intercept %.1f us (relative: %.1f us)\n", b[1], p50[1], intercept0, intercept1
+    printf "per-byte cost, the slope of p50 against bytes over %d sizes: %.0f ns/MiB = %s GB/s (relative: %.0f ns/MiB = %s GB/s)\n", n, slope0 * 1000, gb(slope0), slope1 * 1000, gb(slope1)
+    printf "{\"fixedCostUs\":%.3f,\"fitInterceptUs\":%.3f,\"fitSlopeNsPerMiB\":%.3f,\"relativeFitInterceptUs\":%.3f,\"relativeFitSlopeNsPerMiB\":%.3f}\n", p50[1], intercept0, slope0 * 1000, intercept1, slope1 * 1000
+  }
+  function gb(s) { return (s > 0) ? sprintf("%.3f", 1048.576 / s) : "-" }
+  function fit(relative,    i, w, sw, sx, sy, sxx, sxy, d) {
+    sw = 0; sx = 0; sy = 0; sxx = 0; sxy = 0
+    for (i = 1; i <= n; i++) {
+      w = relative ? 1 / (p50[i] * p50[i]) : 1
+      sw += w; sx += w * mib[i]; sy += w * p50[i]; sxx += w * mib[i] * mib[i]; sxy += w * mib[i] * p50[i]
     }
-    printf "{\"fixedCostUs\":%.3f,\"fitInterceptUs\":%.3f,\"fitSlopeNsPerMiB\":%.3f,\"fitGBps\":%.4f}\n", p50[1], intercept, slope * 1000, (slope > 0) ? 1048.576 / slope : 0
+    d = sw * sxx - sx * sx
+    slope = (n > 1 && d != 0) ? (sw * sxy - sx * sy) / d : 0
+    intercept = (sy - slope * sx) / sw
   }' <<<"$points")
 echo
 sed '$d' <<<"$report"
