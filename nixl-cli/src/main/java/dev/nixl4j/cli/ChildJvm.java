@@ -69,26 +69,46 @@ final class ChildJvm implements AutoCloseable {
 	 * @return the answer split at spaces
 	 */
 	String[] expect(String keyword, int seconds) {
+		return expect(seconds, keyword);
+	}
+
+	/**
+	 * Reads the child's next line that starts with one of some keywords, passing other
+	 * lines on to standard error as {@link #expect(String, int)} does.
+	 * @param seconds how long to wait
+	 * @param keywords the first words to wait for
+	 * @return the line split at spaces
+	 */
+	String[] expect(int seconds, String... keywords) {
+		String expected = String.join(" or ", keywords);
+		// a thread of its own: several children may be read at once, each blocking
 		CompletableFuture<String[]> answer = CompletableFuture.supplyAsync(() -> {
 			try {
 				String line;
 				while ((line = this.out.readLine()) != null) {
-					if (line.equals(keyword) || line.startsWith(keyword + " ")) {
-						return line.split(" ");
+					for (String keyword : keywords) {
+						if (line.equals(keyword) || line.startsWith(keyword + " ")) {
+							return line.split(" ");
+						}
 					}
 					System.err.println("[" + this.label + "] " + line);
 				}
-				throw new IllegalStateException("the " + this.label + " process ended before answering " + keyword);
+				throw new IllegalStateException("the " + this.label + " process ended before answering " + expected);
 			}
 			catch (IOException ex) {
 				throw new IllegalStateException("cannot read from the " + this.label + " process: " + ex, ex);
 			}
-		});
+		}, (task) -> Thread.ofPlatform().daemon().name("nixl4j-child-reader").start(task));
 		try {
 			return answer.get(seconds, TimeUnit.SECONDS);
 		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(
+					"interrupted while waiting for the " + this.label + " process to answer " + expected, ex);
+		}
 		catch (Exception ex) {
-			throw new IllegalStateException("the " + this.label + " process did not answer " + keyword + " within "
+			throw new IllegalStateException("the " + this.label + " process did not answer " + expected + " within "
 					+ seconds + " s" + " (" + ex.getMessage() + ")", ex);
 		}
 	}

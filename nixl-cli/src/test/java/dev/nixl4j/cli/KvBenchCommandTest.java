@@ -11,6 +11,7 @@ import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -103,6 +104,65 @@ class KvBenchCommandTest {
 			.containsEntry("verifiedRequests", 3.0)
 			.containsEntry("completedLeases", 3.0)
 			.containsEntry("ok", true);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "embedded", "native" })
+	@SuppressWarnings("unchecked")
+	void severalConsumerProcessesWithRequestsInFlightPullVerifiedBlocksFromOneProducer(String engine) {
+		if (engine.equals("native")) {
+			NativeNixl.require();
+		}
+
+		int status = run("kv-bench", "--engine", engine, "--consumers", "2", "--in-flight", "2", "--blocks", "2",
+				"--requests", "4", "--warmup", "1", "--json");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
+		assertThat(document).containsEntry("consumers", 2.0)
+			.containsEntry("inFlight", 2.0)
+			.containsEntry("requests", 4.0)
+			.containsEntry("timedRequests", 8.0)
+			.containsEntry("postedRequests", 10.0)
+			.containsEntry("verifiedRequests", 10.0)
+			.containsEntry("completedLeases", 10.0)
+			.containsEntry("expiredLeases", 0.0)
+			.containsEntry("ok", true);
+		assertThat((Double) document.get("aggregateBandwidthGBps")).isPositive();
+		assertThat((Double) document.get("timedSeconds")).isPositive();
+		assertThat((Double) document.get("p99LatencyUs")).isGreaterThanOrEqualTo((Double) document.get("p50LatencyUs"));
+	}
+
+	@Test
+	void theTextOfSeveralConsumersNamesTheAggregateBandwidth() {
+		int status = run("kv-bench", "--engine", "embedded", "--consumers", "2", "--blocks", "1", "--requests", "2",
+				"--warmup", "0");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		assertThat(output).contains("4/4", "leases: 4 completed, 0 expired")
+			.containsPattern("aggregate: [0-9.]+ GB/s over [0-9.]+ s; 2 consumer processes x 1 requests in flight");
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "--consumers 0|--consumers must be within 1..8, got 0",
+			"--consumers 9|--consumers must be within 1..8, got 9",
+			"--in-flight 0|--in-flight must be within 1..64, got 0",
+			"--in-flight 65|--in-flight must be within 1..64, got 65",
+			"--in-flight 8 --blocks 256|--in-flight x --blocks must be at most 1024 (2 GiB of cache per consumer), got 8 x 256",
+			"--consumers 4 --in-flight 4 --blocks 256|--consumers x --in-flight x --blocks must be at most 2048 (4 GiB of consumer caches), got 4 x 4 x 256" })
+	void consumersAndRequestsInFlightOutOfBoundsAreAUsageError(String options, String message) {
+		String[] args = ("kv-bench " + options).split(" ");
+
+		assertThat(run(args)).isEqualTo(Nixl4jCli.EXIT_USAGE);
+		assertThat(this.err.toString(StandardCharsets.UTF_8)).contains("nixl4j kv-bench: " + message);
+	}
+
+	@Test
+	void aConsumerCountThatIsNotANumberIsAUsageError() {
+		assertThat(run("kv-bench", "--consumers", "two")).isEqualTo(Nixl4jCli.EXIT_USAGE);
+		assertThat(this.err.toString(StandardCharsets.UTF_8)).contains("'--consumers'", "two");
 	}
 
 	@Test
