@@ -69,6 +69,12 @@ final class RegistryBenchCommand extends Subcommand {
 	/** How long one fetch may wait. */
 	private static final Duration FETCH_TIMEOUT = Duration.ofSeconds(10);
 
+	/**
+	 * How long one etcd call may take: the first one also loads and starts jetcd's gRPC
+	 * and Netty, which can take seconds on a busy host.
+	 */
+	private static final Duration ETCD_OPERATION_TIMEOUT = Duration.ofSeconds(30);
+
 	/** The kind of the document published beside each agent's metadata. */
 	static final String DOCUMENT_KIND = "kv-cache-handle";
 
@@ -116,6 +122,13 @@ final class RegistryBenchCommand extends Subcommand {
 	@Option(names = "--warmup", paramLabel = "N", converter = WarmupCount.class, defaultValue = "500",
 			description = "untimed fetches before each row, 0 to 1,000,000 (default ${DEFAULT-VALUE})")
 	private int warmup;
+
+	// picocli sets it, from defaultValue when the option is not given, before call() runs
+	@SuppressWarnings("NullAway.Init")
+	@Option(names = "--warmup-time", paramLabel = "DURATION", converter = DurationOption.class, defaultValue = "2s",
+			description = "the least time the warm-up of each row lasts, at most 1m; it goes on past --warmup "
+					+ "fetches until then, so that the JIT has compiled the fetch path (default ${DEFAULT-VALUE})")
+	private Duration warmupTime;
 
 	@Option(names = "--metadata-size", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "4k",
 			description = "bytes of each agent's metadata, up to 1m; a UCX agent on a GPU host with RDMA devices has a "
@@ -211,6 +224,9 @@ final class RegistryBenchCommand extends Subcommand {
 					+ " (and --document-size with documents) registers " + bytes + " bytes, over the bound of "
 					+ MAX_REGISTERED_BYTES);
 		}
+		if (this.warmupTime.compareTo(Duration.ofMinutes(1)) > 0) {
+			throw usageError("--warmup-time must be at most 1m, was " + this.warmupTime);
+		}
 		int threadsMost = this.threads.stream().mapToInt(Integer::intValue).max().orElseThrow();
 		if (this.fetches < threadsMost) {
 			throw usageError("--fetches (" + this.fetches + ") must be at least --threads (" + threadsMost + ")");
@@ -239,7 +255,12 @@ final class RegistryBenchCommand extends Subcommand {
 		String endpoint = (started != null) ? started.endpoint() : Objects.requireNonNull(this.etcdEndpoint);
 		String namespace = "/nixl4j-registry-bench/" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "/";
 		return new Registry(exchange,
-				() -> EtcdMetadataExchange.builder().endpoints(endpoint).namespace(namespace).build(), started);
+				() -> EtcdMetadataExchange.builder()
+					.endpoints(endpoint)
+					.namespace(namespace)
+					.operationTimeout(ETCD_OPERATION_TIMEOUT)
+					.build(),
+				started);
 	}
 
 	private void measure(Registry registry, int count, List<Row> rows, PrintStream out) throws Exception {
@@ -291,8 +312,8 @@ final class RegistryBenchCommand extends Subcommand {
 	private Row run(Exchange exchange, Operation operation, String[] names, byte[][] expected, Fetch fetch,
 			int threadCount) throws Exception {
 		AtomicLong mismatched = new AtomicLong();
-		fetchAll(names, expected, fetch, threadCount, this.warmup, mismatched);
-		Timed timed = fetchAll(names, expected, fetch, threadCount, this.fetches, mismatched);
+		fetchAll(names, expected, fetch, threadCount, this.warmup, this.warmupTime.toNanos(), mismatched);
+		Timed timed = fetchAll(names, expected, fetch, threadCount, this.fetches, 0, mismatched);
 		Samples samples = new Samples(this.fetches);
 		for (long[] perThread : timed.nanos) {
 			for (long nanos : perThread) {
@@ -307,10 +328,11 @@ final class RegistryBenchCommand extends Subcommand {
 
 	/**
 	 * Fetches random agents from some threads at once, each thread its share of the
-	 * fetches, and compares every value with the expected bytes.
+	 * fetches and then on until {@code leastNanos} have passed, and compares every value
+	 * with the expected bytes; the durations of each thread's share are kept.
 	 */
 	private static Timed fetchAll(String[] names, byte[][] expected, Fetch fetch, int threadCount, int total,
-			AtomicLong mismatched) throws Exception {
+			long leastNanos, AtomicLong mismatched) throws Exception {
 		long[][] nanos = new long[threadCount][];
 		AtomicLong timedMismatches = new AtomicLong();
 		CountDownLatch start = new CountDownLatch(1);
@@ -325,14 +347,21 @@ final class RegistryBenchCommand extends Subcommand {
 				futures.add(pool.submit(() -> {
 					start.await();
 					ThreadLocalRandom random = ThreadLocalRandom.current();
-					for (int i = 0; i < mine.length; i++) {
+					long from = System.nanoTime();
+					for (int i = 0; i < mine.length || System.nanoTime() - from < leastNanos; i++) {
 						int agent = random.nextInt(names.length);
 						long t0 = System.nanoTime();
 						byte[] value = fetch.fetch(names[agent]);
-						mine[i] = System.nanoTime() - t0;
+						long took = System.nanoTime() - t0;
+						boolean timed = i < mine.length;
+						if (timed) {
+							mine[i] = took;
+						}
 						if (!Arrays.equals(value, expected[agent])) {
 							mismatched.incrementAndGet();
-							timedMismatches.incrementAndGet();
+							if (timed) {
+								timedMismatches.incrementAndGet();
+							}
 						}
 					}
 					return null;
@@ -363,6 +392,7 @@ final class RegistryBenchCommand extends Subcommand {
 		document.put("metadataBytes", this.metadataSize);
 		document.put("documentBytes", this.documentSize);
 		document.put("warmup", this.warmup);
+		document.put("warmupMillis", this.warmupTime.toMillis());
 		document.put("httpRegistry", "MetadataHttpServer in a child JVM on 127.0.0.1");
 		document.put("etcd", (this.etcdEndpoint != null) ? this.etcdEndpoint : "started on 127.0.0.1");
 		List<Map<String, Object>> results = new ArrayList<>();

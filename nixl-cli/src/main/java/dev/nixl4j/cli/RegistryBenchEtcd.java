@@ -6,6 +6,10 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,10 +18,13 @@ import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.nixl4j.json.JsonException;
+import dev.nixl4j.json.JsonReader;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -104,8 +111,10 @@ final class RegistryBenchEtcd implements AutoCloseable {
 		Thread reader = new Thread(() -> readLog(ready), "registry-bench-etcd-log");
 		reader.setDaemon(true);
 		reader.start();
+		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
 		try {
 			ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+			awaitHealthy(deadline);
 		}
 		catch (Exception ex) {
 			String tail;
@@ -114,6 +123,40 @@ final class RegistryBenchEtcd implements AutoCloseable {
 			}
 			throw new IllegalStateException("etcd did not become ready within " + START_TIMEOUT + "; its log:\n" + tail,
 					ex);
+		}
+	}
+
+	/** Polls etcd's {@code /health} until it answers 200 with {@code "health":"true"}. */
+	private void awaitHealthy(long deadline) throws Exception {
+		try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+			HttpRequest request = HttpRequest.newBuilder(URI.create(this.endpoint + "/health"))
+				.timeout(Duration.ofSeconds(5))
+				.build();
+			String last = "no answer";
+			while (System.nanoTime() - deadline < 0) {
+				try {
+					HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+					if (response.statusCode() == 200 && healthy(response.body())) {
+						return;
+					}
+					last = "HTTP " + response.statusCode();
+				}
+				catch (IOException ex) {
+					last = ex.toString();
+				}
+				Thread.sleep(50);
+			}
+			throw new IllegalStateException("etcd is not healthy: " + last);
+		}
+	}
+
+	/** Whether etcd's {@code /health} answer is {@code {"health":"true", ...}}. */
+	private static boolean healthy(String body) {
+		try {
+			return JsonReader.strict().read(body) instanceof Map<?, ?> health && "true".equals(health.get("health"));
+		}
+		catch (JsonException ex) {
+			return false;
 		}
 	}
 

@@ -50,7 +50,7 @@ class RegistryBenchCommandTest {
 	@SuppressWarnings("unchecked")
 	private void assertEveryFetchVerified(String exchange) {
 		int status = run("registry-bench", "--exchange", exchange, "--agents", "10", "--fetches", "60", "--warmup",
-				"10", "--threads", "1,4", "--operations", "fetch,document", "--json");
+				"10", "--warmup-time", "10ms", "--threads", "1,4", "--operations", "fetch,document", "--json");
 
 		String output = this.out.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
@@ -85,7 +85,8 @@ class RegistryBenchCommandTest {
 
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = { "--agents|0|--agents", "--agents|10001|--agents", "--agents|10,x|--agents",
-			"--threads|0|--threads", "--threads|65|--threads", "--fetches|0|--fetches", "--fetches|10000001|--fetches",
+			"--threads|0|--threads", "--threads|65|--threads", "--fetches|0|--fetches",
+			"--warmup-time|2m|--warmup-time", "--warmup-time|0s|--warmup-time", "--fetches|10000001|--fetches",
 			"--warmup|-1|--warmup", "--metadata-size|2m|--metadata-size", "--metadata-size|64|--metadata-size",
 			"--document-size|65k|--document-size", "--exchange|redis|--exchange", "--operations|watch|--operations" })
 	void aValueOutOfItsBoundsIsAUsageErrorNamingTheOption(String option, String value, String named) {
