@@ -16,14 +16,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 agents=10,100,1000
 fetches=5000
 warmup=1000
-warmup_time=2s
+warmup_time=1s
+prime_time=10s
 if [[ ${1:-} == --quick ]]; then
   shift
   agents=10,100
   fetches=500
   warmup=200
-  warmup_time=500ms
+  warmup_time=300ms
+  prime_time=3s
 fi
 
 exec "$root/bin/nixl4j" registry-bench --exchange http,etcd --agents "$agents" --threads 1,4 \
-  --operations fetch,document --fetches "$fetches" --warmup "$warmup" --warmup-time "$warmup_time" "$@"
+  --operations fetch,document --fetches "$fetches" --warmup "$warmup" --warmup-time "$warmup_time" \
+  --prime-time "$prime_time" "$@"

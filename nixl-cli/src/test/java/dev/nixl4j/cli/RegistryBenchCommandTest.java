@@ -3,6 +3,7 @@ package dev.nixl4j.cli;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -11,6 +12,7 @@ import dev.nixl4j.json.JsonReader;
 import dev.nixl4j.testsupport.EtcdServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -50,7 +52,8 @@ class RegistryBenchCommandTest {
 	@SuppressWarnings("unchecked")
 	private void assertEveryFetchVerified(String exchange) {
 		int status = run("registry-bench", "--exchange", exchange, "--agents", "10", "--fetches", "60", "--warmup",
-				"10", "--warmup-time", "10ms", "--threads", "1,4", "--operations", "fetch,document", "--json");
+				"10", "--warmup-time", "10ms", "--prime-time", "10ms", "--threads", "1,4", "--operations",
+				"fetch,document", "--json");
 
 		String output = this.out.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
@@ -83,12 +86,29 @@ class RegistryBenchCommandTest {
 			.doesNotContain("registry-bench-server");
 	}
 
+	@Test
+	void withoutEtcdInstalledItSaysHowToGetOneAndExitsWithEnvironmentNotReady(@TempDir Path directory)
+			throws Exception {
+		List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+				System.getProperty("java.class.path"), Nixl4jCli.class.getName(), "registry-bench", "--exchange",
+				"etcd");
+
+		ProcessRun run = ProcessRun.run(command, directory,
+				(environment) -> environment.put("ETCD_BINARY", directory.resolve("no-etcd").toString()));
+
+		assertThat(run.exitCode()).as(run.describe()).isEqualTo(Nixl4jCli.EXIT_ENVIRONMENT_NOT_READY);
+		assertThat(run.err()).contains("etcd is not installed", "src/etcd/install-etcd.sh", "--etcd-endpoint",
+				"--exchange http");
+	}
+
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = { "--agents|0|--agents", "--agents|10001|--agents", "--agents|10,x|--agents",
-			"--threads|0|--threads", "--threads|65|--threads", "--fetches|0|--fetches",
-			"--warmup-time|2m|--warmup-time", "--warmup-time|0s|--warmup-time", "--fetches|10000001|--fetches",
-			"--warmup|-1|--warmup", "--metadata-size|2m|--metadata-size", "--metadata-size|64|--metadata-size",
-			"--document-size|65k|--document-size", "--exchange|redis|--exchange", "--operations|watch|--operations" })
+	@CsvSource(delimiter = '|',
+			value = { "--agents|0|--agents", "--agents|10001|--agents", "--agents|10,x|--agents",
+					"--threads|0|--threads", "--threads|65|--threads", "--fetches|0|--fetches",
+					"--warmup-time|2m|--warmup-time", "--warmup-time|0s|--warmup-time", "--prime-time|6m|--prime-time",
+					"--fetches|10000001|--fetches", "--warmup|-1|--warmup", "--metadata-size|2m|--metadata-size",
+					"--metadata-size|64|--metadata-size", "--document-size|65k|--document-size",
+					"--exchange|redis|--exchange", "--operations|watch|--operations" })
 	void aValueOutOfItsBoundsIsAUsageErrorNamingTheOption(String option, String value, String named) {
 		int status = run("registry-bench", option, value);
 
