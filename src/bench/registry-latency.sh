@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 agents=10,100,1000
-fetches=5000
+fetches=10000
 warmup=1000
 warmup_time=1s
 prime_time=10s
