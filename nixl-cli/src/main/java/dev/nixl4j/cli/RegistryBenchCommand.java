@@ -198,7 +198,7 @@ final class RegistryBenchCommand extends Subcommand {
 		}
 		if (mismatched > 0) {
 			out.flush();
-			System.err
+			err()
 				.println("registry-bench: " + mismatched + " fetched values were not the bytes their agents published");
 			return Nixl4jCli.EXIT_FAILURE;
 		}
@@ -261,6 +261,11 @@ final class RegistryBenchCommand extends Subcommand {
 				server.kill();
 				throw ex;
 			}
+		}
+		// jetcd logs through SLF4J, which this tool has no provider for; without this it
+		// prints three lines of warnings about that to standard error
+		if (System.getProperty("slf4j.internal.verbosity") == null) {
+			System.setProperty("slf4j.internal.verbosity", "ERROR");
 		}
 		RegistryBenchEtcd started = (this.etcdEndpoint == null && etcdBinary != null)
 				? RegistryBenchEtcd.start(etcdBinary) : null;
