@@ -4,11 +4,15 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.json.JsonReader;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
 import dev.nixl4j.testsupport.EtcdServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,11 +53,29 @@ class RegistryBenchCommandTest {
 		assertEveryFetchVerified("etcd");
 	}
 
+	@Test
+	void anEtcdNamedByItsEndpointIsMeasuredAndLeftWithoutTheBenchmarksKeys() throws Exception {
+		try (EtcdServer etcd = EtcdServer.start()) {
+			assertEveryFetchVerified("etcd", "--etcd-endpoint", etcd.endpoint());
+
+			try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
+				ByteSequence prefix = ByteSequence.from("/nixl4j-registry-bench/", StandardCharsets.UTF_8);
+				long keys = client.getKVClient()
+					.get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+					.get(10, TimeUnit.SECONDS)
+					.getCount();
+				assertThat(keys).isZero();
+			}
+		}
+	}
+
 	@SuppressWarnings("unchecked")
-	private void assertEveryFetchVerified(String exchange) {
-		int status = run("registry-bench", "--exchange", exchange, "--agents", "10", "--fetches", "60", "--warmup",
-				"10", "--warmup-time", "10ms", "--prime-time", "10ms", "--threads", "1,4", "--operations",
-				"fetch,document", "--json");
+	private void assertEveryFetchVerified(String exchange, String... more) {
+		List<String> arguments = new ArrayList<>(List.of("registry-bench", "--exchange", exchange, "--agents", "10",
+				"--fetches", "60", "--warmup", "10", "--warmup-time", "10ms", "--prime-time", "10ms", "--threads",
+				"1,4", "--operations", "fetch,document", "--json"));
+		arguments.addAll(List.of(more));
+		int status = run(arguments.toArray(String[]::new));
 
 		String output = this.out.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
