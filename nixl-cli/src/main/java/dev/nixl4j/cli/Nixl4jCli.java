@@ -13,8 +13,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code nixl4j} command line tool: {@code info}, {@code doctor}, {@code selftest},
- * {@code bench}, {@code kv-bench} and {@code memcpy}. {@code bin/nixl4j} in the
- * repository starts it; run {@code nixl4j <command> --help} for a command's options.
+ * {@code bench}, {@code kv-bench}, {@code memcpy} and {@code registry-bench}.
+ * {@code bin/nixl4j} in the repository starts it; run {@code nixl4j <command> --help} for
+ * a command's options.
  *
  * <p>
  * Exit status: {@value #EXIT_OK} success (for {@code doctor}: READY),

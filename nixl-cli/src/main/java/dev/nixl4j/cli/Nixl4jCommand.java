@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
 				"Run 'nixl4j COMMAND --help' for a command's options." },
 		subcommands = { InfoCommand.class, DoctorCommand.class, SelftestCommand.class, BenchCommand.class,
 				KvBenchCommand.class, MemcpyCommand.class, CommandLine.HelpCommand.class, BenchTargetCommand.class,
-				KvBenchProducerCommand.class, KvBenchConsumerCommand.class },
+				KvBenchProducerCommand.class, KvBenchConsumerCommand.class, RegistryBenchCommand.class,
+				RegistryBenchServerCommand.class },
 		exitCodeList = { "0:success (doctor: READY)", "1:a check, transfer or verification failed",
 				"2:usage error: the command line cannot be run as given",
 				"3:environment not ready (library missing or not loadable, native access off)", "4:backend not ready" })
