@@ -39,6 +39,11 @@ final class AgentOptions {
 					+ "loop progresses UCX when it drains notifications")
 	private boolean progressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
 
+	@Option(names = "--same-host", description = "embedded engine: create the EMBEDDED backend with same_host=true, so "
+			+ "agents in processes of this host map each other's shareable memory (the benchmark target registers "
+			+ "ShareableMemory) instead of moving bytes over TCP")
+	private boolean sameHost;
+
 	private final List<String> plugins = new ArrayList<>();
 
 	private final List<Map<String, String>> parameters = new ArrayList<>();
@@ -73,11 +78,27 @@ final class AgentOptions {
 		if (!this.plugins.isEmpty()) {
 			BackendConfig[] backends = new BackendConfig[this.plugins.size()];
 			for (int i = 0; i < backends.length; i++) {
-				backends[i] = new BackendConfig(this.plugins.get(i), this.parameters.get(i));
+				Map<String, String> parameters = new LinkedHashMap<>(this.parameters.get(i));
+				if (this.sameHost && i == 0) {
+					parameters.put("same_host", "true");
+				}
+				backends[i] = new BackendConfig(this.plugins.get(i), parameters);
 			}
 			builder.backends(backends);
 		}
+		else if (this.sameHost) {
+			builder.backends(new BackendConfig("EMBEDDED", Map.of("same_host", "true")));
+		}
 		return builder.build();
+	}
+
+	/**
+	 * Whether the embedded engine's same-host path is on: memory that peers read or write
+	 * is then to be allocated as {@link dev.nixl4j.ShareableMemory}.
+	 * @return whether {@code --same-host} was given
+	 */
+	boolean sameHost() {
+		return this.sameHost;
 	}
 
 	/**
@@ -91,6 +112,9 @@ final class AgentOptions {
 			tokens.addAll(List.of("--progress-delay-us", this.progressDelayMicros.toString()));
 		}
 		tokens.addAll(List.of("--progress-thread", Boolean.toString(this.progressThread)));
+		if (this.sameHost) {
+			tokens.add("--same-host");
+		}
 		for (int i = 0; i < this.plugins.size(); i++) {
 			tokens.addAll(List.of("--backend", this.plugins.get(i)));
 			this.parameters.get(i)
