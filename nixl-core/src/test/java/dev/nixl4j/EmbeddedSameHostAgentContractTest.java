@@ -9,7 +9,7 @@ import dev.nixl4j.testsupport.PeerProcess;
 
 /**
  * The contract suite against the embedded engine with the same-host path on
- * ({@code same_host=true}) and in-process copies off. Peer processes register
+ * ({@link EmbeddedOptions#sameHost()}) and in-process copies off. Peer processes register
  * {@link ShareableMemory}, so transfers to them map it; agents of this JVM register
  * ordinary memory, so their transfers are refused the path and go over TCP.
  */
@@ -19,8 +19,7 @@ class EmbeddedSameHostAgentContractTest extends AgentContractTests {
 	protected NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer) {
 		AgentConfig.Builder builder = AgentConfig.builder(name)
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
-			.backends(new BackendConfig("EMBEDDED", Map.of("same_host", "true")));
+			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false).withSameHost(true));
 		customizer.accept(builder);
 		return NixlAgent.create(builder.build());
 	}

@@ -134,13 +134,17 @@ public final class EmbeddedDriver implements EngineDriver {
 	 */
 	static final String SAME_HOST = "same_host";
 
-	/** Whether the EMBEDDED backend was created with {@code same_host=true}. */
+	/**
+	 * Whether {@link dev.nixl4j.EmbeddedOptions#sameHost()} is on or the EMBEDDED backend
+	 * was created with {@code same_host=true}.
+	 */
 	private volatile boolean sameHost;
 
 	private final String hostIdentity = SameHostPath.localIdentity();
 
 	private EmbeddedDriver(AgentConfig config) throws IOException {
 		this.config = config;
+		this.sameHost = config.embedded().sameHost();
 		byte[] instance = secret();
 		byte[] token = secret();
 		this.listener = new Listener(this, config.embedded(), token);
