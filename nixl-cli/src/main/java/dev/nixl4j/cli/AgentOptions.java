@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
+import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ITypeConverter;
@@ -39,9 +40,9 @@ final class AgentOptions {
 					+ "loop progresses UCX when it drains notifications")
 	private boolean progressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
 
-	@Option(names = "--same-host", description = "embedded engine: create the EMBEDDED backend with same_host=true, so "
-			+ "agents in processes of this host map each other's shareable memory (the benchmark target registers "
-			+ "ShareableMemory) instead of moving bytes over TCP")
+	@Option(names = "--same-host", description = "embedded engine: turn on the same-host path "
+			+ "(EmbeddedOptions.sameHost), so agents in processes of this host map each other's shareable memory "
+			+ "(the benchmark target registers ShareableMemory) instead of moving bytes over TCP")
 	private boolean sameHost;
 
 	private final List<String> plugins = new ArrayList<>();
@@ -78,16 +79,12 @@ final class AgentOptions {
 		if (!this.plugins.isEmpty()) {
 			BackendConfig[] backends = new BackendConfig[this.plugins.size()];
 			for (int i = 0; i < backends.length; i++) {
-				Map<String, String> parameters = new LinkedHashMap<>(this.parameters.get(i));
-				if (this.sameHost && i == 0) {
-					parameters.put("same_host", "true");
-				}
-				backends[i] = new BackendConfig(this.plugins.get(i), parameters);
+				backends[i] = new BackendConfig(this.plugins.get(i), this.parameters.get(i));
 			}
 			builder.backends(backends);
 		}
-		else if (this.sameHost) {
-			builder.backends(new BackendConfig("EMBEDDED", Map.of("same_host", "true")));
+		if (this.sameHost) {
+			builder.embedded(EmbeddedOptions.defaults().withSameHost(true));
 		}
 		return builder.build();
 	}
