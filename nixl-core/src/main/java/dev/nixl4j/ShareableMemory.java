@@ -10,14 +10,15 @@ import dev.nixl4j.internal.embedded.SharedMemory;
  * processes on the same host without copying it through TCP.
  *
  * <p>
- * An embedded agent whose {@code EMBEDDED} backend was created with the parameter
- * {@code same_host=true} offers its same-host peers (same boot id and pid namespace,
- * whose own backend also has the parameter) a direct path to every registration that lies
- * inside memory allocated here: the peer presents the registration's key over the agent's
- * TCP connection for every transfer, as over TCP, and once the key and the range are
- * accepted it maps that registered region (whole pages around it) of the file behind this
- * memory and copies with {@link MemorySegment#copy}. Registrations of other memory keep
- * moving over TCP. Linux only (it uses {@code memfd_create}).
+ * An embedded agent with {@link EmbeddedOptions#sameHost()} on (or whose {@code EMBEDDED}
+ * backend was created with the parameter {@code same_host=true}) offers its same-host
+ * peers (same boot id and pid namespace, with the option on too) a direct path to every
+ * registration that lies inside memory allocated here: the peer presents the
+ * registration's key over the agent's TCP connection for every transfer, as over TCP, and
+ * once the key and the range are accepted it maps that registered region (whole pages
+ * around it) of the file behind this memory and copies with {@link MemorySegment#copy}.
+ * Registrations of other memory keep moving over TCP. Linux only (it uses
+ * {@code memfd_create}).
  *
  * <p>
  * What a peer reaches: a peer that presented a registration's key keeps its mapping of
