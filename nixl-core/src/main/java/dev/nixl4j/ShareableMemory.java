@@ -2,8 +2,9 @@ package dev.nixl4j;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ServiceLoader;
 
-import dev.nixl4j.internal.embedded.SharedMemory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Memory that the {@link Engine#EMBEDDED embedded engine} can lend to peers in other
@@ -45,7 +46,42 @@ public final class ShareableMemory {
 	 * {@code memfd_create}, {@link NixlStatus#ERROR_BACKEND} when it refuses the memory
 	 */
 	public static MemorySegment allocate(Arena arena, long bytes) {
-		return SharedMemory.allocate(arena, bytes);
+		if (bytes <= 0) {
+			throw new IllegalArgumentException("shareable memory needs at least 1 byte, not " + bytes);
+		}
+		Allocator allocator = Holder.ALLOCATOR;
+		if (allocator == null) {
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, "allocate_shareable", null, null,
+					"no shareable memory allocator is on the class path (nixl-core provides one)");
+		}
+		return allocator.allocate(arena, bytes);
+	}
+
+	/**
+	 * Service-provider interface of the allocator behind {@link #allocate}, found with
+	 * {@link ServiceLoader}: how the public API reaches the embedded engine's
+	 * implementation without depending on its package. nixl-core provides it;
+	 * applications do not implement or call it.
+	 */
+	public interface Allocator {
+
+		/**
+		 * Allocates shareable memory.
+		 * @param arena the arena whose closing unmaps it
+		 * @param bytes the size, positive
+		 * @return the memory
+		 */
+		MemorySegment allocate(Arena arena, long bytes);
+
+	}
+
+	private static final class Holder {
+
+		static final @Nullable Allocator ALLOCATOR = ServiceLoader
+			.load(Allocator.class, Allocator.class.getClassLoader())
+			.findFirst()
+			.orElse(null);
+
 	}
 
 }

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.ShareableMemory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * ptrace this one. Closing the arena unmaps the memory here and closes the descriptor; a
  * peer's mapping keeps the pages until the peer unmaps them.
  */
-public final class SharedMemory {
+public final class SharedMemory implements ShareableMemory.Allocator {
 
 	private static final long PAGE = 4096;
 
@@ -38,7 +39,13 @@ public final class SharedMemory {
 	/** Live allocations by start address. */
 	private static final ConcurrentSkipListMap<Long, Allocation> allocations = new ConcurrentSkipListMap<>();
 
-	private SharedMemory() {
+	/** Creates the allocator; {@link java.util.ServiceLoader} calls it. */
+	public SharedMemory() {
+	}
+
+	@Override
+	public MemorySegment allocate(Arena arena, long bytes) {
+		return map(arena, bytes);
 	}
 
 	/**
@@ -49,7 +56,7 @@ public final class SharedMemory {
 	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} where memfd is not available
 	 * (not Linux), {@link NixlStatus#ERROR_BACKEND} when the system refuses the memory
 	 */
-	public static MemorySegment allocate(Arena arena, long bytes) {
+	static MemorySegment map(Arena arena, long bytes) {
 		if (bytes <= 0) {
 			throw new IllegalArgumentException("shareable memory needs at least 1 byte, not " + bytes);
 		}
