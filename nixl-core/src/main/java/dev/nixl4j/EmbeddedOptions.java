@@ -40,12 +40,20 @@ import java.util.Objects;
  * dropped and its transfers fail (default 5 s). A live peer answers within milliseconds;
  * this catches one that stopped (for example SIGSTOP) or whose host vanished without
  * closing the connection
+ * @param sameHost whether the agent offers and uses the same-host path (default off):
+ * peers in other processes of this host (same boot id and pid namespace) that also have
+ * it on map the agent's {@link ShareableMemory} after presenting a registration's key,
+ * instead of moving its bytes over TCP. The EMBEDDED backend parameter
+ * {@code same_host=true} turns it on too. What it exposes: see {@link ShareableMemory}
  */
 public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcessCopies, int maxConnections,
-		Duration helloTimeout, Duration frameTimeout, Duration responseTimeout) {
+		Duration helloTimeout, Duration frameTimeout, Duration responseTimeout, boolean sameHost) {
 
 	/** The default of {@link #inProcessCopies()}. */
 	public static final boolean DEFAULT_IN_PROCESS_COPIES = true;
+
+	/** The default of {@link #sameHost()}. */
+	public static final boolean DEFAULT_SAME_HOST = false;
 
 	/** The default of {@link #maxConnections()}. */
 	public static final int DEFAULT_MAX_CONNECTIONS = 256;
@@ -71,6 +79,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 * positive
 	 * @param responseTimeout longest silence of a peer with requests outstanding,
 	 * positive
+	 * @param sameHost whether the same-host path is on
 	 */
 	public EmbeddedOptions {
 		Objects.requireNonNull(listenAddress, "listenAddress");
@@ -97,13 +106,13 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	/**
 	 * The defaults: loopback, a free port, in-process copies on, 256 connections, a hello
 	 * within 5 s, request headers within and data stalls of at most 10 s, peers silent
-	 * for at most 5 s.
+	 * for at most 5 s, the same-host path off.
 	 * @return the default options
 	 */
 	public static EmbeddedOptions defaults() {
 		return new EmbeddedOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
 				DEFAULT_IN_PROCESS_COPIES, DEFAULT_MAX_CONNECTIONS, DEFAULT_HELLO_TIMEOUT, DEFAULT_FRAME_TIMEOUT,
-				DEFAULT_RESPONSE_TIMEOUT);
+				DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SAME_HOST);
 	}
 
 	/**
@@ -113,7 +122,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withListenAddress(InetSocketAddress address) {
 		return new EmbeddedOptions(address, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout);
+				this.frameTimeout, this.responseTimeout, this.sameHost);
 	}
 
 	/**
@@ -123,7 +132,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withInProcessCopies(boolean enabled) {
 		return new EmbeddedOptions(this.listenAddress, enabled, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout);
+				this.frameTimeout, this.responseTimeout, this.sameHost);
 	}
 
 	/**
@@ -133,7 +142,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withMaxConnections(int connections) {
 		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, connections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout);
+				this.frameTimeout, this.responseTimeout, this.sameHost);
 	}
 
 	/**
@@ -143,7 +152,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withHelloTimeout(Duration timeout) {
 		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, timeout,
-				this.frameTimeout, this.responseTimeout);
+				this.frameTimeout, this.responseTimeout, this.sameHost);
 	}
 
 	/**
@@ -154,7 +163,7 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withFrameTimeout(Duration timeout) {
 		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				timeout, this.responseTimeout);
+				timeout, this.responseTimeout, this.sameHost);
 	}
 
 	/**
@@ -164,7 +173,17 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	 */
 	public EmbeddedOptions withResponseTimeout(Duration timeout) {
 		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, timeout);
+				this.frameTimeout, timeout, this.sameHost);
+	}
+
+	/**
+	 * Returns these options with the same-host path on or off.
+	 * @param enabled whether the agent offers and uses the same-host path
+	 * @return new options
+	 */
+	public EmbeddedOptions withSameHost(boolean enabled) {
+		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
+				this.frameTimeout, this.responseTimeout, enabled);
 	}
 
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
+import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.Engine;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ITypeConverter;
@@ -38,6 +39,11 @@ final class AgentOptions {
 			description = "whether NIXL runs its own progress thread (default true); without it, nixl4j's progress "
 					+ "loop progresses UCX when it drains notifications")
 	private boolean progressThread = AgentConfig.DEFAULT_NATIVE_PROGRESS_THREAD;
+
+	@Option(names = "--same-host", description = "embedded engine: turn on the same-host path "
+			+ "(EmbeddedOptions.sameHost), so agents in processes of this host map each other's shareable memory "
+			+ "(the benchmark target registers ShareableMemory) instead of moving bytes over TCP")
+	private boolean sameHost;
 
 	private final List<String> plugins = new ArrayList<>();
 
@@ -77,7 +83,19 @@ final class AgentOptions {
 			}
 			builder.backends(backends);
 		}
+		if (this.sameHost) {
+			builder.embedded(EmbeddedOptions.defaults().withSameHost(true));
+		}
 		return builder.build();
+	}
+
+	/**
+	 * Whether the embedded engine's same-host path is on: memory that peers read or write
+	 * is then to be allocated as {@link dev.nixl4j.ShareableMemory}.
+	 * @return whether {@code --same-host} was given
+	 */
+	boolean sameHost() {
+		return this.sameHost;
 	}
 
 	/**
@@ -91,6 +109,9 @@ final class AgentOptions {
 			tokens.addAll(List.of("--progress-delay-us", this.progressDelayMicros.toString()));
 		}
 		tokens.addAll(List.of("--progress-thread", Boolean.toString(this.progressThread)));
+		if (this.sameHost) {
+			tokens.add("--same-host");
+		}
 		for (int i = 0; i < this.plugins.size(); i++) {
 			tokens.addAll(List.of("--backend", this.plugins.get(i)));
 			this.parameters.get(i)

@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Base64;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.ShareableMemory;
 import dev.nixl4j.readiness.Patterns;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -42,7 +43,8 @@ final class BenchTargetCommand extends Subcommand {
 		PrintStream out = out();
 		String name = (this.name != null) ? this.name : "nixl4j-bench-target-" + ProcessHandle.current().pid();
 		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(this.agentOptions.config(name))) {
-			MemorySegment region = arena.allocate(this.size, 4096);
+			MemorySegment region = this.agentOptions.sameHost() ? ShareableMemory.allocate(arena, this.size)
+					: arena.allocate(this.size, 4096);
 			Patterns.fill(region, 0);
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "

@@ -80,6 +80,11 @@ class LauncherTest {
 		checkBench(2, 1, "--completion", "caller");
 	}
 
+	@Test
+	void benchOverTheEmbeddedSameHostPathPrintsVerifiedRowsAsJson() throws Exception {
+		checkBench(2, 1, "--engine", "embedded", "--same-host");
+	}
+
 	@SuppressWarnings("unchecked")
 	private void checkBench(int processes, int batch, String... more) throws Exception {
 		List<String> args = new ArrayList<>(

@@ -222,6 +222,17 @@ class Nixl4jCliTest {
 		assertThat(agentOptions().config("cli-test").nativeProgressThread()).isTrue();
 	}
 
+	@Test
+	void sameHostTurnsOnTheEmbeddedSameHostPathHereAndInTheChild() {
+		AgentOptions options = agentOptions("--engine", "embedded", "--same-host");
+
+		assertThat(options.sameHost()).isTrue();
+		assertThat(options.config("cli-test").embedded().sameHost()).isTrue();
+		assertThat(agentOptions(options.tokens().toArray(String[]::new)).config("cli-test"))
+			.isEqualTo(options.config("cli-test"));
+		assertThat(agentOptions("--engine", "embedded").config("cli-test").embedded().sameHost()).isFalse();
+	}
+
 	private static AgentOptions agentOptions(String... args) {
 		List<String> tokens = new java.util.ArrayList<>(List.of("bench-target"));
 		tokens.addAll(List.of(args));

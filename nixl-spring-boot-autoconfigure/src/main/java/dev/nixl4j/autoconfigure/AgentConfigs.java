@@ -81,7 +81,8 @@ final class AgentConfigs {
 			.withMaxConnections(embedded.getMaxConnections())
 			.withHelloTimeout(embedded.getHelloTimeout())
 			.withFrameTimeout(embedded.getFrameTimeout())
-			.withResponseTimeout(embedded.getResponseTimeout());
+			.withResponseTimeout(embedded.getResponseTimeout())
+			.withSameHost(embedded.isSameHost());
 	}
 
 	/**

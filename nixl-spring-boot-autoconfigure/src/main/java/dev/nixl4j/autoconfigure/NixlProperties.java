@@ -367,6 +367,13 @@ public class NixlProperties implements Validator {
 		 */
 		private Duration responseTimeout = EmbeddedOptions.DEFAULT_RESPONSE_TIMEOUT;
 
+		/**
+		 * Whether the agent offers and uses the same-host path: peers in other processes
+		 * of this host that also have it on map the agent's shareable memory after
+		 * presenting a registration's key, instead of moving bytes over TCP.
+		 */
+		private boolean sameHost = EmbeddedOptions.DEFAULT_SAME_HOST;
+
 		public @Nullable String getAddress() {
 			return this.address;
 		}
@@ -417,6 +424,14 @@ public class NixlProperties implements Validator {
 
 		public Duration getResponseTimeout() {
 			return this.responseTimeout;
+		}
+
+		public boolean isSameHost() {
+			return this.sameHost;
+		}
+
+		public void setSameHost(boolean sameHost) {
+			this.sameHost = sameHost;
 		}
 
 		public void setResponseTimeout(Duration responseTimeout) {

@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Objects;
 
 import dev.nixl4j.readiness.Patterns;
@@ -17,6 +18,8 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.Engine;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.BackendConfig;
+import dev.nixl4j.ShareableMemory;
 
 /**
  * A peer agent in its own JVM, driven by line commands on stdin; answers on stdout.
@@ -24,8 +27,25 @@ import dev.nixl4j.AgentConfig;
  * {@code FILL <seed>}, {@code EXPECT <tag> <millis>}, {@code QUIT}. At start it prints
  * {@code READY <base64 metadata>
  * <address> <length>}.
+ *
+ * <p>
+ * With the environment variable {@value #SAME_HOST} set to {@code true}, an embedded peer
+ * creates its EMBEDDED backend with {@code same_host=true} and registers
+ * {@link ShareableMemory} (ordinary memory when {@value #MEMORY} is {@code plain}); with
+ * {@value #HOST_IDENTITY} set, it claims that host identity instead of its own.
  */
 public final class PeerMain {
+
+	/** The environment variable that turns on the embedded engine's same-host path. */
+	public static final String SAME_HOST = "NIXL4J_PEER_SAME_HOST";
+
+	/**
+	 * The environment variable that keeps the region in ordinary memory ({@code plain}).
+	 */
+	public static final String MEMORY = "NIXL4J_PEER_MEMORY";
+
+	/** The environment variable whose value replaces the peer's host identity. */
+	public static final String HOST_IDENTITY = "NIXL4J_PEER_HOST_IDENTITY";
 
 	private PeerMain() {
 	}
@@ -43,9 +63,24 @@ public final class PeerMain {
 		Engine engine = (args.length > 3) ? Engine.valueOf(args[3]) : Engine.AUTO;
 		PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
 				StandardCharsets.UTF_8);
-		try (Arena arena = Arena.ofShared();
-				NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine).build())) {
-			MemorySegment region = Bytes.pattern(arena, size, seed);
+		boolean sameHost = "true".equals(System.getenv(SAME_HOST));
+		String identity = System.getenv(HOST_IDENTITY);
+		if (identity != null) {
+			System.setProperty("nixl4j.embedded.host-identity", identity);
+		}
+		AgentConfig.Builder config = AgentConfig.builder(name).engine(engine);
+		if (sameHost) {
+			config.backends(new BackendConfig("EMBEDDED", Map.of("same_host", "true")));
+		}
+		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(config.build())) {
+			MemorySegment region;
+			if (sameHost && !"plain".equals(System.getenv(MEMORY))) {
+				region = ShareableMemory.allocate(arena, size);
+				Bytes.fill(region, seed);
+			}
+			else {
+				region = Bytes.pattern(arena, size, seed);
+			}
 			agent.register(region);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
 					+ region.address() + " " + size);

@@ -128,8 +128,23 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	private volatile boolean closed;
 
+	/**
+	 * The backend parameter that offers and uses the same-host path (see
+	 * {@link SameHostPath}).
+	 */
+	static final String SAME_HOST = "same_host";
+
+	/**
+	 * Whether {@link dev.nixl4j.EmbeddedOptions#sameHost()} is on or the EMBEDDED backend
+	 * was created with {@code same_host=true}.
+	 */
+	private volatile boolean sameHost;
+
+	private final String hostIdentity = SameHostPath.localIdentity();
+
 	private EmbeddedDriver(AgentConfig config) throws IOException {
 		this.config = config;
+		this.sameHost = config.embedded().sameHost();
 		byte[] instance = secret();
 		byte[] token = secret();
 		this.listener = new Listener(this, config.embedded(), token);
@@ -362,8 +377,18 @@ public final class EmbeddedDriver implements EngineDriver {
 					"the embedded engine " + "cannot create a '" + plugin + "' backend; available: "
 							+ availablePlugins());
 		}
+		String sameHostParameter = parameters.get(SAME_HOST);
+		boolean sameHostOn = "true".equals(sameHostParameter);
+		if (sameHostParameter != null && !sameHostOn && !"false".equals(sameHostParameter)) {
+			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, NixlException.CREATE_BACKEND, name(), null,
+					"the EMBEDDED backend parameter " + SAME_HOST + " is true or false, not '" + sameHostParameter
+							+ "'");
+		}
 		Backend backend = new Backend(EmbeddedMetadata.BACKEND, parameters, Set.of(MemoryType.DRAM));
 		this.backends.add(backend);
+		if (sameHostOn) {
+			this.sameHost = true;
+		}
 		return backend;
 	}
 
@@ -407,7 +432,11 @@ public final class EmbeddedDriver implements EngineDriver {
 				regions.add(new RemoteRegion(region, memory.id(), memory.key()));
 			}
 		}
-		return EmbeddedMetadata.write(name(), this.connection, regions);
+		Connection offered = this.sameHost
+				? this.connection
+					.withSameHost(new EmbeddedMetadata.SameHost(this.hostIdentity, ProcessHandle.current().pid()))
+				: this.connection;
+		return EmbeddedMetadata.write(name(), offered, regions);
 	}
 
 	@Override
@@ -439,7 +468,7 @@ public final class EmbeddedDriver implements EngineDriver {
 				known.regions.addAll(parsed.regions());
 			}
 			else if (known == null) {
-				this.peers.put(peer, new RemotePeer(peer, connection, parsed.regions()));
+				this.peers.put(peer, new RemotePeer(peer, connection, parsed.regions(), sameHostPath(connection)));
 			}
 			else if (known.connection.sameAs(connection)) {
 				known.regions.clear();
@@ -453,6 +482,54 @@ public final class EmbeddedDriver implements EngineDriver {
 			}
 		}
 		return peer;
+	}
+
+	private SameHostPath sameHostPath(Connection peer) {
+		return new SameHostPath(peer.sameHost(), SameHostPath.check(this.sameHost, peer.sameHost(), this.hostIdentity));
+	}
+
+	/**
+	 * Why transfers to a peer do not take the same-host path, or {@code null} while they
+	 * do: for tests.
+	 */
+	SameHostPath.@Nullable Fallback sameHostFallback(String remoteAgent) {
+		return peer("same_host", remoteAgent).sameHost.off();
+	}
+
+	/** Counts the transfers to a peer that took the same-host path: for tests. */
+	long sameHostTransfers(String remoteAgent) {
+		return peer("same_host", remoteAgent).sameHost.transfers();
+	}
+
+	/**
+	 * Says where the memory of a same-host peer's request lies, for the peer to map it;
+	 * called once {@link #access} accepted the request's keys and ranges.
+	 * @param regions the request's descriptors
+	 * @return one location per descriptor (see {@link Wire}), or {@code null} when this
+	 * agent does not offer the path or some of the memory is not shareable
+	 */
+	byte @Nullable [] sameHostLocations(List<RemoteRegion> regions) {
+		if (!this.sameHost) {
+			return null;
+		}
+		java.nio.ByteBuffer locations = java.nio.ByteBuffer.allocate(regions.size() * SameHostPath.LOCATION_BYTES);
+		for (RemoteRegion region : regions) {
+			RegisteredMemory memory = this.registrations.get(region.registration());
+			MemoryDescriptor registered = (memory != null) ? memory.regionOf(region.descriptor()) : null;
+			if (registered == null) {
+				return null;
+			}
+			SharedMemory.Allocation shared = SharedMemory.find(registered.address(), registered.length());
+			if (shared == null) {
+				return null;
+			}
+			locations.putInt(shared.fd())
+				.putLong(shared.inode())
+				.putLong(registered.address() - shared.address())
+				.putLong(registered.address())
+				.putLong(registered.length());
+		}
+		return locations.array();
 	}
 
 	@Override

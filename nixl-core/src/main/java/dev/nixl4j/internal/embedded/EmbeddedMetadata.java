@@ -22,7 +22,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Connection info: a version byte, the agent instance id (16 bytes), the access token (16
- * bytes), the port (2 bytes, big-endian) and the host (UTF-8, the rest).
+ * bytes), the port (2 bytes, big-endian) and the host (UTF-8, the rest). Version 2,
+ * written by an agent that offers the same-host path, has after the port the host's
+ * length (2 bytes) and the host, the process id (8 bytes), the host identity's length (2
+ * bytes) and the host identity (UTF-8).
  */
 final class EmbeddedMetadata {
 
@@ -33,6 +36,11 @@ final class EmbeddedMetadata {
 
 	private static final int CONNECTION_VERSION = 1;
 
+	private static final int SAME_HOST_VERSION = 2;
+
+	/** Longest host identity accepted from a peer. */
+	private static final int MAX_IDENTITY_BYTES = 256;
+
 	private static final int DESCRIPTOR_BYTES = 3 * Long.BYTES + Long.BYTES + SECRET_BYTES;
 
 	private static final String OPERATION = "load_remote_md";
@@ -40,31 +48,80 @@ final class EmbeddedMetadata {
 	private EmbeddedMetadata() {
 	}
 
-	/** Where an embedded agent listens and what proves a caller holds its metadata. */
-	record Connection(byte[] instance, byte[] token, String host, int port) {
+	/**
+	 * Where an embedded agent listens and what proves a caller holds its metadata.
+	 *
+	 * @param sameHost where the agent runs, when it offers the same-host path, else
+	 * {@code null}
+	 */
+	record Connection(byte[] instance, byte[] token, String host, int port, @Nullable SameHost sameHost) {
+
+		Connection(byte[] instance, byte[] token, String host, int port) {
+			this(instance, token, host, port, null);
+		}
+
+		Connection withSameHost(@Nullable SameHost offered) {
+			return new Connection(this.instance, this.token, this.host, this.port, offered);
+		}
 
 		byte[] encode() {
 			byte[] hostBytes = this.host.getBytes(StandardCharsets.UTF_8);
-			return ByteBuffer.allocate(1 + 2 * SECRET_BYTES + 2 + hostBytes.length)
-				.put((byte) CONNECTION_VERSION)
+			SameHost offered = this.sameHost;
+			if (offered == null) {
+				return ByteBuffer.allocate(1 + 2 * SECRET_BYTES + 2 + hostBytes.length)
+					.put((byte) CONNECTION_VERSION)
+					.put(this.instance)
+					.put(this.token)
+					.putShort((short) this.port)
+					.put(hostBytes)
+					.array();
+			}
+			byte[] identity = offered.identity().getBytes(StandardCharsets.UTF_8);
+			return ByteBuffer.allocate(1 + 2 * SECRET_BYTES + 2 + 2 + hostBytes.length + 8 + 2 + identity.length)
+				.put((byte) SAME_HOST_VERSION)
 				.put(this.instance)
 				.put(this.token)
 				.putShort((short) this.port)
+				.putShort((short) hostBytes.length)
 				.put(hostBytes)
+				.putLong(offered.pid())
+				.putShort((short) identity.length)
+				.put(identity)
 				.array();
 		}
 
 		static Connection decode(String agent, byte[] info) {
-			if (info.length < 1 + 2 * SECRET_BYTES + 2 + 1 || info[0] != CONNECTION_VERSION) {
-				throw invalid(agent, "its EMBEDDED connection info is not of version " + CONNECTION_VERSION);
+			if (info.length < 1 + 2 * SECRET_BYTES + 2 + 1
+					|| (info[0] != CONNECTION_VERSION && info[0] != SAME_HOST_VERSION)) {
+				throw invalid(agent, "its EMBEDDED connection info is not of version " + CONNECTION_VERSION + " or "
+						+ SAME_HOST_VERSION);
 			}
 			ByteBuffer buffer = ByteBuffer.wrap(info, 1, info.length - 1);
 			byte[] instance = new byte[SECRET_BYTES];
 			byte[] token = new byte[SECRET_BYTES];
 			buffer.get(instance).get(token);
 			int port = Short.toUnsignedInt(buffer.getShort());
-			String host = new String(info, buffer.position(), buffer.remaining(), StandardCharsets.UTF_8);
-			return new Connection(instance, token, host, port);
+			if (info[0] == CONNECTION_VERSION) {
+				String host = new String(info, buffer.position(), buffer.remaining(), StandardCharsets.UTF_8);
+				return new Connection(instance, token, host, port);
+			}
+			try {
+				byte[] hostBytes = new byte[Short.toUnsignedInt(buffer.getShort())];
+				buffer.get(hostBytes);
+				long pid = buffer.getLong();
+				int identityLength = Short.toUnsignedInt(buffer.getShort());
+				if (hostBytes.length == 0 || pid <= 0 || identityLength == 0 || identityLength > MAX_IDENTITY_BYTES
+						|| identityLength != buffer.remaining()) {
+					throw invalid(agent, "its EMBEDDED same-host connection info is malformed");
+				}
+				byte[] identity = new byte[identityLength];
+				buffer.get(identity);
+				return new Connection(instance, token, new String(hostBytes, StandardCharsets.UTF_8), port,
+						new SameHost(new String(identity, StandardCharsets.UTF_8), pid));
+			}
+			catch (java.nio.BufferUnderflowException ex) {
+				throw invalid(agent, "its EMBEDDED same-host connection info is truncated");
+			}
 		}
 
 		/**
@@ -87,6 +144,15 @@ final class EmbeddedMetadata {
 			return "Connection[" + this.host + ":" + this.port + "]";
 		}
 
+	}
+
+	/**
+	 * Where an agent that offers the same-host path runs.
+	 *
+	 * @param identity the host's identity: its boot id and the agent's pid namespace
+	 * @param pid the agent's process id in that namespace
+	 */
+	record SameHost(String identity, long pid) {
 	}
 
 	/** A region a peer registered, with what a request for it must present. */

@@ -729,11 +729,23 @@ final class Listener implements Closeable {
 				respond(id, denied.status(), denied.getMessage());
 				// a refused WRITE's data follows on the stream: end the connection
 				// instead of reading it
-				return kind == Wire.READ;
+				return kind != Wire.WRITE;
 			}
 			this.streaming = true;
 			try {
-				if (kind == Wire.READ) {
+				if (kind == Wire.LOCAL) {
+					byte[] locations = Listener.this.owner.sameHostLocations(regions);
+					if (locations == null) {
+						respond(id, NixlStatus.NOT_SUPPORTED.code(),
+								"the memory is not shareable with same-host peers (ShareableMemory), or this agent "
+										+ "does not offer the same-host path");
+					}
+					else {
+						respondHeader(id, 0, new byte[0]);
+						Wire.writeFully(this.channel, ByteBuffer.wrap(locations));
+					}
+				}
+				else if (kind == Wire.READ) {
 					respondHeader(id, 0, new byte[0]);
 					for (var segment : access.segments()) {
 						Wire.writeFrom(this.channel, segment);
@@ -756,8 +768,11 @@ final class Listener implements Closeable {
 		}
 
 		private static @Nullable String checkHeader(byte kind, int count, int notificationLength) {
-			if (kind != Wire.READ && kind != Wire.WRITE && kind != Wire.NOTIFY) {
+			if (kind != Wire.READ && kind != Wire.WRITE && kind != Wire.NOTIFY && kind != Wire.LOCAL) {
 				return "unknown request kind " + kind;
+			}
+			if (kind == Wire.LOCAL && notificationLength != 0) {
+				return "a LOCAL request carries no notification";
 			}
 			int minimum = (kind == Wire.NOTIFY) ? 0 : 1;
 			int maximum = (kind == Wire.NOTIFY) ? 0 : Wire.MAX_DESCRIPTORS;

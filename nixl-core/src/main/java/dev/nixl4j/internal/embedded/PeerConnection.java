@@ -41,6 +41,9 @@ final class PeerConnection {
 
 	private final Map<Long, Request> pending = new ConcurrentHashMap<>();
 
+	/** Requests sent as {@link Wire#LOCAL} and not yet answered. */
+	private final java.util.Set<Long> local = ConcurrentHashMap.newKeySet();
+
 	/**
 	 * Requests sent and not yet answered, in the order sent (the peer answers in that
 	 * order).
@@ -89,7 +92,7 @@ final class PeerConnection {
 
 	/** Queues a post of a request; its outcome arrives through {@link Request#finish}. */
 	void post(Request request, long wireId, byte @Nullable [] notification) {
-		this.queue.add(new Post(request, wireId, notification));
+		this.queue.add(new Post(request, wireId, notification, false));
 		if (this.failure != null) {
 			failQueued();
 		}
@@ -173,10 +176,11 @@ final class PeerConnection {
 
 	private void sendPost(Post post) throws IOException {
 		Request request = post.request();
-		byte[] notification = (post.notification() != null) ? post.notification() : new byte[0];
+		boolean sameHost = !post.tcp() && this.peer.sameHost.takes(request.remote);
+		byte[] notification = (post.notification() != null && !sameHost) ? post.notification() : new byte[0];
 		ByteBuffer header = ByteBuffer
 			.allocate(Wire.REQUEST_HEADER_BYTES + request.remote.size() * Wire.DESCRIPTOR_BYTES + notification.length);
-		header.put(request.op == XferOp.READ ? Wire.READ : Wire.WRITE)
+		header.put(sameHost ? Wire.LOCAL : (request.op == XferOp.READ) ? Wire.READ : Wire.WRITE)
 			.putLong(post.wireId())
 			.putInt(request.remote.size())
 			.putInt(request.op == XferOp.READ ? 0 : notification.length);
@@ -192,6 +196,19 @@ final class PeerConnection {
 		}
 		header.flip();
 		TimedChannel ch = channel();
+		if (sameHost) {
+			// the data moves once the peer accepted the keys (see receiveLocal)
+			this.local.add(post.wireId());
+			Sent sent = track(request, post.wireId());
+			if (sent != null) {
+				write(ch, header);
+				sent.at = System.nanoTime();
+			}
+			else {
+				this.local.remove(post.wireId());
+			}
+			return;
+		}
 		if (request.op == XferOp.READ) {
 			// a READ's notification goes out once its data has arrived (see receive)
 			Sent sent = track(request, post.wireId());
@@ -288,6 +305,10 @@ final class PeerConnection {
 					throw new IOException("protocol error: a response to request " + id + ", which was not sent");
 				}
 				String text = new String(message.array(), StandardCharsets.UTF_8);
+				if (this.local.remove(id)) {
+					receiveLocal(ch, request, id, status, text);
+					continue;
+				}
 				if (status != Request.SUCCESS) {
 					finish(request, id, status, "refused by '" + this.peer.name + "': " + text);
 				}
@@ -349,6 +370,74 @@ final class PeerConnection {
 			this.queue.add(new Notify(notification));
 		}
 		finish(request, id, Request.SUCCESS, null);
+	}
+
+	/**
+	 * Completes a request sent as {@link Wire#LOCAL}: on the peer's consent, copies
+	 * through the mapped memory; when the memory is not shareable or cannot be opened,
+	 * sends the request again over TCP.
+	 */
+	private void receiveLocal(TimedChannel ch, Request request, long id, int status, String text) throws IOException {
+		if (status == NixlStatus.NOT_SUPPORTED.code()) {
+			answered(id);
+			this.peer.sameHost.notShareable(request.remote);
+			logger.log(Level.DEBUG, () -> "agent '" + this.owner.name() + "': a transfer to '" + this.peer.name
+					+ "' goes over TCP: " + text);
+			resend(request, id);
+			return;
+		}
+		if (status != Request.SUCCESS) {
+			finish(request, id, status, "refused by '" + this.peer.name + "': " + text);
+			answered(id);
+			return;
+		}
+		ByteBuffer answer = ByteBuffer.allocate(request.remote.size() * SameHostPath.LOCATION_BYTES);
+		Wire.readFully(ch, answer);
+		answered(id);
+		answer.flip();
+		if (!request.enterIo(id)) {
+			return;
+		}
+		byte[] notification;
+		try {
+			MemorySegment[] remote;
+			try {
+				remote = this.peer.sameHost.resolve(answer,
+						request.remote.stream().map(RemoteRegion::descriptor).toList());
+			}
+			catch (SameHostPath.NoAccess ex) {
+				this.peer.sameHost.turnOff(SameHostPath.Fallback.NO_ACCESS, ex.getMessage());
+				logger.log(Level.INFO, "agent '" + this.owner.name() + "' moves data to and from '" + this.peer.name
+						+ "' over TCP: " + ex.getMessage());
+				resend(request, id);
+				return;
+			}
+			for (int i = 0; i < remote.length; i++) {
+				if (request.op == XferOp.READ) {
+					MemorySegment.copy(remote[i], 0, request.local.get(i), 0, remote[i].byteSize());
+				}
+				else {
+					MemorySegment.copy(request.local.get(i), 0, remote[i], 0, remote[i].byteSize());
+				}
+			}
+			notification = request.notification;
+		}
+		finally {
+			request.exitIo();
+		}
+		this.peer.sameHost.transferred();
+		if (notification != null) {
+			this.queue.add(new Notify(notification));
+		}
+		finish(request, id, Request.SUCCESS, null);
+	}
+
+	/** Sends a request again, over TCP, under the same wire id. */
+	private void resend(Request request, long id) {
+		this.queue.add(new Post(request, id, request.notification, true));
+		if (this.failure != null) {
+			failQueued();
+		}
 	}
 
 	private void finish(Request request, long id, int status, @Nullable String why) {
@@ -434,6 +523,7 @@ final class PeerConnection {
 			finish(entry.getValue(), entry.getKey(), BACKEND_ERROR, why);
 		}
 		this.pending.clear();
+		this.local.clear();
 		this.unanswered.clear();
 		failQueued();
 		if (dropped) {
@@ -481,7 +571,7 @@ final class PeerConnection {
 
 	}
 
-	private record Post(Request request, long wireId, byte @Nullable [] notification) implements Outgoing {
+	private record Post(Request request, long wireId, byte @Nullable [] notification, boolean tcp) implements Outgoing {
 	}
 
 	private record Notify(byte[] message) implements Outgoing {

@@ -78,6 +78,16 @@ final class RegisteredMemory {
 		return null;
 	}
 
+	/** The registered region that holds a range, or {@code null} if none does. */
+	@Nullable MemoryDescriptor regionOf(MemoryDescriptor range) {
+		for (MemoryDescriptor region : this.regions) {
+			if (range.isInside(region)) {
+				return region;
+			}
+		}
+		return null;
+	}
+
 	/**
 	 * Marks one more user of the memory.
 	 * @param connection the connection to close if the user is stuck when the memory is

@@ -25,9 +25,13 @@ final class RemotePeer {
 
 	private volatile @Nullable PeerConnection link;
 
-	RemotePeer(String name, Connection connection, List<RemoteRegion> regions) {
+	/** The same-host path to the peer, or why it is off. */
+	final SameHostPath sameHost;
+
+	RemotePeer(String name, Connection connection, List<RemoteRegion> regions, SameHostPath sameHost) {
 		this.name = name;
 		this.connection = connection;
+		this.sameHost = sameHost;
 		this.instanceId = connection.instanceId();
 		this.regions.addAll(regions);
 	}
@@ -66,6 +70,8 @@ final class RemotePeer {
 			this.link.close(why);
 			this.link = null;
 		}
+		// no thread of the connection copies any more: unmap the peer's memory
+		this.sameHost.close();
 	}
 
 }

@@ -18,9 +18,16 @@ import java.nio.channels.WritableByteChannel;
  *                notification bytes, and for a WRITE the data of every descriptor in order
  * response:      id (8), status (4, NIXL's codes), message length (4), message (UTF-8),
  *                and for a successful READ the data of every descriptor in order
- * </pre> A NOTIFY request has no descriptors and gets no response. A request over the
- * limits below is answered with an error and the connection is closed; so is any request
- * after a refused WRITE, whose data the server does not read.
+ * </pre> A NOTIFY request has no descriptors and gets no response. A LOCAL request (the
+ * same-host path, see {@link SameHostPath}) has descriptors and no notification; its
+ * successful response carries, in place of data, one location of
+ * {@value SameHostPath#LOCATION_BYTES} bytes per descriptor: the memfd's number (4) and
+ * inode (8) in the target's process, the registered region's offset in that file (8), its
+ * address (8) and length (8). A target whose memory of a LOCAL request is not shareable
+ * answers {@link dev.nixl4j.NixlStatus#NOT_SUPPORTED}, and the initiator sends the
+ * request again as a READ or WRITE. A request over the limits below is answered with an
+ * error and the connection is closed; so is any request after a refused WRITE, whose data
+ * the server does not read.
  */
 final class Wire {
 
@@ -33,6 +40,8 @@ final class Wire {
 	static final byte WRITE = 2;
 
 	static final byte NOTIFY = 3;
+
+	static final byte LOCAL = 4;
 
 	static final int HELLO_FIXED_BYTES = 4 + 1 + EmbeddedMetadata.SECRET_BYTES + 2;
 

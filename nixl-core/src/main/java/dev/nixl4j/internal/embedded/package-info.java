@@ -5,7 +5,11 @@
  * over TCP, straight between the socket and the registered segments. Its metadata uses
  * NIXL's serialization with an {@code EMBEDDED} backend whose connection info carries the
  * listener's address and a secret token, and whose descriptor keys are random
- * per-registration keys checked by the target on every request.
+ * per-registration keys checked by the target on every request. With the same-host path
+ * on ({@link dev.nixl4j.EmbeddedOptions#sameHost()}), transfers between processes of one
+ * host to registrations in {@link dev.nixl4j.ShareableMemory} are still checked by the
+ * target, which then says where the memory lies, and copied by the initiator through a
+ * mapping of it ({@link dev.nixl4j.internal.embedded.SameHostPath}).
  *
  * <p>
  * What peers can make it hold is bounded (see {@link dev.nixl4j.EmbeddedOptions}):
