@@ -65,6 +65,22 @@ class KvBenchCommandTest {
 		assertThat((Double) document.get("p99LatencyUs")).isGreaterThanOrEqualTo((Double) document.get("p50LatencyUs"));
 	}
 
+	@Test
+	@SuppressWarnings("unchecked")
+	void theEmbeddedEnginesSameHostPathPullsVerifiedBlocksFromAChildProcess() {
+		int status = run("kv-bench", "--engine", "embedded", "--same-host", "--requests", "3", "--blocks", "2",
+				"--warmup", "1", "--json");
+
+		String output = this.out.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(output + this.err.toString(StandardCharsets.UTF_8)).isZero();
+		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
+		assertThat(document).containsEntry("engine", "EMBEDDED")
+			.containsEntry("verifiedRequests", 4.0)
+			.containsEntry("completedLeases", 4.0)
+			.containsEntry("expiredLeases", 0.0)
+			.containsEntry("ok", true);
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "native", "embedded" })
 	@SuppressWarnings("unchecked")

@@ -13,7 +13,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.zip.CRC32C;
 
+import dev.nixl4j.AgentConfig;
 import dev.nixl4j.DescriptorList;
+import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
@@ -21,14 +23,16 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.PreparedList;
 import dev.nixl4j.Registration;
+import dev.nixl4j.ShareableMemory;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A paged KV cache in host memory: one off-heap region per layer and K/V, allocated from
- * an arena the cache owns and registered with the agent once; a {@link BlockAllocator}
- * over its blocks; descriptor lists for any blocks
+ * an arena the cache owns (as {@link ShareableMemory} when the agent runs the embedded
+ * engine with its same-host path on) and registered with the agent once; a
+ * {@link BlockAllocator} over its blocks; descriptor lists for any blocks
  * ({@code index = region * numBlocks + blockId}); and prepared lists, built once per
  * cache and per peer, from which transfers select blocks by index.
  *
@@ -40,6 +44,9 @@ import org.jspecify.annotations.Nullable;
 public final class PagedKvCache implements AutoCloseable {
 
 	private static final long ALIGNMENT = 4096;
+
+	/** The embedded backend's parameter that turns its same-host path on. */
+	private static final String SAME_HOST_PARAMETER = "same_host";
 
 	private static final SecureRandom INCARNATIONS = new SecureRandom();
 
@@ -127,8 +134,10 @@ public final class PagedKvCache implements AutoCloseable {
 		Arena arena = Arena.ofShared();
 		try {
 			MemorySegment[] regions = new MemorySegment[layout.regionCount()];
+			boolean shareable = sameHost(agent);
 			for (int i = 0; i < regions.length; i++) {
-				regions[i] = arena.allocate(layout.regionLength(), ALIGNMENT);
+				regions[i] = shareable ? ShareableMemory.allocate(arena, layout.regionLength())
+						: arena.allocate(layout.regionLength(), ALIGNMENT);
 			}
 			return new PagedKvCache(agent, layout, modelFingerprint, arena, regions, agent.register(regions));
 		}
@@ -136,6 +145,22 @@ public final class PagedKvCache implements AutoCloseable {
 			arena.close();
 			throw ex;
 		}
+	}
+
+	/**
+	 * Whether an agent runs the embedded engine with its same-host path on (in its
+	 * {@link dev.nixl4j.EmbeddedOptions} or as the {@code same_host} parameter of its
+	 * backend): its cache then lives in {@link ShareableMemory}, which same-host peers
+	 * map instead of reading it over TCP.
+	 */
+	private static boolean sameHost(NixlAgent agent) {
+		if (agent.engine() != Engine.EMBEDDED) {
+			return false;
+		}
+		AgentConfig config = agent.config();
+		return config.embedded().sameHost() || config.backends()
+			.stream()
+			.anyMatch((backend) -> "true".equals(backend.parameters().get(SAME_HOST_PARAMETER)));
 	}
 
 	/**
