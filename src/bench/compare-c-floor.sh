@@ -15,6 +15,8 @@
 #   ITERATIONS  timed posts per run (default 20000)
 #   WARMUP      untimed posts before them (default 1000)
 #   CC          C compiler (default cc; on Debian without one, gcc is installed with apt-get)
+#   BASE        another nixl4j checkout (e.g. an older commit from `git archive`): its
+#               bench's caller and future paths join the rounds as base-caller, base-future
 #   NIXL4J_JAVA_OPTS  passed on to bin/nixl4j (e.g. a JFR recording)
 set -euo pipefail
 
@@ -59,11 +61,11 @@ c_run() {
   median_of "${op^^}" <<<"$json"
 }
 
-# Prints the WRITE and READ medians of one nixl4j run.
+# Prints the WRITE and READ medians of one nixl4j run: java_run CHECKOUT caller|future.
 java_run() {
   local json
-  json=$("$root/bin/nixl4j" bench --processes 1 --op both --min-block "$block" --max-block "$block" \
-    --iterations "$iterations" --warmup "$warmup" --completion "$1" --json 2>/dev/null) || { echo "nan nan"; return; }
+  json=$("$1/bin/nixl4j" bench --processes 1 --op both --min-block "$block" --max-block "$block" \
+    --iterations "$iterations" --warmup "$warmup" --completion "$2" --json 2>/dev/null) || { echo "nan nan"; return; }
   verified <<<"$json" || { echo "nan nan"; return; }
   echo "$(median_of WRITE <<<"$json") $(median_of READ <<<"$json")"
 }
@@ -75,14 +77,25 @@ echo "library: $library; C floor: $floor ($("$cc" --version | head -n 1))"
 echo "block $block, $iterations iterations, $warmup warm-up, $rounds rounds; Med Post-to-Done in us"
 declare -A samples=()
 runs=(c-write c-read caller future)
+keys=(c-write c-read caller-write caller-read future-write future-read)
+if [[ -n ${BASE:-} ]]; then
+  runs+=(base-caller base-future)
+  keys+=(base-caller-write base-caller-read base-future-write base-future-read)
+  echo "base: $BASE"
+fi
 for ((round = 0; round < rounds; round++)); do
   for ((i = 0; i < ${#runs[@]}; i++)); do
     run=${runs[(i + round) % ${#runs[@]}]}
     case $run in
       c-write) samples[c-write]+="$(c_run write) " ;;
       c-read) samples[c-read]+="$(c_run read) " ;;
+      base-*)
+        read -r write read <<<"$(java_run "$BASE" "${run#base-}")"
+        samples[$run-write]+="$write "
+        samples[$run-read]+="$read "
+        ;;
       *)
-        read -r write read <<<"$(java_run "$run")"
+        read -r write read <<<"$(java_run "$root" "$run")"
         samples[$run-write]+="$write "
         samples[$run-read]+="$read "
         ;;
@@ -91,13 +104,15 @@ for ((round = 0; round < rounds; round++)); do
   echo "round $((round + 1)) done; load $(cut -d' ' -f1 /proc/loadavg)" >&2
 done
 echo
-for key in c-write c-read caller-write caller-read future-write future-read; do
-  printf '  %-13s samples %-75s median %s\n' "$key" "${samples[$key]}" "$(median <<<"${samples[$key]}")"
+for key in "${keys[@]}"; do
+  printf '  %-17s samples %-75s median %s\n' "$key" "${samples[$key]}" "$(median <<<"${samples[$key]}")"
 done
 for op in write read; do
   reference=$(median <<<"${samples[c-$op]}")
-  for path in caller future; do
-    printf '  nixl4j %-6s %-5s / C: %s x\n' "$path" "${op^^}" \
+  paths=(caller future)
+  [[ -z ${BASE:-} ]] || paths+=(base-caller base-future)
+  for path in "${paths[@]}"; do
+    printf '  nixl4j %-11s %-5s / C: %s x\n' "$path" "${op^^}" \
       "$(awk -v a="$(median <<<"${samples[$path-$op]}")" -v b="$reference" 'BEGIN { printf "%.2f", a / b }')"
   done
 done
