@@ -178,6 +178,29 @@ public abstract class AgentContractTests {
 	}
 
 	@Test
+	void aRepostWithoutAMessageNotifiesNobodyAfterAPostWithOne(TestInfo info) {
+		Pair p = pair(info, 1 << 20);
+		try (Transfer transfer = p.initiator.createTransfer(XferOp.WRITE, DescriptorList.of(p.local),
+				DescriptorList.of(p.remote), p.target.name(), null)) {
+			transfer.post(bytes("once")).join();
+			assertThat(p.target.expectNotification(NotificationMatcher.exact(p.initiator.name(), "once"), WAIT)
+				.join()
+				.text()).isEqualTo("once");
+			for (int round = 0; round < 3; round++) {
+				Bytes.fill(p.local, 200 + round);
+				transfer.post().join();
+				assertThat(Bytes.same(p.remote, p.local)).as("data of repost " + round).isTrue();
+			}
+			// a notification behind the reposts, on the same connection: had a repost
+			// carried the earlier message again, it would arrive before this one
+			p.initiator.sendNotification(p.target.name(), bytes("fence"));
+			p.target.expectNotification(NotificationMatcher.exact(p.initiator.name(), "fence"), WAIT).join();
+			assertThat(p.target.pollNotification(NotificationMatcher.prefix(null, ""))).as("no repeated notification")
+				.isEmpty();
+		}
+	}
+
+	@Test
 	void listenersHearEachPostAndItsEndBeforeTheFutureCompletes(TestInfo info) {
 		Pair p = pair(info, 1 << 20);
 		List<String> heard = Collections.synchronizedList(new ArrayList<>());

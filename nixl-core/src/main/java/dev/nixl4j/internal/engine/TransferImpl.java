@@ -56,6 +56,9 @@ final class TransferImpl implements Transfer {
 
 	private final byte @Nullable [] notification;
 
+	/** The agent's stall limit in nanoseconds. */
+	private final long stallNanos;
+
 	private long handle;
 
 	private volatile TransferState state = TransferState.READY;
@@ -87,6 +90,7 @@ final class TransferImpl implements Transfer {
 		this.byteSize = byteSize;
 		this.registrations = registrations;
 		this.notification = (notification != null) ? notification.clone() : null;
+		this.stallNanos = agent.config().stallTimeout().toNanos();
 		this.handle = handle;
 	}
 
@@ -175,7 +179,7 @@ final class TransferImpl implements Transfer {
 			this.notified = (message != null);
 			this.state = TransferState.IN_PROGRESS;
 			this.postedAt = System.nanoTime();
-			this.stallDeadline = this.postedAt + this.agent.config().stallTimeout().toNanos();
+			this.stallDeadline = this.postedAt + this.stallNanos;
 			int status;
 			try {
 				status = this.driver.post(this.handle, message);
@@ -289,8 +293,8 @@ final class TransferImpl implements Transfer {
 
 	private Finish end(TransferState newState, @Nullable NixlException failure) {
 		this.state = newState;
-		for (RegistrationImpl registration : this.registrations) {
-			registration.releaseOne();
+		for (int i = 0; i < this.registrations.size(); i++) {
+			this.registrations.get(i).releaseOne();
 		}
 		CompletableFuture<Transfer> future = this.completion;
 		List<TransferListener> listeners = this.listening;
@@ -342,12 +346,15 @@ final class TransferImpl implements Transfer {
 	public Transfer await(Duration timeout) {
 		CompletableFuture<Transfer> future = completion();
 		long timeoutNanos = timeout.toNanos();
-		long start = System.nanoTime();
+		// a post that ended inside post() (most short ones) needs no clock
+		long left = 0;
 		if (!future.isDone()) {
+			long start = System.nanoTime();
 			spinPoll(Math.min(AWAIT_SPIN_NANOS, timeoutNanos));
+			left = timeoutNanos - (System.nanoTime() - start);
 		}
 		try {
-			return future.get(timeoutNanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+			return future.get(left, TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
 			throw failure(NixlStatus.TIMEOUT, "get_xfer_status",

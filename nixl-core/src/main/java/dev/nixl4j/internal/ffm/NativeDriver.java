@@ -73,12 +73,21 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	private final MemorySegment drainLength;
 
 	/**
-	 * Optional arguments of a post, kept from one post to the next so that a post does
-	 * not create and destroy them: a post takes it (or creates its own when another post
-	 * holds it) and gives it back, and every post sets whether it carries a notification.
-	 * NIXL copies the message during the post.
+	 * Optional arguments of a post with a notification, kept from one post to the next so
+	 * that a post does not create and destroy them: a post takes it (or creates its own
+	 * when another post holds it), sets the message, and gives it back. NIXL copies the
+	 * message during the post.
 	 */
 	private final AtomicReference<@Nullable MemorySegment> spareOptArgs = new AtomicReference<>();
+
+	/**
+	 * Optional arguments of every post without a notification, set once to carry none and
+	 * never changed afterwards: NIXL only reads them during a post, so posts on any
+	 * thread share them, and such a post makes one downcall. They are passed rather than
+	 * none at all because NIXL carries a request's previous notification over to a post
+	 * without optional arguments.
+	 */
+	private final MemorySegment silentOptArgs;
 
 	private NativeDriver(String name, NativeLibrary library, NativeLibraryInfo libraryInfo, MemorySegment agent,
 			boolean etcdConfigured) {
@@ -96,6 +105,27 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			destroyAgent(agent);
 			throw rethrow(ex, "create_notif_map");
 		}
+		MemorySegment silent = null;
+		try {
+			silent = createOptArgs();
+			check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(silent, false), "opt_args_set_has_notif", null, "");
+		}
+		catch (Throwable ex) {
+			try {
+				if (silent != null) {
+					destroyOptArgs(silent);
+				}
+				int ignored = (int) Capi.DESTROY_NOTIF_MAP.invokeExact(this.notifMap);
+			}
+			catch (Throwable again) {
+				ex.addSuppressed(again);
+			}
+			finally {
+				destroyAgent(agent);
+			}
+			throw rethrow(ex, "create_opt_args");
+		}
+		this.silentOptArgs = silent;
 		this.drainCount = this.drainArena.allocate(JAVA_LONG);
 		this.drainPointer = this.drainArena.allocate(ADDRESS);
 		this.drainLength = this.drainArena.allocate(JAVA_LONG);
@@ -616,20 +646,26 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 
 	@Override
 	public int post(long request, byte @Nullable [] notification) {
+		if (notification == null) {
+			try {
+				return (int) Capi.POST_XFER_REQ.invokeExact(this.agent, MemorySegment.ofAddress(request),
+						this.silentOptArgs);
+			}
+			catch (Throwable ex) {
+				throw rethrow(ex, "post_xfer_req");
+			}
+		}
 		MemorySegment opt = this.spareOptArgs.getAndSet(null);
 		try {
 			if (opt == null) {
 				opt = createOptArgs();
 			}
-			if (notification != null) {
-				try (Arena arena = Arena.ofConfined()) {
-					MemorySegment message = arena.allocateFrom(ValueLayout.JAVA_BYTE, notification);
-					check((int) Capi.OPT_ARGS_SET_NOTIF_MSG.invokeExact(opt, message, (long) notification.length),
-							"opt_args_set_notif_msg", null, "");
-				}
+			try (Arena arena = Arena.ofConfined()) {
+				MemorySegment message = arena.allocateFrom(ValueLayout.JAVA_BYTE, notification);
+				check((int) Capi.OPT_ARGS_SET_NOTIF_MSG.invokeExact(opt, message, (long) notification.length),
+						"opt_args_set_notif_msg", null, "");
 			}
-			check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, notification != null), "opt_args_set_has_notif",
-					null, "");
+			check((int) Capi.OPT_ARGS_SET_HAS_NOTIF.invokeExact(opt, true), "opt_args_set_has_notif", null, "");
 			return (int) Capi.POST_XFER_REQ.invokeExact(this.agent, MemorySegment.ofAddress(request), opt);
 		}
 		catch (Throwable ex) {
@@ -760,6 +796,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			if (opt != null) {
 				destroyOptArgs(opt);
 			}
+			destroyOptArgs(this.silentOptArgs);
 			int ignored = (int) Capi.DESTROY_NOTIF_MAP.invokeExact(this.notifMap);
 			for (MemorySegment backend : this.backendHandles) {
 				ignored = (int) Capi.DESTROY_BACKEND.invokeExact(backend);
