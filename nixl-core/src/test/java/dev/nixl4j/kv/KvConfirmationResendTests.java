@@ -209,6 +209,49 @@ public abstract class KvConfirmationResendTests {
 		pullAndCheck(consumer, lease(producer, "req-2", 2, 4), 4);
 	}
 
+	/**
+	 * The figure for the documentation: with the default bound, how long pulls take that
+	 * lose the READ's done message, that lose the producer's answer, and that lose
+	 * nothing, in interleaved rounds. Prints the medians; asserts only that every pull
+	 * moved its bytes and that each loss cost at least one resend.
+	 */
+	@Test
+	void aLostNotificationDelaysAPullByAboutTheDefaultBound() {
+		Producer producer = startProducer();
+		Consumer consumer = startConsumer(KvConsumer.DEFAULT_CONFIRMATION_RESEND);
+		warmUp(producer, consumer);
+		long resends = consumer.consumer.confirmationResends();
+		int rounds = 9;
+		List<Duration> lostDone = new ArrayList<>();
+		List<Duration> lostAnswer = new ArrayList<>();
+		List<Duration> nothingLost = new ArrayList<>();
+		for (int i = 0; i < rounds; i++) {
+			nothingLost.add(pullAndCheck(consumer, lease(producer, "none-" + i, 4, 100 + i), 100 + i));
+			producer.driver.dropNotifications(KvMessages.donePrefix(PREFIX), 1);
+			lostDone.add(pullAndCheck(consumer, lease(producer, "done-" + i, 4, 200 + i), 200 + i));
+			KvLease lease = lease(producer, "answer-" + i, 4, 300 + i);
+			consumer.driver.dropNotifications(KvMessages.ackPrefix(PREFIX, lease.requestId(), lease.id(), 0), 1);
+			lostAnswer.add(pullAndCheck(consumer, lease, 300 + i));
+		}
+
+		long repeated = consumer.consumer.confirmationResends() - resends;
+		System.out.printf(
+				"%s engine, resend bound %d ms (default), %d interleaved rounds of 4-block pulls, median (min-max):"
+						+ " nothing lost %s; READ's done notification lost %s; producer's answer lost %s;"
+						+ " resends %d for %d lost notifications%n",
+				engine(), KvConsumer.DEFAULT_CONFIRMATION_RESEND.toMillis(), rounds, summary(nothingLost),
+				summary(lostDone), summary(lostAnswer), repeated, 2 * rounds);
+		assertThat(producer.driver.droppedNotifications()).hasSize(rounds);
+		assertThat(consumer.driver.droppedNotifications()).hasSize(rounds);
+		assertThat(repeated).isGreaterThanOrEqualTo(2 * rounds);
+	}
+
+	private static String summary(List<Duration> took) {
+		List<Duration> sorted = took.stream().sorted().toList();
+		return String.format("%.2f ms (%.2f-%.2f)", sorted.get(sorted.size() / 2).toNanos() / 1e6,
+				sorted.get(0).toNanos() / 1e6, sorted.get(sorted.size() - 1).toNanos() / 1e6);
+	}
+
 	@Test
 	void answersToRepeatedDoneMessagesAreDroppedAndNeverTakenByALaterPull() {
 		Producer producer = startProducer();
