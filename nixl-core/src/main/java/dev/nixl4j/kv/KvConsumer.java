@@ -92,6 +92,14 @@ public final class KvConsumer {
 	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
 
 	/**
+	 * How long answers to repeated done messages are waited for and dropped once the
+	 * producer answered one: it answers each message it gets within about a round trip,
+	 * so a repeat whose answer did not come by then was lost, and the wait ends rather
+	 * than stay among the agent's waiters for {@link #LATE_ANSWER}.
+	 */
+	private static final Duration DUPLICATE_ANSWER = Duration.ofSeconds(30);
+
+	/**
 	 * The most producers a consumer keeps sessions with; past it, sessions of producers
 	 * that are gone make room.
 	 */
@@ -458,14 +466,14 @@ public final class KvConsumer {
 		if (answer == null) {
 			// The READ landed, so the producer may still answer each done message sent:
 			// take those answers when they come.
-			dropLateAnswers(ackMatcher, 1 + resent.resends());
+			dropLateAnswers(ackMatcher, 1 + resent.resends(), LATE_ANSWER);
 			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), null,
 					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
 							+ ") came in time: the blocks read must not be used",
 					resent.failure());
 		}
 		// each done message repeated may be answered too: those answers are dropped
-		dropLateAnswers(ackMatcher, resent.resends());
+		dropLateAnswers(ackMatcher, resent.resends(), DUPLICATE_ANSWER);
 		LeaseConfirmation confirmation = KvMessages.parseAck(ackPrefix, answer.text());
 		if (confirmation != LeaseConfirmation.HELD) {
 			LeaseConfirmation refused = (confirmation != null) ? confirmation : LeaseConfirmation.UNKNOWN;
@@ -537,15 +545,15 @@ public final class KvConsumer {
 	/**
 	 * Waits for up to {@code count} answers that may still come, one after the other, and
 	 * drops them, so that none sits in the mailbox. One wait at a time per pull: the next
-	 * starts when the previous took an answer, and none after one timed out.
+	 * starts when the previous took an answer, and none after one waited {@code wait} in
+	 * vain.
 	 */
-	private void dropLateAnswers(NotificationMatcher ackMatcher, int count) {
+	private void dropLateAnswers(NotificationMatcher ackMatcher, int count, Duration wait) {
 		if (count <= 0) {
 			return;
 		}
 		try {
-			this.agent.expectNotification(ackMatcher, LATE_ANSWER)
-				.thenRun(() -> dropLateAnswers(ackMatcher, count - 1));
+			this.agent.expectNotification(ackMatcher, wait).thenRun(() -> dropLateAnswers(ackMatcher, count - 1, wait));
 		}
 		catch (RuntimeException ex) {
 			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
