@@ -9,8 +9,12 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
@@ -52,7 +56,10 @@ import org.jspecify.annotations.Nullable;
  * that fails for any reason gives the lease back to the producer at once
  * ({@link #release}), so its blocks do not stay out of its pool until the lease expires;
  * a consumer that will not pull a lease it was given (it cannot allocate local blocks,
- * say) calls {@link #release} itself.
+ * say) calls {@link #release} itself. When no answer came within a short bound after the
+ * READ completed ({@link Builder#confirmationResend}), the done message is sent again, so
+ * that a lost notification delays the pull by about that bound instead of failing it at
+ * its deadline ({@link #confirmationResends()}).
  *
  * <p>
  * With heterogeneous tensor parallelism (the consumer side has {@code k} times the
@@ -85,6 +92,14 @@ public final class KvConsumer {
 	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
 
 	/**
+	 * How long answers to repeated done messages are waited for and dropped once the
+	 * producer answered one: it answers each message it gets within about a round trip,
+	 * so a repeat whose answer did not come by then was lost, and the wait ends rather
+	 * than stay among the agent's waiters for {@link #LATE_ANSWER}.
+	 */
+	private static final Duration DUPLICATE_ANSWER = Duration.ofSeconds(30);
+
+	/**
 	 * The most producers a consumer keeps sessions with; past it, sessions of producers
 	 * that are gone make room.
 	 */
@@ -95,6 +110,21 @@ public final class KvConsumer {
 	 * the backend reset the session.
 	 */
 	private static final int MAX_POSTS = 2;
+
+	/**
+	 * How long a pull waits for the producer's answer after its READ completed before it
+	 * sends its done message again, unless told otherwise: a hundred times the round trip
+	 * of a confirmation on an idle host (about 0.5 ms), so that a loaded host rarely
+	 * repeats a message that was only slow, while a lost one costs tens of milliseconds
+	 * rather than the pull's deadline.
+	 */
+	public static final Duration DEFAULT_CONFIRMATION_RESEND = Duration.ofMillis(50);
+
+	/**
+	 * How many times a pull sends its done message again at most; the wait before each
+	 * doubles.
+	 */
+	public static final int MAX_CONFIRMATION_RESENDS = 5;
 
 	/** NIXL's name of the operation that posts a transfer. */
 	private static final String POST_OPERATION = "post_xfer_req";
@@ -113,9 +143,13 @@ public final class KvConsumer {
 
 	private final Duration peerTimeout;
 
+	private final Duration confirmationResend;
+
 	private final Map<String, ProducerSession> sessions = new ConcurrentHashMap<>();
 
 	private final AtomicLong integrityFailures = new AtomicLong();
+
+	private final AtomicLong confirmationResends = new AtomicLong();
 
 	/**
 	 * Creates a consumer with the default notification prefix and peer timeout.
@@ -138,11 +172,11 @@ public final class KvConsumer {
 	 * @param peerTimeout how long loading a producer's metadata may take
 	 */
 	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
-		this(cache, rank, peers, null, prefix, peerTimeout);
+		this(cache, rank, peers, null, prefix, peerTimeout, DEFAULT_CONFIRMATION_RESEND);
 	}
 
 	private KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, @Nullable KvDirectory directory, String prefix,
-			Duration peerTimeout) {
+			Duration peerTimeout, Duration confirmationResend) {
 		this.cache = Objects.requireNonNull(cache, "cache");
 		this.agent = cache.agent();
 		if (rank < 0) {
@@ -154,6 +188,7 @@ public final class KvConsumer {
 		KvMessages.requirePrefix(prefix);
 		this.prefix = prefix;
 		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
+		this.confirmationResend = SettingChecks.requireNotNegative(confirmationResend, "confirmationResend");
 	}
 
 	/**
@@ -349,6 +384,24 @@ public final class KvConsumer {
 	}
 
 	/**
+	 * Returns how long a pull waits for the producer's answer after its READ completed
+	 * before it sends its done message again ({@link Builder#confirmationResend}).
+	 * @return the bound, {@link Duration#ZERO} when resends are off
+	 */
+	public Duration confirmationResend() {
+		return this.confirmationResend;
+	}
+
+	/**
+	 * Returns how many times a pull sent its done message again because no answer came
+	 * within the resend bound ({@link Builder#confirmationResend}).
+	 * @return the count since this consumer was created
+	 */
+	public long confirmationResends() {
+		return this.confirmationResends.get();
+	}
+
+	/**
 	 * Compares the CRC32C of each local block with the producer's checksum of the slice
 	 * this rank read.
 	 */
@@ -378,10 +431,14 @@ public final class KvConsumer {
 		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
 		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
 		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
+		// names this READ, so that the producer tells a repeat of its done message from
+		// the done message of another READ of the lease
+		long read = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+		byte[] done = KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation(),
+				read);
 		boolean posted = false;
 		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
-				remoteIds,
-				KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation()))) {
+				remoteIds, done)) {
 			posted = !failedToPost(transfer.post());
 			transfer.await(remaining(deadline));
 		}
@@ -404,19 +461,19 @@ public final class KvConsumer {
 			giveUpAnswer(ackMatcher, ack, posted);
 			throw ex;
 		}
-		Notification answer;
-		try {
-			answer = ack.join();
-		}
-		catch (CompletionException ex) {
-			// The READ landed, so the producer may still answer: take that answer when it
-			// comes.
-			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
+		Resent resent = awaitAnswer(producer, ack, done, deadline);
+		Notification answer = resent.answer();
+		if (answer == null) {
+			// The READ landed, so the producer may still answer each done message sent:
+			// take those answers when they come.
+			dropLateAnswers(ackMatcher, 1 + resent.resends(), LATE_ANSWER);
 			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), null,
 					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
 							+ ") came in time: the blocks read must not be used",
-					ex.getCause());
+					resent.failure());
 		}
+		// each done message repeated may be answered too: those answers are dropped
+		dropLateAnswers(ackMatcher, resent.resends(), DUPLICATE_ANSWER);
 		LeaseConfirmation confirmation = KvMessages.parseAck(ackPrefix, answer.text());
 		if (confirmation != LeaseConfirmation.HELD) {
 			LeaseConfirmation refused = (confirmation != null) ? confirmation : LeaseConfirmation.UNKNOWN;
@@ -426,6 +483,88 @@ public final class KvConsumer {
 					null);
 		}
 		verify(params, localBlockIds, remoteIds, slice);
+	}
+
+	/**
+	 * Waits for the producer's answer to a READ that completed. When none came within the
+	 * resend bound, the done message is sent again on its own (the READ's notification or
+	 * the answer may have been lost; the producer answers a repeat as it answered the
+	 * first), and again after each further bound, doubled, up to
+	 * {@link #MAX_CONFIRMATION_RESENDS} times, until the answer comes or the deadline
+	 * passes.
+	 * @return the answer, or why none came by the deadline
+	 */
+	private Resent awaitAnswer(String producer, CompletableFuture<Notification> ack, byte[] done, long deadline) {
+		long bound = this.confirmationResend.toNanos();
+		int resends = 0;
+		while (bound > 0 && resends < MAX_CONFIRMATION_RESENDS) {
+			long left = deadline - System.nanoTime();
+			if (left <= bound) {
+				break;
+			}
+			try {
+				return new Resent(ack.get(bound, TimeUnit.NANOSECONDS), null, resends);
+			}
+			catch (TimeoutException ex) {
+				resends++;
+				resend(producer, done);
+				bound = Math.min(bound * 2, Long.MAX_VALUE / 4);
+			}
+			catch (ExecutionException ex) {
+				return new Resent(null, ex.getCause(), resends);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				ack.cancel(false);
+				return new Resent(null, ex, resends);
+			}
+		}
+		try {
+			return new Resent(ack.join(), null, resends);
+		}
+		catch (CompletionException ex) {
+			return new Resent(null, ex.getCause(), resends);
+		}
+	}
+
+	/**
+	 * Sends a done message again on its own. Counted even when the send fails: the wait
+	 * for the answer goes on until the deadline whatever the send did.
+	 */
+	private void resend(String producer, byte[] done) {
+		this.confirmationResends.incrementAndGet();
+		try {
+			this.agent.sendNotification(producer, done);
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.DEBUG, "Could not repeat a done message to ''{0}'': {1}", producer,
+					ex.getMessage());
+		}
+	}
+
+	/**
+	 * Waits for up to {@code count} answers that may still come, one after the other, and
+	 * drops them, so that none sits in the mailbox. One wait at a time per pull: the next
+	 * starts when the previous took an answer, and none after one waited {@code wait} in
+	 * vain.
+	 */
+	private void dropLateAnswers(NotificationMatcher ackMatcher, int count, Duration wait) {
+		if (count <= 0) {
+			return;
+		}
+		try {
+			this.agent.expectNotification(ackMatcher, wait).thenRun(() -> dropLateAnswers(ackMatcher, count - 1, wait));
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
+		}
+	}
+
+	/**
+	 * The answer to a READ (or why none came) and how many times its done message was
+	 * sent again.
+	 */
+	private record Resent(@Nullable Notification answer, @Nullable Throwable failure, int resends) {
 	}
 
 	/**
@@ -573,6 +712,8 @@ public final class KvConsumer {
 
 		private Duration peerTimeout = KvProducer.DEFAULT_PEER_TIMEOUT;
 
+		private Duration confirmationResend = DEFAULT_CONFIRMATION_RESEND;
+
 		private Builder(PagedKvCache cache) {
 			this.cache = Objects.requireNonNull(cache, "cache");
 		}
@@ -632,6 +773,21 @@ public final class KvConsumer {
 		}
 
 		/**
+		 * Sets how long a pull waits for the producer's answer after its READ completed
+		 * before it sends its done message again (default
+		 * {@link KvConsumer#DEFAULT_CONFIRMATION_RESEND}); the wait doubles after each
+		 * resend, up to {@link KvConsumer#MAX_CONFIRMATION_RESENDS} resends within the
+		 * pull's deadline. A lost notification then delays a pull by about this bound
+		 * instead of failing it at its deadline. {@link Duration#ZERO} turns resends off.
+		 * @param confirmationResend the bound, not negative
+		 * @return this builder
+		 */
+		public Builder confirmationResend(Duration confirmationResend) {
+			this.confirmationResend = Objects.requireNonNull(confirmationResend, "confirmationResend");
+			return this;
+		}
+
+		/**
 		 * Builds the consumer.
 		 * @return the consumer
 		 * @throws IllegalStateException when no {@link #peers} loader was set
@@ -640,7 +796,8 @@ public final class KvConsumer {
 			if (this.peers == null) {
 				throw new IllegalStateException("a KvConsumer needs a PeerLoader");
 			}
-			return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout);
+			return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout,
+					this.confirmationResend);
 		}
 
 	}

@@ -34,6 +34,12 @@ public final class KvLease {
 	/** The agent that first reported for each rank; guarded by the producer's lock. */
 	private final @Nullable String[] claimants;
 
+	/**
+	 * The read id of the last done message that reported each rank; guarded by the
+	 * producer's lock.
+	 */
+	private final long[] reads;
+
 	/** Guarded by the producer's lock. */
 	private int doneCount;
 
@@ -51,6 +57,7 @@ public final class KvLease {
 		this.ttl = ttl;
 		this.ranksDone = new boolean[params.consumerRanks()];
 		this.claimants = new String[params.consumerRanks()];
+		this.reads = new long[params.consumerRanks()];
 	}
 
 	/**
@@ -113,10 +120,11 @@ public final class KvLease {
 	}
 
 	/**
-	 * Marks a rank done; returns whether every rank is done now. Under the producer's
-	 * lock.
+	 * Marks a rank done by a done message naming a READ; returns whether every rank is
+	 * done now. Under the producer's lock.
 	 */
-	boolean markDone(int rank) {
+	boolean markDone(int rank, long read) {
+		this.reads[rank] = read;
 		if (!this.ranksDone[rank]) {
 			this.ranksDone[rank] = true;
 			this.doneCount++;
@@ -135,6 +143,22 @@ public final class KvLease {
 			return true;
 		}
 		return claimant.equals(agent);
+	}
+
+	/**
+	 * Returns a copy of the agent that first reported for each rank. Under the producer's
+	 * lock.
+	 */
+	@Nullable String[] claimants() {
+		return this.claimants.clone();
+	}
+
+	/**
+	 * Returns a copy of the read id of the last done message of each rank. Under the
+	 * producer's lock.
+	 */
+	long[] reads() {
+		return this.reads.clone();
 	}
 
 	int doneCount() {

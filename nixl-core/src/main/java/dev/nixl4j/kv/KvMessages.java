@@ -8,11 +8,15 @@ import org.jspecify.annotations.Nullable;
  * The notification messages of the KV protocol, all UTF-8 and starting with a
  * configurable prefix:
  * <ul>
- * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>]}: carried by a
- * consumer's READ, so the producer gets it only after the data landed; the generation
- * digest of the lease ({@link KvTransferParams#generation()}, 1 to 16 lower-case hex
- * digits, unsigned) is left out when the parameters carry none, and a message without it
- * (as consumers before it sent) is read as "no generation given";</li>
+ * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>][:r<read>]}: carried
+ * by a consumer's READ, so the producer gets it only after the data landed, and sent
+ * again on its own when no answer came (the same message, after the READ completed); the
+ * generation digest of the lease ({@link KvTransferParams#generation()}, 1 to 16
+ * lower-case hex digits, unsigned) is left out when the parameters carry none, and a
+ * message without it (as consumers before it sent) is read as "no generation given"; the
+ * read id ({@code r} and 1 to 16 lower-case hex digits, not zero) names the READ, so that
+ * a repeat is told from another READ of the same lease, and is left out by consumers that
+ * never repeat;</li>
  * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN|STALE}:
  * the producer's answer, sent on its own;</li>
  * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not
@@ -30,6 +34,12 @@ final class KvMessages {
 
 	/** The generation digest of a done message that carries none. */
 	static final long NO_GENERATION = 0;
+
+	/** The read id of a done message that carries none. */
+	static final long NO_READ = 0;
+
+	/** What starts the read id's field of a done message. */
+	private static final String READ_FIELD = "r";
 
 	private KvMessages() {
 	}
@@ -67,8 +77,22 @@ final class KvMessages {
 	}
 
 	static byte[] done(String prefix, String requestId, long leaseId, int rank, long generation) {
-		String message = donePrefix(prefix) + requestId + ":" + leaseId + ":" + rank;
-		return bytes((generation != NO_GENERATION) ? message + ":" + Long.toHexString(generation) : message);
+		return done(prefix, requestId, leaseId, rank, generation, NO_READ);
+	}
+
+	static byte[] done(String prefix, String requestId, long leaseId, int rank, long generation, long read) {
+		StringBuilder message = new StringBuilder(donePrefix(prefix)).append(requestId)
+			.append(':')
+			.append(leaseId)
+			.append(':')
+			.append(rank);
+		if (generation != NO_GENERATION) {
+			message.append(':').append(Long.toHexString(generation));
+		}
+		if (read != NO_READ) {
+			message.append(':').append(READ_FIELD).append(Long.toHexString(read));
+		}
+		return bytes(message.toString());
 	}
 
 	static String releasePrefix(String prefix) {
@@ -113,19 +137,28 @@ final class KvMessages {
 			return null;
 		}
 		String[] fields = message.substring(head.length()).split(":", -1);
-		if (fields.length != 3 && !(generation && fields.length == 4)) {
+		int count = fields.length;
+		long read = NO_READ;
+		if (generation && (count == 4 || count == 5) && fields[count - 1].startsWith(READ_FIELD)) {
+			read = parseHex(fields[count - 1].substring(READ_FIELD.length()));
+			if (read == NO_READ) {
+				return null;
+			}
+			count--;
+		}
+		if (count != 3 && !(generation && count == 4)) {
 			return null;
 		}
 		try {
 			requireRequestId(fields[0]);
 			long digest = NO_GENERATION;
-			if (fields.length == 4) {
-				digest = parseGeneration(fields[3]);
+			if (count == 4) {
+				digest = parseHex(fields[3]);
 				if (digest == NO_GENERATION) {
 					return null;
 				}
 			}
-			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]), digest);
+			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]), digest, read);
 		}
 		catch (IllegalArgumentException ex) {
 			return null;
@@ -133,11 +166,12 @@ final class KvMessages {
 	}
 
 	/**
-	 * Reads a generation digest: 1 to 16 lower-case hex digits, as
+	 * Reads a generation digest or a read id: 1 to 16 lower-case hex digits, as
 	 * {@link Long#toHexString} writes it.
-	 * @return the digest, {@link #NO_GENERATION} when the text is not one
+	 * @return the value, 0 ({@link #NO_GENERATION}, {@link #NO_READ}) when the text is
+	 * not one
 	 */
-	private static long parseGeneration(String text) {
+	private static long parseHex(String text) {
 		if (text.isEmpty() || text.length() > 16) {
 			return NO_GENERATION;
 		}
@@ -171,10 +205,15 @@ final class KvMessages {
 	}
 
 	/**
-	 * A parsed done or release message; {@code generation} is {@link #NO_GENERATION} when
-	 * it carries none (always for a release).
+	 * A parsed done or release message; {@code generation} is {@link #NO_GENERATION} and
+	 * {@code read} {@link #NO_READ} when it carries none (always for a release).
 	 */
-	record Done(String requestId, long leaseId, int rank, long generation) {
+	record Done(String requestId, long leaseId, int rank, long generation, long read) {
+
+		Done(String requestId, long leaseId, int rank, long generation) {
+			this(requestId, leaseId, rank, generation, NO_READ);
+		}
+
 	}
 
 }

@@ -48,7 +48,13 @@ import org.jspecify.annotations.Nullable;
  * held, or comes from another agent than the one that reported for that rank, changes
  * nothing. Since the lease is decided on the producer, in one place, when the consumer's
  * notification arrives, a consumer that gets {@code HELD} read blocks that no other
- * request could have had; one that gets anything else (or nothing) fails its pull.
+ * request could have had; one that gets anything else (or nothing) fails its pull. A
+ * consumer that got no answer sends its done message again
+ * ({@link KvConsumer.Builder#confirmationResend}); a repeat is answered as the first was
+ * and changes nothing: a lease still held is decided again, and a completed lease is
+ * remembered (with the last ended ones) to answer {@code HELD} to a repeat of the very
+ * done message of each rank (same agent, same read id), and {@code UNKNOWN}, as before,
+ * to any other READ of it.
  *
  * <p>
  * <b>Integrity</b> ({@link KvIntegrity}, {@link KvIntegrity#GENERATION} unless told
@@ -91,7 +97,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
 	/**
-	 * How many ended leases are remembered, to answer EXPIRED or RELEASED rather than
+	 * How many ended leases are remembered, to answer a repeated done message as the
+	 * first was (HELD for a completed lease), or EXPIRED, RELEASED or STALE, rather than
 	 * UNKNOWN.
 	 */
 	private static final int REMEMBERED_ENDINGS = 4096;
@@ -138,13 +145,16 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private final Map<String, KvLease> leases = new HashMap<>();
 
-	/** How leases ended that consumers may still ask about: EXPIRED or RELEASED. */
-	private final Map<Long, LeaseConfirmation> ended = new LinkedHashMap<>() {
+	/**
+	 * How leases ended that consumers may still ask about (a consumer repeats its done
+	 * message when no answer came): the most recent {@link #REMEMBERED_ENDINGS}.
+	 */
+	private final Map<Long, Ending> ended = new LinkedHashMap<>() {
 
 		private static final long serialVersionUID = 1L;
 
 		@Override
-		protected boolean removeEldestEntry(Map.Entry<Long, LeaseConfirmation> eldest) {
+		protected boolean removeEldestEntry(Map.Entry<Long, Ending> eldest) {
 			return size() > REMEMBERED_ENDINGS;
 		}
 
@@ -346,7 +356,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				if (lease.consumer().filter(consumer::equals).isPresent()) {
 					it.remove();
 					lease.cancelExpiry();
-					this.ended.put(lease.id(), LeaseConfirmation.RELEASED);
+					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED));
 					reused.add(releaseBlocks(lease));
 					released.add(lease);
 				}
@@ -692,7 +702,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				outcome = LeaseOutcome.STALE;
 				this.leases.remove(done.requestId());
 				lease.cancelExpiry();
-				this.ended.put(lease.id(), LeaseConfirmation.STALE);
+				this.ended.put(lease.id(), Ending.of(LeaseConfirmation.STALE));
 				reused = releaseBlocks(lease);
 				this.lock.notifyAll();
 				ended = lease;
@@ -700,15 +710,19 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			else if (lease != null) {
 				confirmation = LeaseConfirmation.HELD;
 				lease.claim(done.rank(), consumer);
-				if (lease.markDone(done.rank())) {
+				if (lease.markDone(done.rank(), done.read())) {
 					this.leases.remove(done.requestId());
 					lease.cancelExpiry();
+					this.ended.put(lease.id(), Ending.completed(lease));
 					reused = releaseBlocks(lease);
 					ended = lease;
 				}
 			}
 			else {
-				confirmation = this.ended.getOrDefault(done.leaseId(), LeaseConfirmation.UNKNOWN);
+				// a repeated done (its answer was lost) is answered as the first was,
+				// and ends nothing again
+				Ending ending = this.ended.get(done.leaseId());
+				confirmation = (ending != null) ? ending.answer(done, consumer) : LeaseConfirmation.UNKNOWN;
 			}
 		}
 		return new Answer(consumer, done, confirmation, ended, outcome, reused,
@@ -854,7 +868,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			else {
 				this.leases.remove(release.requestId());
 				lease.cancelExpiry();
-				this.ended.put(lease.id(), LeaseConfirmation.RELEASED);
+				this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED));
 				reused = releaseBlocks(lease);
 				this.lock.notifyAll();
 				released = lease;
@@ -890,7 +904,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				removed = true;
 				try {
 					reused = releaseBlocks(lease);
-					this.ended.put(lease.id(), LeaseConfirmation.EXPIRED);
+					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.EXPIRED));
 				}
 				finally {
 					this.lock.notifyAll();
@@ -911,6 +925,48 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 				lease.end(LeaseOutcome.EXPIRED);
 			}
 		}
+	}
+
+	/**
+	 * How a lease ended, remembered to answer a done message that comes after: a
+	 * consumer's repeat when the answer to its first was lost, or a rank late past an
+	 * expiry or release. A completed lease keeps what makes a repeat answerable
+	 * {@code HELD}: its generation digest, and the agent and the read id of the done
+	 * message that reported each rank.
+	 */
+	private record Ending(LeaseConfirmation confirmation, long generation, @Nullable String[] claimants, long[] reads) {
+
+		static Ending of(LeaseConfirmation confirmation) {
+			return new Ending(confirmation, KvMessages.NO_GENERATION, new String[0], new long[0]);
+		}
+
+		static Ending completed(KvLease lease) {
+			return new Ending(LeaseConfirmation.HELD, lease.params().generation(), lease.claimants(), lease.reads());
+		}
+
+		/**
+		 * The answer to a done message naming the lease. A repeat of the done message
+		 * that reported a completed lease's rank (same agent, same read id) is
+		 * {@code HELD} as the first was, that one having been decided while the blocks
+		 * were held; anything else (another READ of the lease, which may have read the
+		 * blocks after they were released, a consumer that names no READ, another agent)
+		 * is {@code UNKNOWN}, and a repeat under another generation digest {@code STALE}.
+		 */
+		LeaseConfirmation answer(KvMessages.Done done, String consumer) {
+			if (this.confirmation != LeaseConfirmation.HELD) {
+				return this.confirmation;
+			}
+			int rank = done.rank();
+			if (rank < 0 || rank >= this.claimants.length || !consumer.equals(this.claimants[rank])
+					|| done.read() == KvMessages.NO_READ || done.read() != this.reads[rank]) {
+				return LeaseConfirmation.UNKNOWN;
+			}
+			if (done.generation() != KvMessages.NO_GENERATION && done.generation() != this.generation) {
+				return LeaseConfirmation.STALE;
+			}
+			return LeaseConfirmation.HELD;
+		}
+
 	}
 
 	private void requireOpen(String operation) {

@@ -56,6 +56,32 @@ class KvMessagesTest {
 	}
 
 	@Test
+	void aDoneMessageCarriesTheReadIdBackWithOrWithoutAGeneration() {
+		for (long generation : new long[] { KvMessages.NO_GENERATION, 1, -42 }) {
+			for (long read : new long[] { 1, 0x7fff_ffff_ffff_ffffL, -1 }) {
+				String message = text(KvMessages.done(PREFIX, "req-1", 77, 2, generation, read));
+
+				assertThat(message).endsWith(":r" + Long.toHexString(read));
+				assertThat(KvMessages.parseDone(PREFIX, message)).as(message)
+					.isEqualTo(new KvMessages.Done("req-1", 77, 2, generation, read));
+			}
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "done:req-1:77:0:r", "done:req-1:77:0:r0", "done:req-1:77:0:rA", "done:req-1:77:0:1:r",
+			"done:req-1:77:0:1:r11112222333344445", "done:req-1:77:0:r1:1", "done:req-1:77:0:1:r1:r1",
+			"done:req-1:77:r1" })
+	void aDoneMessageWithABadReadIdIsRefused(String tail) {
+		assertThat(KvMessages.parseDone(PREFIX, PREFIX + tail)).isNull();
+	}
+
+	@Test
+	void aReleaseMessageTakesNoReadId() {
+		assertThat(KvMessages.parseRelease(PREFIX, PREFIX + "release:req-1:77:1:r1")).isNull();
+	}
+
+	@Test
 	void aReleaseMessageTakesNoGeneration() {
 		assertThat(KvMessages.parseRelease(PREFIX, text(KvMessages.release(PREFIX, "req-1", 77, 1))))
 			.isEqualTo(new KvMessages.Done("req-1", 77, 1, KvMessages.NO_GENERATION));

@@ -95,7 +95,8 @@ class NixlKvCacheConfiguration {
 			.rank(properties.getKv().getRank())
 			.peers(peers)
 			.prefix(KvProducer.DEFAULT_PREFIX)
-			.peerTimeout(properties.getMetadata().getFetchTimeout());
+			.peerTimeout(properties.getMetadata().getFetchTimeout())
+			.confirmationResend(properties.getKv().getConfirmationResend());
 		MetadataExchange available = exchange.getIfUnique();
 		NixlLifecycle managed = lifecycle.getIfUnique();
 		MetadataPublication publication = (managed != null) ? managed.publication() : null;

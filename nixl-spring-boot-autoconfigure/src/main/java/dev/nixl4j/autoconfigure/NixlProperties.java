@@ -16,6 +16,7 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.ThreadSync;
 import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvBlockOrder;
+import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvIntegrity;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.metadata.HttpMetadataExchange;
@@ -1075,6 +1076,15 @@ public class NixlProperties implements Validator {
 		private KvIntegrity integrity = KvProducer.DEFAULT_INTEGRITY;
 
 		/**
+		 * How long the consumer's pull waits for the producer's answer after its READ
+		 * completed before it sends its done message again (the notification or the
+		 * answer may have been lost); the wait doubles after each resend, up to 5 within
+		 * the pull's deadline. Zero turns resends off: a lost notification then fails the
+		 * pull at its deadline.
+		 */
+		private Duration confirmationResend = KvConsumer.DEFAULT_CONFIRMATION_RESEND;
+
+		/**
 		 * What identifies the model whose KV the cache holds (its name, revision and
 		 * anything else that changes the KV values). Published in the cache's handle: a
 		 * consumer refuses a producer whose model fingerprint differs from its own before
@@ -1168,6 +1178,14 @@ public class NixlProperties implements Validator {
 
 		public void setModelFingerprint(@Nullable String modelFingerprint) {
 			this.modelFingerprint = modelFingerprint;
+		}
+
+		public Duration getConfirmationResend() {
+			return this.confirmationResend;
+		}
+
+		public void setConfirmationResend(Duration confirmationResend) {
+			this.confirmationResend = confirmationResend;
 		}
 
 		public KvIntegrity getIntegrity() {

@@ -221,6 +221,7 @@ final class NixlPropertiesValidator {
 		}
 		atLeast("kv.rank", kv.getRank(), 0);
 		positive("kv.leaseTtl", kv.getLeaseTtl());
+		notNegative("kv.confirmationResend", kv.getConfirmationResend());
 		if (kv.getModelFingerprint() != null) {
 			core("kv.modelFingerprint", kv.getModelFingerprint(), RemoteCacheHandle::requireModelFingerprint);
 		}

@@ -1,10 +1,13 @@
 package dev.nixl4j.testsupport;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
@@ -67,6 +70,12 @@ public final class FaultInjectingDriver implements EngineDriver {
 	private final Set<Long> lost = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean holdTransfers;
+
+	private final AtomicInteger notificationDrops = new AtomicInteger();
+
+	private volatile byte[] dropPrefix = new byte[0];
+
+	private final List<byte[]> droppedNotifications = new CopyOnWriteArrayList<>();
 
 	private FaultInjectingDriver(EngineDriver engine) {
 		this.engine = engine;
@@ -184,6 +193,26 @@ public final class FaultInjectingDriver implements EngineDriver {
 		this.lostTransfers.set(times);
 	}
 
+	/**
+	 * Makes the next received notifications whose message starts with a prefix vanish, as
+	 * a notification lost on the way would: the engine delivered them, the agent never
+	 * sees them. Others pass.
+	 * @param prefix the start of the messages to drop (UTF-8)
+	 * @param times how many to drop
+	 */
+	public void dropNotifications(String prefix, int times) {
+		this.dropPrefix = prefix.getBytes(StandardCharsets.UTF_8);
+		this.notificationDrops.set(times);
+	}
+
+	/**
+	 * Returns the received notifications that were dropped ({@link #dropNotifications}).
+	 * @return their messages, oldest first
+	 */
+	public List<byte[]> droppedNotifications() {
+		return List.copyOf(this.droppedNotifications);
+	}
+
 	private static boolean take(AtomicInteger faults) {
 		return faults.getAndUpdate(left -> (left == Integer.MAX_VALUE || left == 0) ? left : left - 1) > 0;
 	}
@@ -193,7 +222,36 @@ public final class FaultInjectingDriver implements EngineDriver {
 		if (take(this.drainFaults)) {
 			throw this.drainError;
 		}
-		return this.engine.drainNotifications(sink);
+		if (this.notificationDrops.get() == 0) {
+			return this.engine.drainNotifications(sink);
+		}
+		return this.engine.drainNotifications(new NotificationSink() {
+
+			@Override
+			public void accept(String remoteAgent, byte[] message) {
+				if (startsWith(message, FaultInjectingDriver.this.dropPrefix)
+						&& take(FaultInjectingDriver.this.notificationDrops)) {
+					FaultInjectingDriver.this.droppedNotifications.add(message.clone());
+					return;
+				}
+				sink.accept(remoteAgent, message);
+			}
+
+			@Override
+			public boolean hasRoom() {
+				return sink.hasRoom();
+			}
+
+			@Override
+			public void peerLost(String remoteAgent, String detail) {
+				sink.peerLost(remoteAgent, detail);
+			}
+
+		});
+	}
+
+	private static boolean startsWith(byte[] message, byte[] prefix) {
+		return message.length >= prefix.length && Arrays.equals(message, 0, prefix.length, prefix, 0, prefix.length);
 	}
 
 	@Override

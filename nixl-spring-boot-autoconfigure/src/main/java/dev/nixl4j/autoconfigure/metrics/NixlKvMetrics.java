@@ -16,7 +16,10 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * <ul>
  * <li>{@code nixl.kv.integrity.failures} (function counter): pulls that failed with
  * {@link KvIntegrityException}, whose data did not match the producer's CRC32C
- * ({@link KvConsumer#integrityFailures()}).
+ * ({@link KvConsumer#integrityFailures()});</li>
+ * <li>{@code nixl.kv.confirmation.resends} (function counter): done messages a pull sent
+ * again because no answer came within the resend bound
+ * ({@link KvConsumer#confirmationResends()}).</li>
  * </ul>
  */
 public class NixlKvMetrics implements MeterBinder {
@@ -39,6 +42,10 @@ public class NixlKvMetrics implements MeterBinder {
 	public void bindTo(MeterRegistry registry) {
 		FunctionCounter.builder("nixl.kv.integrity.failures", this.consumer, KvConsumer::integrityFailures)
 			.description("KV pulls whose data did not match the producer's CRC32C")
+			.tags(this.tags)
+			.register(registry);
+		FunctionCounter.builder("nixl.kv.confirmation.resends", this.consumer, KvConsumer::confirmationResends)
+			.description("Done messages KV pulls sent again because no answer came within the resend bound")
 			.tags(this.tags)
 			.register(registry);
 	}
