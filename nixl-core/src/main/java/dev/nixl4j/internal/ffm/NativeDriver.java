@@ -218,7 +218,9 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	@Override
-	public Backend createBackend(String plugin, Map<String, String> parameters) {
+	public Backend createBackend(String plugin, Map<String, String> requested) {
+		Map<String, String> parameters = UcxDefaults.apply(plugin, requested,
+				Runtime.getRuntime().availableProcessors());
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment out = arena.allocate(ADDRESS);
 			check((int) Capi.CREATE_PARAMS.invokeExact(out), NixlException.CREATE_BACKEND, null, "");
