@@ -17,12 +17,15 @@ deadline=${DEADLINE_MS:-2000}
 lib=$(ls -d "${NIXL4J_CACHE:-$HOME/.cache/nixl4j}"/native/*/lib 2>/dev/null | head -1 || true)
 [[ -n $lib && -f $lib/libnixl_capi.so ]] || { echo "no bundled libnixl_capi.so (run bin/nixl4j info once)" >&2; exit 1; }
 binary=$(mktemp -d)/ucx-pool-notif
-trap 'rm -rf "$(dirname "$binary")"; [[ -n ${load:-} ]] && kill $load 2>/dev/null || true' EXIT
+load=()
+trap 'rm -rf "$(dirname "$binary")"; for pid in "${load[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 cc -O2 -Wall -o "$binary" "$root/src/bench/ucx-pool-notif.c" -L"$lib" -lnixl_capi -Wl,-rpath,"$lib"
 
 if [[ ${LOAD:-0} == 1 ]]; then
-  ( trap 'kill 0' TERM; (while :; do :; done) & (while :; do :; done) & wait ) &
-  load=$!
+  for _ in 1 2; do
+    timeout 3600 sh -c 'while :; do :; done' &
+    load+=($!)
+  done
 fi
 status=0
 for threads in ${THREADS:-2 0}; do
