@@ -67,6 +67,14 @@ class NativeAgentTest {
 	}
 
 	@Test
+	void withoutNixlsProgressThreadTheUcxBackendGetsNoPool() {
+		try (NixlAgent agent = NixlAgent
+			.create(AgentConfig.builder("pool-no-thread").engine(Engine.NATIVE).nativeProgressThread(false).build())) {
+			assertThat(agent.backends().get(0).parameters()).doesNotContainKeys("num_threads", "split_batch_size");
+		}
+	}
+
+	@Test
 	void aUcxBackendWithItsOwnPoolSettingsKeepsThem() {
 		try (NixlAgent agent = agent("pool-off", new BackendConfig("UCX", Map.of("num_threads", "0")));
 				NixlAgent other = agent("pool-big-split",

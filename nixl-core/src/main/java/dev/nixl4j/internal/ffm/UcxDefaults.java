@@ -16,6 +16,12 @@ import java.util.Map;
  * into one descriptor per layer and K or V, 64 for the default layout) is split too. A
  * parameter the caller set is passed as it is; with {@code num_threads=0}, which turns
  * the pool off, nothing is added.
+ * <p>
+ * Nothing is added either when NIXL creates UCX's workers for one thread at a time
+ * ({@code UCS_THREAD_MODE_SERIALIZED}: without NIXL's progress thread, unless the agent's
+ * thread sync is {@code RW}): the pool's threads progress their workers while the
+ * caller's thread creates endpoints and unpacks remote keys on the same workers when it
+ * loads a peer's metadata, which only multi-threaded workers allow.
  */
 final class UcxDefaults {
 
@@ -45,10 +51,13 @@ final class UcxDefaults {
 	 * @param plugin the plugin name
 	 * @param parameters the caller's parameters
 	 * @param processors the processors available to the process
+	 * @param multiThreadedWorkers whether NIXL creates UCX's workers multi-threaded (its
+	 * progress thread is on, or the thread sync is {@code RW})
 	 * @return the parameters, in the caller's order followed by the defaults added
 	 */
-	static Map<String, String> apply(String plugin, Map<String, String> parameters, int processors) {
-		if (!PLUGIN.equals(plugin)) {
+	static Map<String, String> apply(String plugin, Map<String, String> parameters, int processors,
+			boolean multiThreadedWorkers) {
+		if (!PLUGIN.equals(plugin) || !multiThreadedWorkers) {
 			return parameters;
 		}
 		Map<String, String> result = new LinkedHashMap<>(parameters);

@@ -13,44 +13,51 @@ class UcxDefaultsTest {
 
 	@Test
 	void ucxWithoutParametersGetsOneThreadPerProcessorAndTheSmallSplit() {
-		assertThat(UcxDefaults.apply("UCX", Map.of(), 2))
+		assertThat(UcxDefaults.apply("UCX", Map.of(), 2, true))
 			.containsExactlyEntriesOf(Map.of("num_threads", "2", "split_batch_size", "32"));
 	}
 
 	@Test
 	void thePoolIsCappedAtFourThreads() {
-		assertThat(UcxDefaults.apply("UCX", Map.of(), 64)).containsEntry("num_threads", "4");
+		assertThat(UcxDefaults.apply("UCX", Map.of(), 64, true)).containsEntry("num_threads", "4");
 	}
 
 	@Test
 	void oneProcessorGetsNoPool() {
-		assertThat(UcxDefaults.apply("UCX", Map.of("num_workers", "2"), 1))
+		assertThat(UcxDefaults.apply("UCX", Map.of("num_workers", "2"), 1, true))
 			.containsExactlyEntriesOf(Map.of("num_workers", "2"));
 	}
 
 	@Test
 	void parametersTheCallerSetAreKept() {
 		Map<String, String> parameters = UcxDefaults.apply("UCX",
-				Map.of("num_threads", "3", "split_batch_size", "1024", "num_workers", "2"), 8);
+				Map.of("num_threads", "3", "split_batch_size", "1024", "num_workers", "2"), 8, true);
 		assertThat(parameters).containsExactlyInAnyOrderEntriesOf(
 				Map.of("num_threads", "3", "split_batch_size", "1024", "num_workers", "2"));
 	}
 
 	@Test
 	void aSplitSizeAloneGetsTheDefaultThreads() {
-		assertThat(UcxDefaults.apply("UCX", Map.of("split_batch_size", "1024"), 2))
+		assertThat(UcxDefaults.apply("UCX", Map.of("split_batch_size", "1024"), 2, true))
 			.containsExactlyInAnyOrderEntriesOf(Map.of("num_threads", "2", "split_batch_size", "1024"));
 	}
 
 	@Test
 	void noThreadsTurnsThePoolOffAndAddsNothing() {
-		assertThat(UcxDefaults.apply("UCX", Map.of("num_threads", "0"), 2))
+		assertThat(UcxDefaults.apply("UCX", Map.of("num_threads", "0"), 2, true))
 			.containsExactlyEntriesOf(Map.of("num_threads", "0"));
 	}
 
 	@Test
+	void singleThreadedWorkersGetNoPool() {
+		assertThat(UcxDefaults.apply("UCX", Map.of(), 2, false)).isEmpty();
+		assertThat(UcxDefaults.apply("UCX", Map.of("num_threads", "2"), 2, false))
+			.containsExactlyEntriesOf(Map.of("num_threads", "2"));
+	}
+
+	@Test
 	void otherPluginsAreLeftAlone() {
-		assertThat(UcxDefaults.apply("POSIX", Map.of(), 2)).isEmpty();
+		assertThat(UcxDefaults.apply("POSIX", Map.of(), 2, true)).isEmpty();
 	}
 
 }
