@@ -7,7 +7,9 @@ import java.util.Map;
  * parameters.
  *
  * @param plugin the plugin name, for example {@code UCX}
- * @param parameters parameters passed to the plugin; empty for the plugin's defaults
+ * @param parameters parameters passed to the plugin; empty for the plugin's defaults (on
+ * the native engine, UCX's thread pool is added where these leave it out: see
+ * {@link NixlAgent#createBackend(String, Map)})
  */
 public record BackendConfig(String plugin, Map<String, String> parameters) {
 

@@ -84,7 +84,12 @@ public interface NixlAgent extends AutoCloseable {
 	PluginInfo pluginInfo(String plugin);
 
 	/**
-	 * Creates a backend.
+	 * Creates a backend. On the native engine, while NIXL's progress thread is on (the
+	 * default) or the thread sync is {@link ThreadSync#RW}, a {@code UCX} backend whose
+	 * parameters leave out {@code num_threads} and {@code split_batch_size} runs UCX's
+	 * thread pool (one thread per available processor, at most 4, and a split size of 32
+	 * descriptors); {@code num_threads=0} turns it off. {@link Backend#parameters()}
+	 * reports what NIXL got.
 	 * @param plugin the plugin name
 	 * @param parameters parameters (empty for defaults)
 	 * @return the backend

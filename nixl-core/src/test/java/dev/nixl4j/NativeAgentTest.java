@@ -52,6 +52,41 @@ class NativeAgentTest {
 	}
 
 	@Test
+	void theDefaultUcxBackendRunsUcxsThreadPool() {
+		int threads = Math.min(Runtime.getRuntime().availableProcessors(), 4);
+		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder("pool-default").engine(Engine.NATIVE).build())) {
+			Map<String, String> reported = agent.backends().get(0).parameters();
+			if (threads < 2) {
+				assertThat(reported).doesNotContainKeys("num_threads", "split_batch_size");
+			}
+			else {
+				assertThat(reported).containsEntry("num_threads", Integer.toString(threads))
+					.containsEntry("split_batch_size", "32");
+			}
+		}
+	}
+
+	@Test
+	void withoutNixlsProgressThreadTheUcxBackendGetsNoPool() {
+		try (NixlAgent agent = NixlAgent
+			.create(AgentConfig.builder("pool-no-thread").engine(Engine.NATIVE).nativeProgressThread(false).build())) {
+			assertThat(agent.backends().get(0).parameters()).doesNotContainKeys("num_threads", "split_batch_size");
+		}
+	}
+
+	@Test
+	void aUcxBackendWithItsOwnPoolSettingsKeepsThem() {
+		try (NixlAgent agent = agent("pool-off", new BackendConfig("UCX", Map.of("num_threads", "0")));
+				NixlAgent other = agent("pool-big-split",
+						new BackendConfig("UCX", Map.of("num_threads", "1", "split_batch_size", "1024")))) {
+			assertThat(agent.backends().get(0).parameters()).containsEntry("num_threads", "0")
+				.doesNotContainKey("split_batch_size");
+			assertThat(other.backends().get(0).parameters()).containsEntry("num_threads", "1")
+				.containsEntry("split_batch_size", "1024");
+		}
+	}
+
+	@Test
 	void anUnknownPluginFailsWithAClearError() {
 		try (NixlAgent agent = agent("unknown-plugin")) {
 			assertThatThrownBy(() -> agent.pluginInfo("NO_SUCH_PLUGIN")).isInstanceOfSatisfying(NixlException.class,

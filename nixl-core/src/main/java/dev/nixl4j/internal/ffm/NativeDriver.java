@@ -25,6 +25,7 @@ import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.PluginInfo;
+import dev.nixl4j.ThreadSync;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.internal.engine.EngineDriver;
@@ -89,9 +90,17 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	 */
 	private final MemorySegment silentOptArgs;
 
+	/**
+	 * Whether NIXL creates UCX's workers multi-threaded: with its progress thread or
+	 * {@link ThreadSync#RW}. UCX's thread pool is a default only then
+	 * ({@link UcxDefaults}).
+	 */
+	private final boolean multiThreadedWorkers;
+
 	private NativeDriver(String name, NativeLibrary library, NativeLibraryInfo libraryInfo, MemorySegment agent,
-			boolean etcdConfigured) {
+			boolean etcdConfigured, boolean multiThreadedWorkers) {
 		this.name = name;
+		this.multiThreadedWorkers = multiThreadedWorkers;
 		this.etcdConfigured = etcdConfigured;
 		this.library = library;
 		this.libraryInfo = libraryInfo;
@@ -171,7 +180,8 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			NativeLibraryInfo info = new NativeLibraryInfo(library.version(), library.path(), library.source(),
 					library.pluginDirectory(config.nativeEnvironment()));
 			return new NativeDriver(config.name(), library, info, out.get(ADDRESS, 0),
-					config.nativeEnvironment().containsKey(NixlEtcdMetadata.ENDPOINTS_VARIABLE));
+					config.nativeEnvironment().containsKey(NixlEtcdMetadata.ENDPOINTS_VARIABLE),
+					config.nativeProgressThread() || config.threadSync() == ThreadSync.RW);
 		}
 		catch (Throwable ex) {
 			throw rethrow(ex, "create_agent");
@@ -248,7 +258,9 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	@Override
-	public Backend createBackend(String plugin, Map<String, String> parameters) {
+	public Backend createBackend(String plugin, Map<String, String> requested) {
+		Map<String, String> parameters = UcxDefaults.apply(plugin, requested,
+				Runtime.getRuntime().availableProcessors(), this.multiThreadedWorkers);
 		try (Arena arena = Arena.ofConfined()) {
 			MemorySegment out = arena.allocate(ADDRESS);
 			check((int) Capi.CREATE_PARAMS.invokeExact(out), NixlException.CREATE_BACKEND, null, "");
