@@ -1,8 +1,10 @@
 /*
  * The C floor of nixl4j's per-transfer cost: what `nixl4j bench --processes 1` measures,
  * driven from C through the same libnixl_capi.so, with the same agent configuration as
- * nixl4j's defaults (AgentConfig / NativeDriver): UCX backend with NIXL's default
- * parameters, STRICT thread sync, NIXL's progress thread on with a 1 ms delay, no
+ * nixl4j's defaults (AgentConfig / NativeDriver): UCX backend with nixl4j's default
+ * parameters (UCX's thread pool: num_threads = the processors, at most 4, where there are
+ * at least 2, and split_batch_size=32, as UcxDefaults adds them; --backend-param
+ * KEY=VALUE sets or overrides one, num_threads=0 turns the pool off), STRICT thread sync, NIXL's progress thread on with a 1 ms delay, no
  * listener thread, no telemetry, one UCX worker. Two agents in one process, DRAM to DRAM.
  *
  * As the bench does: memory is registered once, the target's metadata loaded into the
@@ -16,7 +18,8 @@
  * src/bindings/rust/wrapper.h (NIXL 1.5.1), and as nixl4j's Capi.java binds them.
  *
  *   nixl_floor [--op read|write|both] [--min-block SIZE] [--max-block SIZE] [--batch N]
- *              [--iterations N] [--warmup N] [--large-block-factor N] [--json]
+ *              [--iterations N] [--warmup N] [--large-block-factor N]
+ *              [--backend-param KEY=VALUE]... [--json]
  *
  * Build: src/bench/compare-c-floor.sh builds it (cc against the bundled library).
  */
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- NIXL C API (libnixl_capi.so) ---- */
 
@@ -65,6 +69,7 @@ nixl_capi_status_t nixl_capi_create_configured_agent(const char *name, const nix
 nixl_capi_status_t nixl_capi_destroy_agent(nixl_capi_agent_t agent);
 nixl_capi_status_t nixl_capi_create_params(nixl_capi_params_t *params);
 nixl_capi_status_t nixl_capi_destroy_params(nixl_capi_params_t params);
+nixl_capi_status_t nixl_capi_params_add(nixl_capi_params_t params, const char *key, const char *value);
 nixl_capi_status_t nixl_capi_create_backend(nixl_capi_agent_t agent, const char *plugin, nixl_capi_params_t params,
 		nixl_capi_backend_t *backend);
 nixl_capi_status_t nixl_capi_destroy_backend(nixl_capi_backend_t backend);
@@ -113,9 +118,70 @@ static struct {
 	bool json;
 } options = { true, true, 4096, 64L << 20, 1, 1000, 100, 16, false };
 
+/* the UCX backend's parameters: nixl4j's defaults, then --backend-param */
+#define MAX_PARAMS 16
+static char param_keys[MAX_PARAMS][64];
+static char param_values[MAX_PARAMS][64];
+static int param_count;
+
+static void set_param(const char *key, const char *value, bool override) {
+	for (int i = 0; i < param_count; i++) {
+		if (strcmp(param_keys[i], key) == 0) {
+			if (override) {
+				snprintf(param_values[i], sizeof(param_values[i]), "%s", value);
+			}
+			return;
+		}
+	}
+	if (param_count == MAX_PARAMS) {
+		fprintf(stderr, "nixl_floor: at most %d backend parameters\n", MAX_PARAMS);
+		exit(2);
+	}
+	snprintf(param_keys[param_count], sizeof(param_keys[0]), "%s", key);
+	snprintf(param_values[param_count], sizeof(param_values[0]), "%s", value);
+	param_count++;
+}
+
+/* UcxDefaults: the thread pool unless the parameters set it (num_threads=0 turns it off) */
+static void default_params(void) {
+	long processors = sysconf(_SC_NPROCESSORS_ONLN);
+	bool given = false;
+	bool pool = false;
+	for (int i = 0; i < param_count; i++) {
+		if (strcmp(param_keys[i], "num_threads") == 0) {
+			given = true;
+			pool = strcmp(param_values[i], "0") != 0;
+		}
+	}
+	if (!given && processors >= 2) {
+		char value[16];
+		snprintf(value, sizeof(value), "%ld", processors < 4 ? processors : 4);
+		set_param("num_threads", value, false);
+		pool = true;
+	}
+	if (pool) {
+		set_param("split_batch_size", "32", false);
+	}
+}
+
+/* the parameters as the bench prints them: {k=v, ...} or, for JSON, {"k":"v",...} */
+static void print_params(FILE *out, bool json) {
+	fputc('{', out);
+	for (int i = 0; i < param_count; i++) {
+		if (json) {
+			fprintf(out, "%s\"%s\":\"%s\"", i ? "," : "", param_keys[i], param_values[i]);
+		}
+		else {
+			fprintf(out, "%s%s=%s", i ? ", " : "", param_keys[i], param_values[i]);
+		}
+	}
+	fputc('}', out);
+}
+
 static void usage(FILE *out) {
 	fprintf(out, "usage: nixl_floor [--op read|write|both] [--min-block SIZE] [--max-block SIZE] [--batch N]\n"
-			"                  [--iterations N] [--warmup N] [--large-block-factor N] [--json]\n"
+			"                  [--iterations N] [--warmup N] [--large-block-factor N]\n"
+			"                  [--backend-param KEY=VALUE]... [--json]\n"
 			"SIZE takes k, m or g (KiB, MiB, GiB); defaults as nixl4j bench: both, 4k, 64m, 1, 1000, 100, 16\n");
 }
 
@@ -209,6 +275,16 @@ static void parse(int argc, char **argv) {
 		else if (strcmp(option, "--large-block-factor") == 0) {
 			options.large_block_factor = parse_count(option, value, 1);
 		}
+		else if (strcmp(option, "--backend-param") == 0) {
+			const char *equals = strchr(value, '=');
+			if (equals == NULL || equals == value || (size_t) (equals - value) >= sizeof(param_keys[0])
+					|| strlen(equals + 1) >= sizeof(param_values[0])) {
+				fail(option, "expected KEY=VALUE, each at most 63 characters");
+			}
+			char key[64];
+			snprintf(key, sizeof(key), "%.*s", (int) (equals - value), value);
+			set_param(key, equals + 1, true);
+		}
 		else {
 			usage(stderr);
 			fail(option, "unknown option");
@@ -293,6 +369,9 @@ static nixl_capi_agent_t create_agent(const char *name, nixl_capi_backend_t *bac
 	check(nixl_capi_create_configured_agent(name, &config, &agent), "create_configured_agent");
 	nixl_capi_params_t params;
 	check(nixl_capi_create_params(&params), "create_params");
+	for (int i = 0; i < param_count; i++) {
+		check(nixl_capi_params_add(params, param_keys[i], param_values[i]), "params_add");
+	}
 	check(nixl_capi_create_backend(agent, "UCX", params, backend), "create_backend UCX");
 	nixl_capi_destroy_params(params);
 	return agent;
@@ -455,8 +534,9 @@ static void print_cells(char cells[][32]) {
 
 static void print_header(const char *op) {
 	printf("\n%s, DRAM -> DRAM, 1 process(es), %s\n", op, library);
-	printf("backends [BackendConfig[plugin=UCX, parameters={}]], progress delay %d us, native environment {}\n",
-			PROGRESS_DELAY_US);
+	printf("backends [BackendConfig[plugin=UCX, parameters=");
+	print_params(stdout, false);
+	printf("]], progress delay %d us, native environment {}\n", PROGRESS_DELAY_US);
 	printf("%d iterations (%d above 1 MiB), %d warm-up (%d above 1 MiB), completion busy-poll\n", options.iterations,
 			iterations(LARGE_BLOCK + 1), options.warmup, warmup(LARGE_BLOCK + 1));
 	char cells[11][32];
@@ -510,7 +590,9 @@ static void print_json_string(const char *text) {
 static void print_json(const row_t *rows, int count) {
 	printf("{\"tool\":\"nixl_floor\",\"library\":");
 	print_json_string(library);
-	printf(",\"processes\":1,\"memory\":\"DRAM -> DRAM\",\"backends\":[{\"plugin\":\"UCX\",\"parameters\":{}}],"
+	printf(",\"processes\":1,\"memory\":\"DRAM -> DRAM\",\"backends\":[{\"plugin\":\"UCX\",\"parameters\":");
+	print_params(stdout, true);
+	printf("}],"
 			"\"progressDelayUs\":%d,\"nativeEnvironment\":{},\"iterations\":%d,\"warmup\":%d,"
 			"\"largeBlockFactor\":%d,\"completion\":\"busy-poll\",\"results\":[",
 			PROGRESS_DELAY_US, options.iterations, options.warmup, options.large_block_factor);
@@ -551,6 +633,7 @@ static void ucx_defaults(void) {
 
 int main(int argc, char **argv) {
 	parse(argc, argv);
+	default_params();
 	ucx_defaults();
 	describe_library();
 	size_t size = (size_t) options.max_block * options.batch;
