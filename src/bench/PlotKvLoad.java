@@ -132,7 +132,7 @@ public class PlotKvLoad {
 		plot.setBackgroundPaint(Color.WHITE);
 		plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
 		plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-		((NumberAxis) plot.getDomainAxis()).setAutoRangeIncludesZero(true);
+		((NumberAxis) plot.getDomainAxis()).setAutoRangeIncludesZero(false);
 		Run first = runs.getFirst();
 		JFreeChart chart = new JFreeChart("KV pull latency against load: consumer processes x requests in flight",
 				new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, true);
