@@ -2,6 +2,7 @@ package dev.nixl4j.internal.engine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.MemoryDescriptor;
@@ -16,6 +17,9 @@ import dev.nixl4j.Registration;
  */
 final class RegistrationImpl implements Registration {
 
+	/** The bit of {@link #state} that says the registration was closed. */
+	private static final int CLOSED = Integer.MIN_VALUE;
+
 	private final AgentCore agent;
 
 	private final DescriptorList regions;
@@ -26,9 +30,12 @@ final class RegistrationImpl implements Registration {
 								// segments
 	private final List<MemorySegment> segments;
 
-	private int inFlight;
-
-	private boolean open = true;
+	/**
+	 * The count of transfers in flight over this memory, with {@link #CLOSED} set once it
+	 * was closed: one atomic word, so that a post takes and gives back its share with one
+	 * atomic operation each, and closing sees the count and closes in one step.
+	 */
+	private final AtomicInteger state = new AtomicInteger();
 
 	RegistrationImpl(AgentCore agent, DescriptorList regions, long handle, List<MemorySegment> segments) {
 		this.agent = agent;
@@ -67,50 +74,60 @@ final class RegistrationImpl implements Registration {
 	 * Marks one more transfer in flight over this memory.
 	 * @return {@code false} if the registration was closed meanwhile
 	 */
-	synchronized boolean acquire() {
-		if (!this.open) {
-			return false;
+	boolean acquire() {
+		while (true) {
+			int current = this.state.get();
+			if ((current & CLOSED) != 0) {
+				return false;
+			}
+			if (this.state.compareAndSet(current, current + 1)) {
+				return true;
+			}
 		}
-		this.inFlight++;
-		return true;
 	}
 
-	synchronized void releaseOne() {
-		this.inFlight--;
-	}
-
-	@Override
-	public synchronized int inFlightTransfers() {
-		return this.inFlight;
+	void releaseOne() {
+		this.state.getAndDecrement();
 	}
 
 	@Override
-	public synchronized boolean isOpen() {
-		return this.open;
+	public int inFlightTransfers() {
+		return this.state.get() & ~CLOSED;
+	}
+
+	@Override
+	public boolean isOpen() {
+		return (this.state.get() & CLOSED) == 0;
 	}
 
 	@Override
 	public void close() {
-		synchronized (this) {
-			if (!this.open) {
+		while (true) {
+			int current = this.state.get();
+			if ((current & CLOSED) != 0) {
 				return;
 			}
-			if (this.inFlight > 0) {
-				throw new NixlException(NixlStatus.BUSY, "deregister_mem", this.agent.name(), null, this.inFlight
-						+ " transfer(s) using this memory are in flight; wait for them or cancel them first");
+			if (current > 0) {
+				throw new NixlException(NixlStatus.BUSY, "deregister_mem", this.agent.name(), null,
+						current + " transfer(s) using this memory are in flight; wait for them or cancel them first");
 			}
-			this.open = false;
+			if (this.state.compareAndSet(current, CLOSED)) {
+				break;
+			}
 		}
 		this.agent.deregister(this);
 	}
 
 	/** Closes during agent shutdown, after every transfer was cancelled. */
 	void forceClose() {
-		synchronized (this) {
-			if (!this.open) {
+		while (true) {
+			int current = this.state.get();
+			if ((current & CLOSED) != 0) {
 				return;
 			}
-			this.open = false;
+			if (this.state.compareAndSet(current, current | CLOSED)) {
+				break;
+			}
 		}
 		this.agent.deregister(this);
 	}
