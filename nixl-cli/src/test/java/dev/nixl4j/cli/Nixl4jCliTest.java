@@ -46,10 +46,10 @@ class Nixl4jCliTest {
 	void theToolListsItsCommands() {
 		assertThat(run("--help")).isZero();
 		assertThat(this.out.toString(StandardCharsets.UTF_8))
-			.contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy")
+			.contains("info", "doctor", "selftest", "bench", "kv-bench", "memcpy", "registry-bench")
 			.contains("Exit status:", "0   success", "2   usage error", "3   environment not ready",
 					"4   backend not ready")
-			.doesNotContain("bench-target", "kv-bench-producer");
+			.doesNotContain("bench-target", "kv-bench-producer", "kv-bench-consumer", "registry-bench-server");
 	}
 
 	@Test
@@ -110,8 +110,8 @@ class Nixl4jCliTest {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "info", "doctor", "selftest", "bench", "kv-bench", "memcpy", "bench-target",
-			"kv-bench-producer" })
+	@ValueSource(strings = { "info", "doctor", "selftest", "bench", "kv-bench", "memcpy", "registry-bench",
+			"bench-target", "kv-bench-producer", "kv-bench-consumer", "registry-bench-server" })
 	void everyCommandPrintsTheVersion(String command) {
 		assertThat(run(command, "--version")).isZero();
 		assertThat(this.out.toString(StandardCharsets.UTF_8)).startsWith("nixl4j ").doesNotContain("unknown");
