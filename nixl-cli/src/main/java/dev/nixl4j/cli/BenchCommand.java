@@ -128,7 +128,7 @@ final class BenchCommand extends Subcommand {
 			Patterns.fill(local, 0);
 			initiator.register(local);
 			initiator.loadRemoteMetadata(target.metadata());
-			BenchReport report = new BenchReport(options, config, initiator.engineDescription());
+			BenchReport report = new BenchReport(options, config, initiator.backends(), initiator.engineDescription());
 			List<BenchRow> rows = new BenchRunner(options, initiator, local, target).run(row -> {
 				if (!options.json()) {
 					report.printRow(row, out);

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Backend;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.json.JsonWriter;
@@ -27,6 +28,8 @@ final class BenchReport {
 
 	private final AgentConfig config;
 
+	private final List<BackendConfig> backends;
+
 	private final String library;
 
 	private @Nullable XferOp current;
@@ -35,11 +38,16 @@ final class BenchReport {
 	 * Creates the report.
 	 * @param options what is measured
 	 * @param config the agents' configuration
+	 * @param backends the initiator's backends with the parameters its engine got
+	 * (nixl4j's defaults added to the configured ones)
 	 * @param library the native library in use, for the header
 	 */
-	BenchReport(BenchOptions options, AgentConfig config, String library) {
+	BenchReport(BenchOptions options, AgentConfig config, List<Backend> backends, String library) {
 		this.options = options;
 		this.config = config;
+		this.backends = backends.stream()
+			.map((backend) -> new BackendConfig(backend.plugin(), backend.parameters()))
+			.toList();
 		this.library = library;
 	}
 
@@ -96,7 +104,7 @@ final class BenchReport {
 		document.put("library", this.library);
 		document.put("processes", this.options.processes());
 		document.put("memory", "DRAM -> DRAM");
-		document.put("backends", this.config.backends().stream().map(backend -> {
+		document.put("backends", this.backends.stream().map(backend -> {
 			Map<String, Object> entry = new LinkedHashMap<>();
 			entry.put("plugin", backend.plugin());
 			entry.put("parameters", backend.parameters());
@@ -135,7 +143,7 @@ final class BenchReport {
 	}
 
 	private String backends() {
-		return this.config.backends().stream().map(BackendConfig::toString).toList().toString();
+		return this.backends.stream().map(BackendConfig::toString).toList().toString();
 	}
 
 	private long progressDelayMicros() {
