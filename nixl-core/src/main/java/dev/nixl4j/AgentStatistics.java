@@ -1,6 +1,7 @@
 package dev.nixl4j;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * Live counters of an agent since it was created: finished transfers and their bytes by
@@ -64,6 +65,16 @@ public interface AgentStatistics {
 	 */
 	default long notificationsDropped(String remoteAgent) {
 		return 0;
+	}
+
+	/**
+	 * Returns the senders that had notifications dropped, with their counts, as
+	 * {@link #notificationsDropped(String)} counts them (the first 1024 senders). A copy,
+	 * taken under the mailbox's lock: meant for publication, not for a hot path.
+	 * @return the counts by sender, in the order senders first had a drop
+	 */
+	default Map<String, Long> notificationsDroppedBySender() {
+		return Map.of();
 	}
 
 	/**

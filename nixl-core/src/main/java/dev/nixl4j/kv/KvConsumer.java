@@ -3,6 +3,7 @@ package dev.nixl4j.kv;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -151,6 +152,11 @@ public final class KvConsumer {
 
 	private final AtomicLong confirmationResends = new AtomicLong();
 
+	private static final KvPullListener[] NO_LISTENERS = {};
+
+	/** Replaced as a whole when a listener is added, so a pull reads it once. */
+	private volatile KvPullListener[] listeners = NO_LISTENERS;
+
 	/**
 	 * Creates a consumer with the default notification prefix and peer timeout.
 	 * @param cache the cache blocks are pulled into
@@ -259,7 +265,48 @@ public final class KvConsumer {
 	 * cause)
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
+		long start = System.nanoTime();
+		KvPullListener[] told = this.listeners;
+		if (told.length == 0) {
+			return pull(params, localBlockIds, start + timeout.toNanos());
+		}
+		long bytes;
+		try {
+			bytes = pull(params, localBlockIds, start + timeout.toNanos());
+		}
+		catch (RuntimeException ex) {
+			long nanos = System.nanoTime() - start;
+			for (KvPullListener listener : told) {
+				listener.pullFailed(params.producerAgent(), ex, nanos);
+			}
+			throw ex;
+		}
+		long nanos = System.nanoTime() - start;
+		for (KvPullListener listener : told) {
+			listener.pulled(params.producerAgent(), bytes, nanos);
+		}
+		return bytes;
+	}
+
+	/**
+	 * Adds a listener told of every pull from now on, and of every reconnect
+	 * ({@link KvPullListener}).
+	 * @param listener the listener
+	 */
+	public synchronized void addPullListener(KvPullListener listener) {
+		Objects.requireNonNull(listener, "listener");
+		KvPullListener[] grown = Arrays.copyOf(this.listeners, this.listeners.length + 1);
+		grown[grown.length - 1] = listener;
+		this.listeners = grown;
+	}
+
+	private void reconnected(String producer) {
+		for (KvPullListener listener : this.listeners) {
+			listener.reconnected(producer);
+		}
+	}
+
+	private long pull(KvTransferParams params, int[] localBlockIds, long deadline) {
 		String producer = params.producerAgent();
 		int[] remoteIds = params.blockIdArray();
 		KvCacheLayout own = this.cache.layout();
@@ -370,8 +417,8 @@ public final class KvConsumer {
 						"this consumer keeps sessions with " + MAX_SESSIONS + " producers already");
 			}
 		}
-		return this.sessions.computeIfAbsent(producer,
-				name -> new ProducerSession(name, this.cache, this.peers, this.directory, this.peerTimeout));
+		return this.sessions.computeIfAbsent(producer, name -> new ProducerSession(name, this.cache, this.peers,
+				this.directory, this.peerTimeout, this::reconnected));
 	}
 
 	/**
@@ -461,6 +508,7 @@ public final class KvConsumer {
 			giveUpAnswer(ackMatcher, ack, posted);
 			throw ex;
 		}
+		long landed = System.nanoTime();
 		Resent resent = awaitAnswer(producer, ack, done, deadline);
 		Notification answer = resent.answer();
 		if (answer == null) {
@@ -471,6 +519,10 @@ public final class KvConsumer {
 					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
 							+ ") came in time: the blocks read must not be used",
 					resent.failure());
+		}
+		long answered = System.nanoTime() - landed;
+		for (KvPullListener listener : this.listeners) {
+			listener.confirmed(producer, answered);
 		}
 		// each done message repeated may be answered too: those answers are dropped
 		dropLateAnswers(ackMatcher, resent.resends(), DUPLICATE_ANSWER);

@@ -175,8 +175,9 @@ public final class KvLease {
 		}
 	}
 
-	void end(LeaseOutcome how) {
-		this.outcome.complete(how);
+	/** Ends the lease; {@code false} when it had ended already. */
+	boolean end(LeaseOutcome how) {
+		return this.outcome.complete(how);
 	}
 
 	@Override

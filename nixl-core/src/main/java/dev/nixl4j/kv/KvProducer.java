@@ -15,6 +15,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import dev.nixl4j.DrainParticipant;
 import dev.nixl4j.NixlAgent;
@@ -175,6 +176,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	private volatile @Nullable Thread thread;
 
 	private final AtomicLong internalErrors = new AtomicLong();
+
+	/** Leases ended, by {@link LeaseOutcome#ordinal()}. */
+	private final AtomicLongArray outcomes = new AtomicLongArray(LeaseOutcome.values().length);
 
 	/**
 	 * Creates a producer with the default notification prefix and peer timeout.
@@ -372,7 +376,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 		for (int i = 0; i < released.size(); i++) {
 			reportReused(released.get(i), reused.get(i));
-			released.get(i).end(LeaseOutcome.RELEASED);
+			end(released.get(i), LeaseOutcome.RELEASED);
 		}
 		return released.size();
 	}
@@ -440,6 +444,36 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	public int activeLeases() {
 		synchronized (this.lock) {
 			return this.leases.size();
+		}
+	}
+
+	/**
+	 * Returns how many leases ended in an outcome.
+	 * @param outcome the outcome
+	 * @return the count since this producer was created
+	 */
+	public long endedLeases(LeaseOutcome outcome) {
+		return this.outcomes.get(outcome.ordinal());
+	}
+
+	/**
+	 * Returns how many blocks the leases held now lease, a block counted once per lease
+	 * that holds it.
+	 * @return the count
+	 */
+	public int leasedBlocks() {
+		synchronized (this.lock) {
+			int blocks = 0;
+			for (KvLease lease : this.leases.values()) {
+				blocks += lease.blockIds().length;
+			}
+			return blocks;
+		}
+	}
+
+	private void end(KvLease lease, LeaseOutcome outcome) {
+		if (lease.end(outcome)) {
+			this.outcomes.incrementAndGet(outcome.ordinal());
 		}
 	}
 
@@ -754,7 +788,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		KvLease ended = answer.ended();
 		if (ended != null) {
 			reportReused(ended, answer.reused());
-			ended.end(answer.outcome());
+			end(ended, answer.outcome());
 		}
 		if (answer.confirmation() != LeaseConfirmation.HELD) {
 			logger.log(Level.INFO,
@@ -884,7 +918,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''", release.requestId(),
 				Long.toString(release.leaseId()), consumer);
 		reportReused(released, reused);
-		released.end(LeaseOutcome.RELEASED);
+		end(released, LeaseOutcome.RELEASED);
 	}
 
 	/**
@@ -922,7 +956,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 		finally {
 			if (removed) {
-				lease.end(LeaseOutcome.EXPIRED);
+				end(lease, LeaseOutcome.EXPIRED);
 			}
 		}
 	}
@@ -1019,7 +1053,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		this.scheduler.shutdownNow();
 		for (int i = 0; i < held.size(); i++) {
 			reportReused(held.get(i), reused[i]);
-			held.get(i).end(LeaseOutcome.CLOSED);
+			end(held.get(i), LeaseOutcome.CLOSED);
 		}
 		try {
 			if (Thread.currentThread() != this.thread && !this.scheduler.awaitTermination(10, TimeUnit.SECONDS)) {

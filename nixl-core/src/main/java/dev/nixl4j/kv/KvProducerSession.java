@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * @param since when the session entered its state
  * @param reason why it is not {@link KvSessionState#CONNECTED}, {@code null} when it is
  * or when it is new
- * @param reconnects how many times the session was reset after a failure in the backend
+ * @param reconnects how many times the session was lost and connected anew: reset after a
+ * failure in the backend, or connected to another incarnation of the producer's cache (it
+ * restarted)
  */
 public record KvProducerSession(String producer, KvSessionState state, String incarnation, Instant since,
 		@Nullable String reason, long reconnects) {

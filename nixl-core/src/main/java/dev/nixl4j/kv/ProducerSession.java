@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.nixl4j.NixlAgent;
@@ -53,8 +54,11 @@ final class ProducerSession {
 
 	private volatile long reconnects;
 
+	private final Consumer<String> onReconnect;
+
 	ProducerSession(String producer, PagedKvCache cache, PeerLoader peers, @Nullable KvDirectory directory,
-			Duration peerTimeout) {
+			Duration peerTimeout, Consumer<String> onReconnect) {
+		this.onReconnect = onReconnect;
 		this.producer = producer;
 		this.cache = cache;
 		this.agent = cache.agent();
@@ -78,7 +82,7 @@ final class ProducerSession {
 		lock(deadline);
 		try {
 			if (this.handle != null && !this.handle.equals(given)) {
-				forget();
+				replaced();
 			}
 			this.peers.load(this.agent, this.producer, bounded(deadline));
 			this.handle = given;
@@ -165,14 +169,14 @@ final class ProducerSession {
 				// the producer restarted after it took this lease: the lease went with it
 				forget();
 				this.handle = null;
-				enter(KvSessionState.RECONNECTING, "producer restarted");
+				reconnecting("producer restarted");
 				throw restarted(resolved.incarnation(), wanted, null);
 			}
 			resolved = awaitIncarnation(directory, resolved, wanted, deadline);
 		}
 		requireCompatible(resolved);
 		if (current != null && !current.equals(resolved)) {
-			forget();
+			replaced();
 		}
 		directory.announce();
 		load(deadline);
@@ -298,8 +302,7 @@ final class ProducerSession {
 							+ " again",
 					this.producer);
 			forget();
-			this.reconnects++;
-			enter(KvSessionState.RECONNECTING, why);
+			reconnecting(why);
 			if (this.directory != null) {
 				try {
 					this.directory.reannounce();
@@ -360,6 +363,31 @@ final class ProducerSession {
 					ex.getMessage());
 		}
 		this.cache.forgetRemote(this.producer);
+	}
+
+	/**
+	 * Forgets the connection to a handle that another replaces (the producer restarted):
+	 * a reconnect, unless the loss of the old one was counted already.
+	 */
+	private void replaced() {
+		forget();
+		if (this.state != KvSessionState.RECONNECTING) {
+			countReconnect();
+		}
+	}
+
+	/** Enters {@link KvSessionState#RECONNECTING}, counting the loss once. */
+	private void reconnecting(String why) {
+		if (this.state != KvSessionState.RECONNECTING) {
+			countReconnect();
+		}
+		enter(KvSessionState.RECONNECTING, why);
+	}
+
+	/** Counts a reconnect; under the lock. */
+	private void countReconnect() {
+		this.reconnects++;
+		this.onReconnect.accept(this.producer);
 	}
 
 	private void enter(KvSessionState next, @Nullable String why) {

@@ -209,6 +209,7 @@ public abstract class KvSessionTests {
 		assertThat(gone.getMessage()).contains(oldIncarnation).contains(second.cache.handle().incarnation());
 		pullAndCheck(consumer, lease(second, "req-3", 3, 3), 3);
 		assertThat(session(consumer, name).incarnation()).isEqualTo(second.cache.handle().incarnation());
+		assertThat(session(consumer, name).reconnects()).as("one restart, one reconnect").isOne();
 	}
 
 	@Test
@@ -238,6 +239,7 @@ public abstract class KvSessionTests {
 		producer.publication.publish();
 		pullAndCheck(consumer, lease(producer, "req-3", 2, 3), 3);
 		assertThat(session(consumer, producer.agent.name()).state()).isEqualTo(KvSessionState.CONNECTED);
+		assertThat(session(consumer, producer.agent.name()).reconnects()).as("the same cache came back").isZero();
 	}
 
 	@Test

@@ -1,5 +1,6 @@
 package dev.nixl4j.internal.engine;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -86,6 +87,11 @@ final class AgentStatisticsCounter implements AgentStatistics {
 	@Override
 	public long notificationsDropped(String remoteAgent) {
 		return this.notifications.dropped(remoteAgent);
+	}
+
+	@Override
+	public Map<String, Long> notificationsDroppedBySender() {
+		return this.notifications.droppedBySender();
 	}
 
 	@Override

@@ -292,6 +292,12 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		}
 	}
 
+	Map<String, Long> droppedBySender() {
+		synchronized (this.lock) {
+			return new LinkedHashMap<>(this.droppedBySender);
+		}
+	}
+
 	int mailboxSize() {
 		return this.mailboxSize;
 	}
