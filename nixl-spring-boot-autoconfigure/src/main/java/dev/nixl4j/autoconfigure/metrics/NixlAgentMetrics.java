@@ -1,6 +1,8 @@
 package dev.nixl4j.autoconfigure.metrics;
 
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.nixl4j.AgentState;
@@ -35,9 +37,11 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * (gauge): memory registered now;
  * <li>{@code nixl.notifications} (function counter; tag {@code direction}: {@code sent}
  * or {@code received});
- * <li>{@code nixl.notifications.dropped} (function counter): notifications dropped
- * unclaimed, over the mailbox's bound for their sender or in total (no sender tag: the
- * log names the senders);
+ * <li>{@code nixl.notifications.dropped} (function counter; tag {@code sender}):
+ * notifications dropped unclaimed, over the mailbox's bound for their sender or in total;
+ * the first {@value BoundedTagValues#MAX} senders that had drops by name, each counting
+ * from the first publication after its first drop, the rest (and each sender's drops
+ * before its series appeared) as {@code other};
  * <li>{@code nixl.peers} (gauge): peers whose metadata is loaded;
  * <li>{@code nixl.agent.failed} (gauge): 1 once the agent {@linkplain AgentState#FAILED
  * failed} (one of its internal threads could not go on), else 0;
@@ -145,9 +149,10 @@ public class NixlAgentMetrics implements MeterBinder {
 			.tags(this.tags.and("direction", "received"))
 			.description("Notifications received")
 			.register(registry);
-		FunctionCounter.builder("nixl.notifications.dropped", statistics, AgentStatistics::notificationsDropped)
-			.tags(this.tags)
-			.description("Notifications dropped unclaimed, over the mailbox's bound for their sender or in total")
+		DroppedNotifications dropped = new DroppedNotifications(registry, statistics);
+		FunctionCounter.builder("nixl.notifications.dropped", dropped, DroppedNotifications::others)
+			.tags(this.tags.and("sender", BoundedTagValues.OTHER))
+			.description(DROPPED)
 			.register(registry);
 		Gauge.builder("nixl.peers", this.agent, (a) -> a.remoteAgents().size())
 			.tags(this.tags)
@@ -166,6 +171,9 @@ public class NixlAgentMetrics implements MeterBinder {
 		}
 	}
 
+	private static final String DROPPED = "Notifications dropped unclaimed, over the mailbox's bound for their sender"
+			+ " or in total";
+
 	static String tagValue(Enum<?> value) {
 		return value.name().toLowerCase(Locale.ROOT);
 	}
@@ -176,6 +184,66 @@ public class NixlAgentMetrics implements MeterBinder {
 			stalled += statistics.transfers(op, TransferState.STALLED);
 		}
 		return stalled;
+	}
+
+	/**
+	 * Publishes the drops of each sender. The first {@value BoundedTagValues#MAX} senders
+	 * that had drops get a counter of their own, registered when the {@code other}
+	 * counter is read (published) after their first drop, and counting from then on;
+	 * their earlier drops, and those of further senders, count under {@code other}. The
+	 * series of one agent always add up to its drops, and each only grows.
+	 */
+	private final class DroppedNotifications {
+
+		private final MeterRegistry registry;
+
+		private final AgentStatistics statistics;
+
+		private final BoundedTagValues senders = new BoundedTagValues();
+
+		/** Each named sender's drops when its counter was registered. */
+		private final Map<String, Long> baselines = new ConcurrentHashMap<>();
+
+		private long seen;
+
+		private double others;
+
+		DroppedNotifications(MeterRegistry registry, AgentStatistics statistics) {
+			this.registry = registry;
+			this.statistics = statistics;
+		}
+
+		synchronized double others() {
+			long total = this.statistics.notificationsDropped();
+			if (total == this.seen) {
+				return this.others;
+			}
+			this.seen = total;
+			Map<String, Long> bySender = this.statistics.notificationsDroppedBySender();
+			long named = 0;
+			for (Map.Entry<String, Long> entry : bySender.entrySet()) {
+				String sender = entry.getKey();
+				Long baseline = this.baselines.get(sender);
+				if (baseline != null) {
+					named += entry.getValue() - baseline;
+				}
+				else if (!BoundedTagValues.OTHER.equals(this.senders.valueOf(sender))) {
+					long from = entry.getValue();
+					this.baselines.put(sender, from);
+					FunctionCounter
+						.builder("nixl.notifications.dropped", this.statistics,
+								(s) -> s.notificationsDropped(sender) - from)
+						.tags(NixlAgentMetrics.this.tags.and("sender", sender))
+						.description(DROPPED)
+						.register(this.registry);
+				}
+			}
+			// the total and the senders' counts are read one after the other: never
+			// let a drop counted under a sender meanwhile make this one shrink
+			this.others = Math.max(this.others, total - named);
+			return this.others;
+		}
+
 	}
 
 	private static double registeredBytes(NixlAgent agent) {

@@ -5,15 +5,20 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TransferListenerOrder;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
@@ -23,7 +28,8 @@ import org.springframework.core.annotation.Order;
  * {@link TransferListenerOrder#METRICS}). Boot's
  * {@code management.metrics.enable.nixl=false} turns them off;
  * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration
- * timer. With a {@link KvConsumer} bean, its meters too ({@link NixlKvMetrics}).
+ * timer. With a {@link KvProducer} or {@link KvConsumer} bean, their meters too
+ * ({@link NixlKvMetrics}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class, afterName = {
 		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -50,11 +56,11 @@ public final class NixlMetricsAutoConfiguration {
 	}
 
 	/**
-	 * The meters of the KV consumer, when there is one ({@code nixl.kv.layers} set, or
-	 * the application's own).
+	 * The meters of the KV producer and consumer, when there is either
+	 * ({@code nixl.kv.layers} set, or the application's own).
 	 */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBean(KvConsumer.class)
+	@Conditional(OnKvProducerOrConsumer.class)
 	static final class KvMetricsConfiguration {
 
 		KvMetricsConfiguration() {
@@ -62,8 +68,26 @@ public final class NixlMetricsAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		NixlKvMetrics nixlKvMetrics(KvConsumer consumer) {
-			return new NixlKvMetrics(consumer, Tags.empty());
+		NixlKvMetrics nixlKvMetrics(ObjectProvider<KvProducer> producer, ObjectProvider<KvConsumer> consumer) {
+			return new NixlKvMetrics(producer.getIfUnique(), consumer.getIfUnique(), Tags.empty());
+		}
+
+	}
+
+	static final class OnKvProducerOrConsumer extends AnyNestedCondition {
+
+		OnKvProducerOrConsumer() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnSingleCandidate(KvProducer.class)
+		static final class Producer {
+
+		}
+
+		@ConditionalOnSingleCandidate(KvConsumer.class)
+		static final class Consumer {
+
 		}
 
 	}

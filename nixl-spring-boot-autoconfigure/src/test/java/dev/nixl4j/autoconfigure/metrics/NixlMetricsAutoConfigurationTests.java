@@ -67,6 +67,19 @@ class NixlMetricsAutoConfigurationTests {
 		return registry.get(name).tags(tags).functionCounter().count();
 	}
 
+	/**
+	 * Reads the drops as a scrape does: the {@code other} series first (which registers
+	 * the series of senders that had drops since), then every series.
+	 */
+	private static double dropped(MeterRegistry registry) {
+		registry.get("nixl.notifications.dropped").tags("sender", "other").functionCounter().count();
+		return registry.find("nixl.notifications.dropped")
+			.functionCounters()
+			.stream()
+			.mapToDouble(FunctionCounter::count)
+			.sum();
+	}
+
 	@Test
 	void metersReadTheAgentsLiveState() {
 		this.runner.run((context) -> {
@@ -123,11 +136,23 @@ class NixlMetricsAutoConfigurationTests {
 					sender.sendNotification(agent.name(), ("unclaimed-" + i).getBytes(StandardCharsets.UTF_8));
 				}
 				Eventually.until(Duration.ofSeconds(30), "two notifications dropped",
-						() -> count(registry, "nixl.notifications.dropped") == 2);
+						() -> agent.statistics().notificationsDropped() == 2);
+				assertThat(dropped(registry)).isEqualTo(2);
+				// the sender's series appeared with that publication, and counts from
+				// then on
+				assertThat(count(registry, "nixl.notifications.dropped", "sender", sender.name())).isZero();
+				for (int i = 3; i < 6; i++) {
+					sender.sendNotification(agent.name(), ("unclaimed-" + i).getBytes(StandardCharsets.UTF_8));
+				}
+				Eventually.until(Duration.ofSeconds(30), "five notifications dropped",
+						() -> agent.statistics().notificationsDropped() == 5);
+				assertThat(dropped(registry)).isEqualTo(5);
+				assertThat(count(registry, "nixl.notifications.dropped", "sender", sender.name())).isEqualTo(3);
+				assertThat(count(registry, "nixl.notifications.dropped", "sender", "other")).isEqualTo(2);
 			}
-			assertThat(registry.get("nixl.notifications.dropped").functionCounter().getId().getTags())
-				.extracting(Tag::getKey)
-				.containsExactly("agent");
+			assertThat(registry.find("nixl.notifications.dropped").meters())
+				.allSatisfy((meter) -> assertThat(meter.getId().getTags()).extracting(Tag::getKey)
+					.containsExactlyInAnyOrder("agent", "sender"));
 		});
 	}
 
