@@ -2,9 +2,13 @@ package dev.nixl4j.autoconfigure;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
+import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.metrics.NixlMetricsAutoConfiguration;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvIntegrityException;
@@ -16,6 +20,7 @@ import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.Eventually;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;
@@ -178,6 +183,57 @@ class NixlKvMetersTests {
 		}));
 	}
 
+	@Test
+	void aPeerFloodingTheDecodeWorkerIsNamedByTheDroppedNotificationsWhilePullsGoOn() {
+		ApplicationContextRunner bounded = this.runner.withPropertyValues("nixl.agent.mailbox-per-sender=4");
+		this.runner.run((prefill) -> bounded.run((decode) -> {
+			NixlAgent agent = decode.getBean(NixlAgent.class);
+			MeterRegistry meters = decode.getBean(MeterRegistry.class);
+			KvConsumer consumer = decode.getBean(KvConsumer.class);
+			try (NixlAgent flooder = NixlAgent.create(
+					AgentConfig.builder("flooder-" + ProcessHandle.current().pid()).engine(Engine.EMBEDDED).build())) {
+				flooder.loadRemoteMetadata(agent.localMetadata());
+				flood(flooder, agent.name(), 50);
+				Eventually.until(WAIT, "46 notifications dropped",
+						() -> agent.statistics().notificationsDropped() == 46);
+				assertThat(dropped(meters)).isEqualTo(46);
+				for (int i = 0; i < 5; i++) {
+					pullOnce(prefill, consumer, decode, 10 + i);
+				}
+				flood(flooder, agent.name(), 50);
+				Eventually.until(WAIT, "96 notifications dropped",
+						() -> agent.statistics().notificationsDropped() == 96);
+
+				assertThat(dropped(meters)).isEqualTo(96);
+				assertThat(counter(meters, "nixl.notifications.dropped", "sender", flooder.name()))
+					.as("the flooder's own series, from its first publication")
+					.isEqualTo(50);
+				assertThat(counter(meters, "nixl.notifications.dropped", "sender", "other")).isEqualTo(46);
+			}
+			assertThat(meters.get("nixl.kv.pull.duration").tags("outcome", "completed").timer().count()).isEqualTo(5);
+			assertThat(meters.find("nixl.kv.pull.duration").tags("outcome", "failed").timer().count()).isZero();
+		}));
+	}
+
+	private static void flood(NixlAgent flooder, String target, int count) {
+		for (int i = 0; i < count; i++) {
+			flooder.sendNotification(target, ("junk-" + i).getBytes(StandardCharsets.UTF_8));
+		}
+	}
+
+	/**
+	 * Reads the drops as a scrape does: the {@code other} series first (which registers
+	 * the series of senders that had drops since), then every series.
+	 */
+	private static double dropped(MeterRegistry registry) {
+		registry.get("nixl.notifications.dropped").tags("sender", "other").functionCounter().count();
+		return registry.find("nixl.notifications.dropped")
+			.functionCounters()
+			.stream()
+			.mapToDouble(FunctionCounter::count)
+			.sum();
+	}
+
 	private static void pullOnce(AssertableApplicationContext prefill, KvConsumer consumer,
 			AssertableApplicationContext decode, int seed) {
 		KvProducer producer = prefill.getBean(KvProducer.class);
@@ -185,7 +241,9 @@ class NixlKvMetersTests {
 		PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
 		int[] blocks = producerCache.allocator().allocate(2);
 		fill(producerCache, blocks, seed);
-		KvLease lease = producer.lease("restart-" + seed, blocks, 1, WAIT);
+		KvLease lease = producer.lease("pull-" + seed, blocks, 1, WAIT);
+		// the lease holds the blocks now
+		producerCache.allocator().release(blocks);
 		consumer.connect(producer.handle());
 		int[] local = consumerCache.allocator().allocate(2);
 		consumer.pull(lease.params(), local, WAIT);
