@@ -87,6 +87,9 @@ class NixlKvMetersTests {
 				Eventually.until(WAIT, "the lease ended", () -> producer.activeLeases() == 0);
 			}
 
+			// meters hold their state objects weakly: what they read must survive a
+			// collection
+			System.gc();
 			Eventually.until(WAIT, "every lease counted as completed",
 					() -> counter(producerMeters, "nixl.kv.leases", "outcome", "completed") == pulls);
 			assertThat(gauge(producerMeters, "nixl.kv.leases.active")).isZero();
@@ -226,6 +229,9 @@ class NixlKvMetersTests {
 	 * the series of senders that had drops since), then every series.
 	 */
 	private static double dropped(MeterRegistry registry) {
+		// meters hold their state objects weakly: what they read must survive a
+		// collection
+		System.gc();
 		registry.get("nixl.notifications.dropped").tags("sender", "other").functionCounter().count();
 		return registry.find("nixl.notifications.dropped")
 			.functionCounters()

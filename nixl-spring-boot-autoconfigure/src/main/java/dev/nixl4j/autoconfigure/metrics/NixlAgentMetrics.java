@@ -150,7 +150,10 @@ public class NixlAgentMetrics implements MeterBinder {
 			.description("Notifications received")
 			.register(registry);
 		DroppedNotifications dropped = new DroppedNotifications(registry, statistics);
-		FunctionCounter.builder("nixl.notifications.dropped", dropped, DroppedNotifications::others)
+		// the counter holds its state object weakly: the agent's statistics, which live
+		// as
+		// long as the agent, while the function keeps the senders' bookkeeping
+		FunctionCounter.builder("nixl.notifications.dropped", statistics, (s) -> dropped.others())
 			.tags(this.tags.and("sender", BoundedTagValues.OTHER))
 			.description(DROPPED)
 			.register(registry);

@@ -134,20 +134,22 @@ public class NixlKvMetrics implements MeterBinder {
 			.tags(this.tags.and("state", "free"))
 			.description("Blocks of the KV cache's pool: free, leased, or used (allocated and not leased)")
 			.register(registry);
-		Gauge.builder("nixl.kv.pool.blocks", this, NixlKvMetrics::leasedBlocks)
+		// gauges hold their state objects weakly: only objects that live as long as the
+		// cache, never this binder
+		Gauge.builder("nixl.kv.pool.blocks", allocator, (a) -> leasedBlocks(producer))
 			.tags(this.tags.and("state", "leased"))
 			.description("Blocks of the KV cache's pool: free, leased, or used (allocated and not leased)")
 			.register(registry);
 		Gauge
 			.builder("nixl.kv.pool.blocks", allocator,
-					(a) -> Math.max(0, a.capacity() - a.freeCount() - leasedBlocks()))
+					(a) -> Math.max(0, a.capacity() - a.freeCount() - leasedBlocks(producer)))
 			.tags(this.tags.and("state", "used"))
 			.description("Blocks of the KV cache's pool: free, leased, or used (allocated and not leased)")
 			.register(registry);
 	}
 
-	private double leasedBlocks() {
-		return (this.producer != null) ? this.producer.leasedBlocks() : 0;
+	private static double leasedBlocks(@Nullable KvProducer producer) {
+		return (producer != null) ? producer.leasedBlocks() : 0;
 	}
 
 	private void bindProducer(MeterRegistry registry, KvProducer producer) {
