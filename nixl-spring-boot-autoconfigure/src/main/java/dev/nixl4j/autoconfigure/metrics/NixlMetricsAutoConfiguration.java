@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -23,7 +24,10 @@ import org.springframework.core.annotation.Order;
  * {@link TransferListenerOrder#METRICS}). Boot's
  * {@code management.metrics.enable.nixl=false} turns them off;
  * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration
- * timer. With a {@link KvConsumer} bean, its meters too ({@link NixlKvMetrics}).
+ * timer. With a {@link KvConsumer} bean, its meters too ({@link NixlKvMetrics}). With
+ * {@code nixl.metrics.nixl-names=true}, the agent's meters also under the names of NIXL's
+ * Prometheus exporter ({@link NixlCompatibleMetrics}, fed by the
+ * {@link NixlCompatibleTransfers} transfer listener bean).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class, afterName = {
 		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -47,6 +51,31 @@ public final class NixlMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
 		return new NixlAgentMetrics(agent, durations);
+	}
+
+	/**
+	 * The agent's meters under the names of NIXL's Prometheus exporter.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty("nixl.metrics.nixl-names")
+	static final class NixlNamesConfiguration {
+
+		NixlNamesConfiguration() {
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@Order(TransferListenerOrder.METRICS)
+		NixlCompatibleTransfers nixlCompatibleTransfers(AgentConfig config) {
+			return new NixlCompatibleTransfers(config.name(), config.telemetry());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		NixlCompatibleMetrics nixlCompatibleMetrics(NixlAgent agent, NixlCompatibleTransfers transfers) {
+			return new NixlCompatibleMetrics(agent, transfers);
+		}
+
 	}
 
 	/**
