@@ -160,6 +160,20 @@ class NixlCompatibleMetricsTests {
 	}
 
 	@Test
+	void bootsSloPropertyReplacesNixlsBuckets() {
+		this.runner.withPropertyValues("management.metrics.distribution.slo.agent_xfer_time_us=100,1000000")
+			.run((context) -> {
+				NixlAgent agent = context.getBean(NixlAgent.class);
+				String[] labels = { "agent_name", agent.name() };
+				writeThenRead(agent);
+				Scrape after = scrape(context);
+				assertThat(after.values("agent_xfer_time_us_bucket", labels)).hasSize(3).last().isEqualTo(2.0);
+				assertThat(after.values("agent_xfer_post_time_us_bucket", labels))
+					.hasSize(NixlCompatibleTransfers.BUCKETS_MICROS.size() + 1);
+			});
+	}
+
+	@Test
 	void aRefusedPostAndAFailedTransferAreCountedUnderTheirStatus() {
 		this.runner.withUserConfiguration(RefusingListenerConfiguration.class).run((context) -> {
 			NixlAgent agent = context.getBean(NixlAgent.class);
