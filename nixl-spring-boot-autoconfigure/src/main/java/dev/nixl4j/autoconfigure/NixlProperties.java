@@ -65,6 +65,8 @@ public class NixlProperties implements Validator {
 
 	private final Endpoint endpoint = new Endpoint();
 
+	private final Metrics metrics = new Metrics();
+
 	public Agent getAgent() {
 		return this.agent;
 	}
@@ -103,6 +105,10 @@ public class NixlProperties implements Validator {
 
 	public Endpoint getEndpoint() {
 		return this.endpoint;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
 	}
 
 	@Override
@@ -1269,6 +1275,28 @@ public class NixlProperties implements Validator {
 			/** To every caller. */
 			ALWAYS
 
+		}
+
+	}
+
+	/**
+	 * The agent's meters.
+	 */
+	public static class Metrics {
+
+		/**
+		 * Whether the agent's meters are also published under the names, units and labels
+		 * of NIXL's Prometheus exporter (agent_tx_bytes_total, agent_xfer_time_us, ...),
+		 * beside nixl4j's own.
+		 */
+		private boolean nixlNames;
+
+		public boolean isNixlNames() {
+			return this.nixlNames;
+		}
+
+		public void setNixlNames(boolean nixlNames) {
+			this.nixlNames = nixlNames;
 		}
 
 	}

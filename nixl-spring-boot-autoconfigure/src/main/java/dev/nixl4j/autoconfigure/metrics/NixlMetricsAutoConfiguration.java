@@ -14,6 +14,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -29,7 +30,9 @@ import org.springframework.core.annotation.Order;
  * {@code management.metrics.enable.nixl=false} turns them off;
  * {@code management.metrics.distribution.*.nixl.transfer.duration} shapes the duration
  * timer. With a {@link KvProducer} or {@link KvConsumer} bean, their meters too
- * ({@link NixlKvMetrics}).
+ * ({@link NixlKvMetrics}). With {@code nixl.metrics.nixl-names=true}, the agent's meters
+ * also under the names of NIXL's Prometheus exporter ({@link NixlCompatibleMetrics}, fed
+ * by the {@link NixlCompatibleTransfers} transfer listener bean).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class, afterName = {
 		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -53,6 +56,31 @@ public final class NixlMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
 		return new NixlAgentMetrics(agent, durations);
+	}
+
+	/**
+	 * The agent's meters under the names of NIXL's Prometheus exporter.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty("nixl.metrics.nixl-names")
+	static final class NixlNamesConfiguration {
+
+		NixlNamesConfiguration() {
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@Order(TransferListenerOrder.METRICS)
+		NixlCompatibleTransfers nixlCompatibleTransfers(AgentConfig config) {
+			return new NixlCompatibleTransfers(config.name(), config.telemetry());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		NixlCompatibleMetrics nixlCompatibleMetrics(NixlAgent agent, NixlCompatibleTransfers transfers) {
+			return new NixlCompatibleMetrics(agent, transfers);
+		}
+
 	}
 
 	/**
