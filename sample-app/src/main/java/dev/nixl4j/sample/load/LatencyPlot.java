@@ -3,9 +3,13 @@ package dev.nixl4j.sample.load;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
+import java.awt.Graphics2D;
 import java.awt.Shape;
 import java.awt.geom.Ellipse2D;
+import java.awt.geom.Rectangle2D;
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,11 +22,17 @@ import dev.nixl4j.sample.api.GenerateResponse;
 import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
-import org.jfree.chart.axis.LogarithmicAxis;
+import org.jfree.chart.axis.AxisState;
+import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTick;
+import org.jfree.chart.axis.TickType;
+import org.jfree.chart.axis.ValueTick;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.title.TextTitle;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.TextAnchor;
 import org.jfree.chart.util.ShapeUtils;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -108,15 +118,13 @@ public final class LatencyPlot {
 					(r) -> r.nanos() / 1e6, FAILED, ShapeUtils.createDiagonalCross(4f, 1f));
 		}
 
-		LogarithmicAxis latency = new LogarithmicAxis("latency (ms, log scale)");
-		latency.setExpTickLabelsFlag(false);
-		latency.setLog10TickLabelsFlag(false);
-		latency.setAutoRangeNextLogFlag(true);
+		LogAxis latency = latencyAxis(dataset);
 		NumberAxis time = new NumberAxis("time since the start of the timed requests (s), when the answer came");
 		XYPlot plot = new XYPlot(dataset, time, latency, renderer);
 		plot.setBackgroundPaint(Color.WHITE);
 		plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
 		plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
+		plot.setRangeMinorGridlinesVisible(true);
 		JFreeChart chart = new JFreeChart("Latency over the load run", new Font(Font.SANS_SERIF, Font.BOLD, 18), plot,
 				true);
 		chart.setBackgroundPaint(Color.WHITE);
@@ -127,6 +135,66 @@ public final class LatencyPlot {
 	/** Requests per rolling percentile: an eighth of the run, 5 to 100. */
 	static int window(int requests) {
 		return Math.clamp(requests / 8, Math.min(5, requests), 100);
+	}
+
+	/**
+	 * Returns a log axis that spans the values from the 1-2-5 step below the lowest to
+	 * the one above the highest, labelled at each step, with grid lines at every digit.
+	 */
+	private static LogAxis latencyAxis(XYSeriesCollection dataset) {
+		double low = Double.MAX_VALUE;
+		double high = 0;
+		for (int i = 0; i < dataset.getSeriesCount(); i++) {
+			if (dataset.getSeries(i).getItemCount() > 0) {
+				low = Math.min(low, dataset.getSeries(i).getMinY());
+				high = Math.max(high, dataset.getSeries(i).getMaxY());
+			}
+		}
+		if (high == 0) {
+			low = 1;
+			high = 1000;
+		}
+		List<Double> steps = new ArrayList<>();
+		List<Double> digits = new ArrayList<>();
+		for (int decade = (int) Math.floor(Math.log10(low)); decade <= (int) Math.ceil(Math.log10(high)); decade++) {
+			for (int digit = 1; digit <= 9; digit++) {
+				double value = digit * Math.pow(10, decade);
+				((digit == 1 || digit == 2 || digit == 5) ? steps : digits).add(value);
+			}
+		}
+		double lowest = low;
+		double highest = high;
+		double lower = steps.stream().filter((v) -> v <= lowest * (1 + 1e-9)).max(Double::compare).orElse(low);
+		double upper = steps.stream().filter((v) -> v >= highest * (1 - 1e-9)).min(Double::compare).orElse(high);
+		LogAxis axis = new LogAxis("latency (ms, log scale)") {
+
+			@Override
+			public List<ValueTick> refreshTicks(Graphics2D g2, AxisState state, Rectangle2D dataArea,
+					RectangleEdge edge) {
+				List<ValueTick> ticks = new ArrayList<>();
+				for (double value : steps) {
+					if (value >= lower && value <= upper) {
+						ticks.add(new NumberTick(TickType.MAJOR, value, label(value), TextAnchor.CENTER_RIGHT,
+								TextAnchor.CENTER, 0));
+					}
+				}
+				for (double value : digits) {
+					if (value > lower && value < upper) {
+						ticks.add(new NumberTick(TickType.MINOR, value, "", TextAnchor.CENTER_RIGHT, TextAnchor.CENTER,
+								0));
+					}
+				}
+				return ticks;
+			}
+
+		};
+		axis.setRange((upper > lower) ? lower : lower / 2, (upper > lower) ? upper : upper * 2);
+		return axis;
+	}
+
+	/** A step of the latency axis: 0.05, 0.1, 2, 50, 1000. */
+	private static String label(double value) {
+		return BigDecimal.valueOf(value).round(new MathContext(1)).stripTrailingZeros().toPlainString();
 	}
 
 	private static double transfer(RequestResult result) {
@@ -177,7 +245,8 @@ public final class LatencyPlot {
 	private static String subtitle(LoadReport report, int stride) {
 		LoadOptions options = report.options();
 		List<GenerateResponse> answers = report.answers();
-		String engine = answers.isEmpty() ? "no answers" : answers.getFirst().engine();
+		// the engine without where its library came from
+		String engine = answers.isEmpty() ? "no answers" : answers.getFirst().engine().replaceFirst(" \\(.*", "");
 		return String.format(Locale.ROOT,
 				"nixl4j sample, %s; %d requests (%d failed), concurrency %d, prompts of %d to %d tokens; "
 						+ "request p50 %.1f ms, p99 %.1f ms; transfer p50 %.1f ms, p99 %.1f ms%s",

@@ -79,6 +79,9 @@ class LatencyPlotTests {
 		assertThat(plot.getDataset().getXValue(0, 0)).isEqualTo(0.025);
 		assertThat(plot.getDataset().getXValue(0, REQUESTS - 4)).isEqualTo(6.0);
 		assertThat(plot.getDomainAxis().getRange().getUpperBound()).isGreaterThanOrEqualTo(6.0);
+		// latency from 4 to 300 ms: a log axis from the 1-2-5 step below to the one above
+		assertThat(plot.getRangeAxis().getRange().getLowerBound()).isEqualTo(2.0);
+		assertThat(plot.getRangeAxis().getRange().getUpperBound()).isEqualTo(500.0);
 		// the rolling p99 of requests in the slow phase (3 to 4 s) is above 200 ms,
 		// before it
 		// below 60 ms
