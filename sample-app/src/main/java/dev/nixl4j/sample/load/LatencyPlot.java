@@ -102,7 +102,7 @@ public final class LatencyPlot {
 		Ellipse2D dot = new Ellipse2D.Double(-2.5, -2.5, 5, 5);
 		addPoints(dataset, renderer, "request latency (client)", report, ok, stride, (r) -> r.nanos() / 1e6, REQUEST,
 				dot);
-		addPoints(dataset, renderer, "transfer latency", report, ok, stride, (r) -> transfer(r), TRANSFER, dot);
+		addPoints(dataset, renderer, "transfer latency", report, ok, stride, LatencyPlot::transfer, TRANSFER, dot);
 		String last = "last " + window + ((window == 1) ? " request" : " requests");
 		addRolling(dataset, renderer, "request p50, " + last, report, ok, window, stride, (r) -> r.nanos() / 1e6, 0.50,
 				REQUEST, SOLID);
