@@ -1,15 +1,11 @@
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
-import java.awt.FontMetrics;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.Shape;
 import java.awt.geom.Ellipse2D;
 import java.awt.geom.Line2D;
-import java.awt.geom.Path2D;
 import java.awt.geom.Rectangle2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,18 +16,37 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
-
-import javax.imageio.ImageIO;
+import java.util.function.DoubleFunction;
 
 import dev.nixl4j.json.JsonReader;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.annotations.XYTitleAnnotation;
+import org.jfree.chart.axis.AxisState;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTick;
+import org.jfree.chart.axis.TickType;
+import org.jfree.chart.block.BlockBorder;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.title.LegendTitle;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.RectangleInsets;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.chart.util.ShapeUtils;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
 
 /**
  * Plots bandwidth against block size from the JSON files {@code src/bench/plot-bandwidth.sh}
- * writes: one line with markers per file, block size on a log2 axis, GB/s (10^9 B/s) on a log10
- * axis. Needs the JDK, headless, and nixl-core's classes for its JSON reader:
+ * writes, with JFreeChart: one line with markers per file, block size on a log2 axis, GB/s
+ * (10^9 B/s) on a log10 axis, the legend inside the plot at the lower right. Needs
+ * JFreeChart and nixl-core's classes (for its JSON reader), headless:
  *
  * <pre>
- * java -Djava.awt.headless=true -cp nixl-core/target/classes src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
+ * java -Djava.awt.headless=true -cp nixl-core/target/classes:jfreechart-1.5.6.jar src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
  * </pre>
  *
  * Each input is an object with {@code series}, {@code date}, {@code machine} ({@code cpus},
@@ -47,16 +62,12 @@ public class PlotBandwidth {
 
 	private static final int HEIGHT = 760;
 
-	private static final int LEFT = 90;
-
-	private static final int RIGHT = 30;
-
-	private static final int TOP = 80;
-
-	private static final int BOTTOM = 70;
-
 	private static final Color[] COLORS = { new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c),
 			new Color(0xd62728), new Color(0x9467bd), new Color(0x8c564b) };
+
+	private static final Shape[] MARKERS = { new Ellipse2D.Double(-5, -5, 10, 10),
+			new Rectangle2D.Double(-4.5, -4.5, 9, 9), ShapeUtils.createUpTriangle(5.5f),
+			ShapeUtils.createDiamond(6f) };
 
 	/**
 	 * One line of the plot.
@@ -93,7 +104,7 @@ public class PlotBandwidth {
 		// Fastest first, so that the legend reads roughly as the lines lie.
 		series.sort(Comparator.comparingDouble(Series::median).reversed());
 		Path png = Path.of(args[args.length - 1]);
-		ImageIO.write(render(series), "png", png.toFile());
+		ChartUtils.saveChartAsPNG(png.toFile(), chart(series), WIDTH, HEIGHT);
 		System.out.println("wrote " + png + " (" + series.size() + " series)");
 	}
 
@@ -132,152 +143,98 @@ public class PlotBandwidth {
 		return new Series(name, date, machine, loads, points);
 	}
 
-	static BufferedImage render(List<Series> series) {
-		BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
-		Graphics2D g = image.createGraphics();
-		g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-		g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-		g.setColor(Color.WHITE);
-		g.fillRect(0, 0, WIDTH, HEIGHT);
-
+	static JFreeChart chart(List<Series> series) {
+		XYSeriesCollection dataset = new XYSeriesCollection();
+		XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+		renderer.setLegendLine(new Line2D.Double(-16, 0, 16, 0));
 		TreeSet<Long> sizes = new TreeSet<>();
 		double low = Double.MAX_VALUE;
 		double high = 0;
-		for (Series line : series) {
+		for (int i = 0; i < series.size(); i++) {
+			Series line = series.get(i);
+			XYSeries points = new XYSeries(line.name(), false);
+			line.points().forEach((size, gbps) -> points.add(size.doubleValue(), gbps.doubleValue()));
+			dataset.addSeries(points);
+			renderer.setSeriesPaint(i, COLORS[i % COLORS.length]);
+			renderer.setSeriesShape(i, MARKERS[i % MARKERS.length]);
+			renderer.setSeriesStroke(i, new BasicStroke(2.2f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND));
 			sizes.addAll(line.points().keySet());
 			for (double value : line.points().values()) {
 				low = Math.min(low, value);
 				high = Math.max(high, value);
 			}
 		}
-		// Half a doubling of room either side, so that the end markers and labels stay inside.
-		double smallest = log2(sizes.first());
-		double xMin = smallest - 0.5;
-		double xMax = log2(sizes.last()) + 0.5;
-		double yMin = Math.floor(Math.log10(low));
-		double yMax = Math.ceil(Math.log10(high));
-		if (yMax == yMin) {
-			yMax += 1;
-		}
-		Rectangle2D area = new Rectangle2D.Double(LEFT, TOP, WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-		Axes axes = new Axes(area, xMin, xMax, yMin, yMax);
-
-		Font small = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
-		Font label = new Font(Font.SANS_SERIF, Font.PLAIN, 15);
-		Font title = new Font(Font.SANS_SERIF, Font.BOLD, 18);
-
-		// Grid and y labels: 1, 2, 5 per decade.
-		g.setFont(small);
-		FontMetrics metrics = g.getFontMetrics();
-		for (int decade = (int) yMin; decade < (int) yMax + 1; decade++) {
-			for (int step : new int[] { 1, 2, 5 }) {
-				double value = step * Math.pow(10, decade);
-				double exponent = Math.log10(value);
-				if (exponent > yMax + 1e-9) {
-					continue;
-				}
-				double y = axes.y(exponent);
-				g.setColor((step == 1) ? new Color(0xcccccc) : new Color(0xececec));
-				g.draw(new Line2D.Double(area.getMinX(), y, area.getMaxX(), y));
-				g.setColor(Color.DARK_GRAY);
-				String text = number(value);
-				g.drawString(text, (float) (area.getMinX() - 8 - metrics.stringWidth(text)),
-						(float) (y + metrics.getAscent() / 2.0 - 1));
-			}
-		}
-		// Grid per power of two, labels per power of four.
+		// x: a grid line per power of two, labels per power of four, half a doubling of room
+		// either side so that the end markers stay inside
+		List<Double> labelled = new ArrayList<>();
+		List<Double> unlabelled = new ArrayList<>();
 		for (long size = Long.highestOneBit(sizes.first()); size <= sizes.last(); size *= 2) {
-			double exponent = log2(size);
-			if (exponent < smallest) {
-				continue;
-			}
-			double x = axes.x(exponent);
-			boolean labelled = Math.round(exponent) % 2 == Math.round(smallest) % 2;
-			g.setColor(labelled ? new Color(0xcccccc) : new Color(0xececec));
-			g.draw(new Line2D.Double(x, area.getMinY(), x, area.getMaxY()));
-			if (labelled) {
-				g.setColor(Color.DARK_GRAY);
-				String text = size(size);
-				g.drawString(text, (float) (x - metrics.stringWidth(text) / 2.0), (float) (area.getMaxY() + 8 + metrics.getAscent()));
-			}
+			(((Long.numberOfTrailingZeros(size) - Long.numberOfTrailingZeros(Long.highestOneBit(sizes.first()))) % 2 == 0) ? labelled
+					: unlabelled)
+				.add((double) size);
 		}
-		g.setColor(Color.BLACK);
-		g.setStroke(new BasicStroke(1.2f));
-		g.draw(area);
-
-		// Axis labels.
-		g.setFont(label);
-		metrics = g.getFontMetrics();
-		String xLabel = "block size (bytes, log2 scale)";
-		g.drawString(xLabel, (float) (area.getCenterX() - metrics.stringWidth(xLabel) / 2.0), HEIGHT - 18);
-		String yLabel = "bandwidth (GB/s, 1 GB = 10^9 B, log scale)";
-		Graphics2D rotated = (Graphics2D) g.create();
-		rotated.rotate(-Math.PI / 2);
-		rotated.drawString(yLabel, (float) (-area.getCenterY() - metrics.stringWidth(yLabel) / 2.0), 26f);
-		rotated.dispose();
-
-		// Title: what, where, when.
-		g.setFont(title);
-		metrics = g.getFontMetrics();
-		String heading = "Bandwidth against block size, DRAM to DRAM";
-		g.drawString(heading, (float) (WIDTH / 2.0 - metrics.stringWidth(heading) / 2.0), 30);
-		g.setFont(label);
-		metrics = g.getFontMetrics();
-		String subtitle = machines(series) + "; data of " + dates(series) + "; load average " + loads(series);
-		g.drawString(subtitle, (float) (WIDTH / 2.0 - metrics.stringWidth(subtitle) / 2.0), 56);
-
-		// Lines and markers.
-		for (int i = 0; i < series.size(); i++) {
-			Series line = series.get(i);
-			g.setColor(COLORS[i % COLORS.length]);
-			g.setStroke(new BasicStroke(2.2f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND));
-			Path2D path = new Path2D.Double();
-			boolean first = true;
-			for (Map.Entry<Long, Double> point : line.points().entrySet()) {
-				double x = axes.x(log2(point.getKey()));
-				double y = axes.y(Math.log10(point.getValue()));
-				if (first) {
-					path.moveTo(x, y);
-					first = false;
-				}
-				else {
-					path.lineTo(x, y);
-				}
-			}
-			g.draw(path);
-			for (Map.Entry<Long, Double> point : line.points().entrySet()) {
-				g.fill(marker(i, axes.x(log2(point.getKey())), axes.y(Math.log10(point.getValue())), 5));
+		LogAxis blockSize = new TickedLogAxis("block size (bytes, log2 scale)", 2, labelled, unlabelled,
+				(value) -> size((long) value));
+		blockSize.setRange(sizes.first() / Math.sqrt(2), sizes.last() * Math.sqrt(2));
+		// y: whole decades, labels at 1, 2 and 5 of each, grid lines at every digit
+		int lowest = (int) Math.floor(Math.log10(low));
+		int highest = Math.max((int) Math.ceil(Math.log10(high)), lowest + 1);
+		labelled = new ArrayList<>();
+		unlabelled = new ArrayList<>();
+		for (int decade = lowest; decade <= highest; decade++) {
+			for (int digit = 1; digit <= ((decade < highest) ? 9 : 1); digit++) {
+				((digit == 1 || digit == 2 || digit == 5) ? labelled : unlabelled).add(digit * Math.pow(10, decade));
 			}
 		}
+		LogAxis bandwidth = new TickedLogAxis("bandwidth (GB/s, 1 GB = 10^9 B, log scale)", 10, labelled, unlabelled,
+				PlotBandwidth::number);
+		bandwidth.setRange(Math.pow(10, lowest), Math.pow(10, highest));
 
-		// Legend, lower right (the slow small-block end of the lines is at the left).
-		g.setFont(small);
-		metrics = g.getFontMetrics();
-		int rowHeight = metrics.getHeight() + 6;
-		int legendWidth = 0;
-		for (Series line : series) {
-			legendWidth = Math.max(legendWidth, metrics.stringWidth(line.name()));
-		}
-		legendWidth += 60;
-		int legendHeight = rowHeight * series.size() + 10;
-		double legendX = area.getMaxX() - legendWidth - 12;
-		double legendY = area.getMaxY() - legendHeight - 12;
-		g.setColor(new Color(255, 255, 255, 235));
-		g.fill(new Rectangle2D.Double(legendX, legendY, legendWidth, legendHeight));
-		g.setColor(Color.GRAY);
-		g.setStroke(new BasicStroke(1f));
-		g.draw(new Rectangle2D.Double(legendX, legendY, legendWidth, legendHeight));
-		for (int i = 0; i < series.size(); i++) {
-			double y = legendY + 5 + rowHeight * (i + 0.5);
-			g.setColor(COLORS[i % COLORS.length]);
-			g.setStroke(new BasicStroke(2.2f));
-			g.draw(new Line2D.Double(legendX + 10, y, legendX + 42, y));
-			g.fill(marker(i, legendX + 26, y, 5));
-			g.setColor(Color.BLACK);
-			g.drawString(series.get(i).name(), (float) (legendX + 50), (float) (y + metrics.getAscent() / 2.0 - 1));
-		}
-		g.dispose();
-		return image;
+		XYPlot plot = new XYPlot(dataset, blockSize, bandwidth, renderer);
+		plot.setBackgroundPaint(Color.WHITE);
+		plot.setOutlinePaint(Color.BLACK);
+		plot.setOutlineStroke(new BasicStroke(1.2f));
+		plot.setDomainGridlinePaint(new Color(0xcccccc));
+		plot.setRangeGridlinePaint(new Color(0xcccccc));
+		plot.setDomainMinorGridlinesVisible(true);
+		plot.setRangeMinorGridlinesVisible(true);
+		plot.setDomainMinorGridlinePaint(new Color(0xececec));
+		plot.setRangeMinorGridlinePaint(new Color(0xececec));
+		BasicStroke grid = new BasicStroke(1f);
+		plot.setDomainGridlineStroke(grid);
+		plot.setRangeGridlineStroke(grid);
+		plot.setDomainMinorGridlineStroke(grid);
+		plot.setRangeMinorGridlineStroke(grid);
+		// the legend at the lower right, inside: the slow small-block ends of the lines are at
+		// the left
+		LegendTitle legend = new LegendTitle(plot);
+		legend.setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+		legend.setBackgroundPaint(new Color(255, 255, 255, 235));
+		legend.setFrame(new BlockBorder(Color.GRAY));
+		legend.setPadding(new RectangleInsets(4, 8, 4, 8));
+		legend.setItemLabelPadding(new RectangleInsets(3, 6, 3, 6));
+		legend.setPosition(RectangleEdge.RIGHT);
+		plot.addAnnotation(new XYTitleAnnotation(relative(blockSize, 0.985), relative(bandwidth, 0.015), legend,
+				RectangleAnchor.BOTTOM_RIGHT));
+
+		JFreeChart chart = new JFreeChart("Bandwidth against block size, DRAM to DRAM",
+				new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, false);
+		chart.setBackgroundPaint(Color.WHITE);
+		chart.addSubtitle(new TextTitle(machines(series) + "; data of " + dates(series) + "; load average "
+				+ loads(series), new Font(Font.SANS_SERIF, Font.PLAIN, 15)));
+		return chart;
+	}
+
+	/**
+	 * Returns the fraction of an axis's value range that lies at a fraction of its length:
+	 * an annotation's relative coordinates are linear in value, the axis is not.
+	 */
+	private static double relative(LogAxis axis, double fraction) {
+		double lower = axis.getLowerBound();
+		double upper = axis.getUpperBound();
+		double value = axis.calculateValue(axis.calculateLog(lower)
+				+ fraction * (axis.calculateLog(upper) - axis.calculateLog(lower)));
+		return (value - lower) / (upper - lower);
 	}
 
 	private static String loads(List<Series> series) {
@@ -307,29 +264,6 @@ public class PlotBandwidth {
 		return (days.size() == 1) ? days.first() : days.first() + " to " + days.last();
 	}
 
-	private static Shape marker(int index, double x, double y, double r) {
-		return switch (index % 4) {
-			case 0 -> new Ellipse2D.Double(x - r, y - r, 2 * r, 2 * r);
-			case 1 -> new Rectangle2D.Double(x - r * 0.9, y - r * 0.9, 1.8 * r, 1.8 * r);
-			case 2 -> polygon(new double[] { x, x + r * 1.1, x - r * 1.1 }, new double[] { y - r * 1.2, y + r * 0.8, y + r * 0.8 });
-			default -> polygon(new double[] { x, x + r * 1.2, x, x - r * 1.2 }, new double[] { y - r * 1.2, y, y + r * 1.2, y });
-		};
-	}
-
-	private static Shape polygon(double[] xs, double[] ys) {
-		Path2D path = new Path2D.Double();
-		path.moveTo(xs[0], ys[0]);
-		for (int i = 1; i < xs.length; i++) {
-			path.lineTo(xs[i], ys[i]);
-		}
-		path.closePath();
-		return path;
-	}
-
-	private static double log2(double value) {
-		return Math.log(value) / Math.log(2);
-	}
-
 	private static String size(long bytes) {
 		String[] units = { "", "K", "M", "G", "T" };
 		int unit = 0;
@@ -349,16 +283,41 @@ public class PlotBandwidth {
 	}
 
 	/**
-	 * Maps log-scale values to pixels.
+	 * A log axis with the ticks it is given: labelled ones (major grid lines) and unlabelled
+	 * ones (minor grid lines).
 	 */
-	record Axes(Rectangle2D area, double xMin, double xMax, double yMin, double yMax) {
+	static final class TickedLogAxis extends LogAxis {
 
-		double x(double log2) {
-			return this.area.getMinX() + (log2 - this.xMin) / (this.xMax - this.xMin) * this.area.getWidth();
+		private final List<Double> labelled;
+
+		private final List<Double> unlabelled;
+
+		private final DoubleFunction<String> label;
+
+		TickedLogAxis(String name, double base, List<Double> labelled, List<Double> unlabelled,
+				DoubleFunction<String> label) {
+			super(name);
+			setBase(base);
+			setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 15));
+			setTickLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+			setMinorTickMarksVisible(false);
+			this.labelled = labelled;
+			this.unlabelled = unlabelled;
+			this.label = label;
 		}
 
-		double y(double log10) {
-			return this.area.getMaxY() - (log10 - this.yMin) / (this.yMax - this.yMin) * this.area.getHeight();
+		@Override
+		public List refreshTicks(Graphics2D g2, AxisState state, Rectangle2D dataArea, RectangleEdge edge) {
+			boolean horizontal = RectangleEdge.isTopOrBottom(edge);
+			TextAnchor anchor = horizontal ? TextAnchor.TOP_CENTER : TextAnchor.CENTER_RIGHT;
+			List<NumberTick> ticks = new ArrayList<>();
+			for (double value : this.labelled) {
+				ticks.add(new NumberTick(TickType.MAJOR, value, this.label.apply(value), anchor, TextAnchor.CENTER, 0));
+			}
+			for (double value : this.unlabelled) {
+				ticks.add(new NumberTick(TickType.MINOR, value, "", anchor, TextAnchor.CENTER, 0));
+			}
+			return ticks;
 		}
 
 	}

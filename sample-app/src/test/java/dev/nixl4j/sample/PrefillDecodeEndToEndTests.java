@@ -1,15 +1,24 @@
 package dev.nixl4j.sample;
 
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import javax.imageio.ImageIO;
+
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.sample.api.GenerateRequest;
 import dev.nixl4j.sample.api.GenerateResponse;
+import dev.nixl4j.sample.load.LatencyPlot;
 import dev.nixl4j.sample.load.LoadGenerator;
 import dev.nixl4j.sample.load.LoadOptions;
 import dev.nixl4j.sample.load.LoadReport;
@@ -17,6 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,6 +90,26 @@ abstract class PrefillDecodeEndToEndTests {
 		assertThat(report.transferShare()).isEqualTo(transfer / total).isStrictlyBetween(0.0, 1.0);
 		assertThat(report.toText()).contains("verified: 12 of 12", "OK: every request checked out",
 				String.format(Locale.ROOT, "transfer share: %.1f %%", transfer / total * 100));
+	}
+
+	@Test
+	void theLoadCommandWritesTheLatencyPlotThatItsReportNames(@TempDir Path folder) throws IOException {
+		Path plot = folder.resolve("latency.png");
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+		int exit = LoadGenerator.run(
+				new String[] { "--url", this.decode.uri().toString(), "--requests", "8", "--concurrency", "2",
+						"--prompt-tokens", "40", "--warmup", "0", "--wait", "30", "--plot", plot.toString() },
+				new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+
+		assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+		assertThat(out.toString(StandardCharsets.UTF_8)).contains("verified: 8 of 8", "latency plot: " + plot);
+		assertThat(plot).isRegularFile();
+		BufferedImage image = ImageIO.read(plot.toFile());
+		assertThat(image).isNotNull();
+		assertThat(image.getWidth()).isEqualTo(LatencyPlot.WIDTH);
+		assertThat(image.getHeight()).isEqualTo(LatencyPlot.HEIGHT);
 	}
 
 	@Test

@@ -6,6 +6,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,11 +57,13 @@ public final class LoadGenerator {
 	}
 
 	/**
-	 * Runs the command line.
+	 * Runs the command line: the load, the latency plot when one is asked for (by default
+	 * in the working directory), then the report, which names the plot.
 	 * @param args the arguments after {@code load}
 	 * @param out where the report goes
 	 * @param err where errors go
-	 * @return 0 when every request checked out, 1 when not, 2 for a bad command line
+	 * @return 0 when every request checked out and the plot was written, 1 when not, 2
+	 * for a bad command line
 	 */
 	public static int run(String[] args, PrintStream out, PrintStream err) {
 		if (List.of(args).contains("--help")) {
@@ -75,9 +79,29 @@ public final class LoadGenerator {
 			err.print(LoadOptions.USAGE);
 			return 2;
 		}
+		Path plot = options.plot();
+		if (plot != null && (plot.getParent() == null || !Files.isDirectory(plot.getParent())
+				|| !Files.isWritable(plot.getParent()))) {
+			// before the load rather than after it, which may have taken long
+			err.println("load: --plot " + plot + ": no writable directory " + plot.getParent());
+			return 2;
+		}
 		try {
 			LoadReport report = new LoadGenerator(options).run();
+			String plotError = null;
+			if (plot != null) {
+				try {
+					LatencyPlot.write(report, plot);
+				}
+				catch (IOException | RuntimeException ex) {
+					plotError = "could not write the latency plot to " + plot + ": " + ex;
+				}
+			}
 			out.println(options.json() ? report.toJson() : report.toText());
+			if (plotError != null) {
+				err.println("load: " + plotError);
+				return 1;
+			}
 			return report.ok() ? 0 : 1;
 		}
 		catch (LoadException ex) {
@@ -125,7 +149,7 @@ public final class LoadGenerator {
 		}
 		long wallNanos = System.nanoTime() - start;
 		double readAfter = bytesRead();
-		return new LoadReport(this.options, results, wallNanos, health(this.options.decode()),
+		return new LoadReport(this.options, results, start, wallNanos, health(this.options.decode()),
 				(this.options.prefill() != null) ? health(this.options.prefill()) : null,
 				Double.isNaN(readBefore) || Double.isNaN(readAfter) ? -1 : (long) (readAfter - readBefore));
 	}
@@ -135,11 +159,11 @@ public final class LoadGenerator {
 			return future.get(this.options.timeout().toNanos() * 2, TimeUnit.NANOSECONDS);
 		}
 		catch (ExecutionException ex) {
-			return RequestResult.failed(-1, 0, "the request threw " + ex.getCause());
+			return RequestResult.failed(-1, 0, System.nanoTime(), "the request threw " + ex.getCause());
 		}
 		catch (TimeoutException ex) {
 			future.cancel(true);
-			return RequestResult.failed(-1, 0, "no answer within " + this.options.timeout());
+			return RequestResult.failed(-1, 0, System.nanoTime(), "no answer within " + this.options.timeout());
 		}
 	}
 
@@ -164,26 +188,26 @@ public final class LoadGenerator {
 				.build(), HttpResponse.BodyHandlers.ofString());
 		}
 		catch (IOException ex) {
-			return RequestResult.failed(index, System.nanoTime() - start, "POST /generate failed: " + ex);
+			return RequestResult.failedSince(index, start, "POST /generate failed: " + ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			return RequestResult.failed(index, System.nanoTime() - start, "interrupted");
+			return RequestResult.failedSince(index, start, "interrupted");
 		}
-		long nanos = System.nanoTime() - start;
 		if (response.statusCode() != 200) {
-			return RequestResult.failed(index, nanos,
+			return RequestResult.failedSince(index, start,
 					"status " + response.statusCode() + ": " + abbreviate(response.body()));
 		}
+		long end = System.nanoTime();
 		GenerateResponse answer;
 		try {
 			answer = JSON.readValue(response.body(), GenerateResponse.class);
 		}
 		catch (RuntimeException ex) {
-			return RequestResult.failed(index, nanos, "unreadable answer: " + ex.getMessage());
+			return new RequestResult(index, end - start, end, null, "unreadable answer: " + ex.getMessage());
 		}
 		String wrong = check(prompt, tokens, answer);
-		return (wrong != null) ? RequestResult.failed(index, nanos, wrong) : RequestResult.ok(index, nanos, answer);
+		return new RequestResult(index, end - start, end, (wrong != null) ? null : answer, wrong);
 	}
 
 	/** Checks an answer against what its prompt gives; returns what is wrong, or null. */
@@ -289,17 +313,21 @@ public final class LoadGenerator {
 	 *
 	 * @param index its number
 	 * @param nanos its latency as the client saw it
+	 * @param doneNanos when the answer (or the failure) came, in
+	 * {@link System#nanoTime()}
 	 * @param answer the answer when it checked out
 	 * @param error what went wrong, else {@code null}
 	 */
-	public record RequestResult(int index, long nanos, @Nullable GenerateResponse answer, @Nullable String error) {
+	public record RequestResult(int index, long nanos, long doneNanos, @Nullable GenerateResponse answer,
+			@Nullable String error) {
 
-		static RequestResult ok(int index, long nanos, GenerateResponse answer) {
-			return new RequestResult(index, nanos, answer, null);
+		static RequestResult failedSince(int index, long start, String error) {
+			long now = System.nanoTime();
+			return new RequestResult(index, now - start, now, null, error);
 		}
 
-		static RequestResult failed(int index, long nanos, String error) {
-			return new RequestResult(index, nanos, null, error);
+		static RequestResult failed(int index, long nanos, long doneNanos, String error) {
+			return new RequestResult(index, nanos, doneNanos, null, error);
 		}
 
 		/**

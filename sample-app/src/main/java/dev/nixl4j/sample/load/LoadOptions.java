@@ -1,6 +1,8 @@
 package dev.nixl4j.sample.load;
 
 import java.net.URI;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -22,9 +24,14 @@ import org.jspecify.annotations.Nullable;
  * @param readyWait how long to wait for the workers to be ready
  * @param timeout how long one request may take
  * @param json whether to print one JSON document instead of text
+ * @param plot the PNG of latency over the run that the command line writes, or
+ * {@code null} for none
  */
 public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int concurrency, int promptTokens,
-		int warmup, int maxTokens, Duration readyWait, Duration timeout, boolean json) {
+		int warmup, int maxTokens, Duration readyWait, Duration timeout, boolean json, @Nullable Path plot) {
+
+	/** Where the latency plot goes without {@code --plot}: the working directory. */
+	public static final String DEFAULT_PLOT = "nixl4j-load-latency.png";
 
 	/** The usage text. */
 	public static final String USAGE = """
@@ -45,10 +52,14 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 			  --wait SECONDS       how long to wait for the workers to be ready (default 60)
 			  --timeout SECONDS    how long one request may take (default 60)
 			  --json               print one JSON document
+			  --plot FILE          the PNG of latency over the run: each request's latency and
+			                       transfer latency, rolling p50 and p99 (default
+			                       ./nixl4j-load-latency.png; the report names it)
+			  --no-plot            no PNG (the last of --plot and --no-plot counts)
 			""";
 
 	private static final Set<String> VALUED = Set.of("--url", "--prefill", "--requests", "--concurrency",
-			"--prompt-tokens", "--warmup", "--max-tokens", "--wait", "--timeout");
+			"--prompt-tokens", "--warmup", "--max-tokens", "--wait", "--timeout", "--plot");
 
 	/**
 	 * Parses the command line.
@@ -60,28 +71,49 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 	public static LoadOptions parse(String[] args) {
 		Map<String, String> values = new TreeMap<>();
 		boolean json = false;
+		boolean noPlot = false;
 		for (int i = 0; i < args.length; i++) {
 			String arg = args[i];
 			if (arg.equals("--json")) {
 				json = true;
+			}
+			else if (arg.equals("--no-plot")) {
+				// the last of --plot and --no-plot counts, so that a script's default
+				// yields
+				values.remove("--plot");
+				noPlot = true;
 			}
 			else if (VALUED.contains(arg)) {
 				if (i + 1 == args.length) {
 					throw new IllegalArgumentException(arg + " needs a value");
 				}
 				values.put(arg, args[++i]);
+				noPlot = noPlot && !arg.equals("--plot");
 			}
 			else {
 				throw new IllegalArgumentException("unknown option '" + arg + "'");
 			}
 		}
 		String prefill = values.get("--prefill");
+		Path plot = noPlot ? null : path(values.getOrDefault("--plot", DEFAULT_PLOT), "--plot");
 		return new LoadOptions(uri(values.getOrDefault("--url", "http://127.0.0.1:8082"), "--url"),
 				(prefill != null) ? uri(prefill, "--prefill") : null, count(values, "--requests", 32, 1, 1_000_000),
 				count(values, "--concurrency", 4, 1, 1024), count(values, "--prompt-tokens", 512, 1, 1 << 20),
 				count(values, "--warmup", 2, 0, 1_000_000), count(values, "--max-tokens", 32, 0, 4096),
 				Duration.ofSeconds(count(values, "--wait", 60, 0, 3600)),
-				Duration.ofSeconds(count(values, "--timeout", 60, 1, 3600)), json);
+				Duration.ofSeconds(count(values, "--timeout", 60, 1, 3600)), json, plot);
+	}
+
+	private static Path path(String value, String name) {
+		if (!value.endsWith(".png")) {
+			throw new IllegalArgumentException(name + " must name a .png file, was '" + value + "'");
+		}
+		try {
+			return Path.of(value).toAbsolutePath().normalize();
+		}
+		catch (InvalidPathException ex) {
+			throw new IllegalArgumentException(name + " is not a file name: '" + value + "'", ex);
+		}
 	}
 
 	private static int count(Map<String, String> values, String name, int fallback, int min, int max) {

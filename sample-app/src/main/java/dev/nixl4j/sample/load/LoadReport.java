@@ -1,5 +1,6 @@
 package dev.nixl4j.sample.load;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -21,14 +22,15 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * @param options what was run
  * @param results every timed request
+ * @param startNanos when the timed requests began, in {@link System#nanoTime()}
  * @param wallNanos wall time of the timed requests
  * @param decodeHealth the decode worker's health status after the run
  * @param prefillHealth the prefill worker's, or {@code null} when not asked
  * @param bytesReadByDecode growth of the decode worker's {@code nixl.transfer.bytes} of
  * completed READs over the run, warm-up included, or -1 when it could not be read
  */
-public record LoadReport(LoadOptions options, List<RequestResult> results, long wallNanos, String decodeHealth,
-		@Nullable String prefillHealth, long bytesReadByDecode) {
+public record LoadReport(LoadOptions options, List<RequestResult> results, long startNanos, long wallNanos,
+		String decodeHealth, @Nullable String prefillHealth, long bytesReadByDecode) {
 
 	/**
 	 * Returns whether every request checked out.
@@ -119,7 +121,17 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				fraction);
 	}
 
-	private static double nearestRank(double[] values, double fraction) {
+	/**
+	 * Returns when a request's answer (or failure) came, counted from the start of the
+	 * timed requests.
+	 * @param result one of {@link #results()}
+	 * @return seconds since the start
+	 */
+	public double secondsSinceStart(RequestResult result) {
+		return (result.doneNanos() - this.startNanos) / 1e9;
+	}
+
+	static double nearestRank(double[] values, double fraction) {
 		if (values.length == 0) {
 			return Double.NaN;
 		}
@@ -174,6 +186,9 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				"actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
 				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
 				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes" : "(not readable)"));
+		if (this.options.plot() != null) {
+			text.append(String.format(Locale.ROOT, "latency plot: %s%n", this.options.plot()));
+		}
 		for (RequestResult failure : failed().subList(0, Math.min(5, failed().size()))) {
 			text.append(String.format(Locale.ROOT, "FAILED request %d: %s%n", failure.index(), failure.error()));
 		}
@@ -210,6 +225,8 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		document.put("decodeHealth", this.decodeHealth);
 		document.put("prefillHealth", this.prefillHealth);
 		document.put("bytesReadByDecode", this.bytesReadByDecode);
+		Path plot = this.options.plot();
+		document.put("plot", (plot != null) ? plot.toString() : null);
 		List<String> errors = new ArrayList<>();
 		failed().forEach((f) -> errors.add(f.error()));
 		document.put("errors", errors);

@@ -4,9 +4,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -32,6 +34,34 @@ class LoadGeneratorCommandLineTests {
 		assertThat(given.requests()).isEqualTo(7);
 		assertThat(given.warmup()).isZero();
 		assertThat(given.json()).isTrue();
+	}
+
+	@Test
+	void theLatencyPlotGoesToTheWorkingDirectoryUnlessToldOtherwise(@TempDir Path folder) {
+		assertThat(LoadOptions.parse(new String[0]).plot())
+			.isEqualTo(Path.of("nixl4j-load-latency.png").toAbsolutePath());
+		Path given = folder.resolve("run.png");
+		assertThat(LoadOptions.parse(new String[] { "--plot", given.toString() }).plot()).isEqualTo(given);
+		assertThat(LoadOptions.parse(new String[] { "--no-plot" }).plot()).isNull();
+		// the last of --plot and --no-plot counts: a script's default gives way to its
+		// user's
+		assertThat(LoadOptions.parse(new String[] { "--plot", given.toString(), "--no-plot" }).plot()).isNull();
+		assertThat(LoadOptions.parse(new String[] { "--no-plot", "--plot", given.toString() }).plot()).isEqualTo(given);
+		assertThatIllegalArgumentException().isThrownBy(() -> LoadOptions.parse(new String[] { "--plot", "run.svg" }))
+			.withMessage("--plot must name a .png file, was 'run.svg'");
+	}
+
+	@Test
+	void aPlotThatCannotBeWrittenIsRefusedBeforeTheLoad(@TempDir Path folder) {
+		ByteArrayOutputStream err = new ByteArrayOutputStream();
+		Path plot = folder.resolve("missing").resolve("run.png");
+		int exit = LoadGenerator.run(
+				new String[] { "--url", "http://127.0.0.1:1", "--wait", "0", "--plot", plot.toString() },
+				new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+				new PrintStream(err, true, StandardCharsets.UTF_8));
+		assertThat(exit).isEqualTo(2);
+		assertThat(err.toString(StandardCharsets.UTF_8))
+			.startsWith("load: --plot " + plot + ": no writable directory " + plot.getParent());
 	}
 
 	@Test
@@ -65,7 +95,7 @@ class LoadGeneratorCommandLineTests {
 	@Test
 	void aDecodeWorkerThatIsNotThereFailsAfterTheWait() {
 		ByteArrayOutputStream err = new ByteArrayOutputStream();
-		int exit = LoadGenerator.run(new String[] { "--url", "http://127.0.0.1:1", "--wait", "0" },
+		int exit = LoadGenerator.run(new String[] { "--url", "http://127.0.0.1:1", "--wait", "0", "--no-plot" },
 				new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
 				new PrintStream(err, true, StandardCharsets.UTF_8));
 		assertThat(exit).isEqualTo(1);
