@@ -59,7 +59,7 @@ import org.jspecify.annotations.Nullable;
  * completed;</li>
  * <li>{@code nixl.kv.reconnects} (counter; tag {@code producer}): sessions with a
  * producer lost and connected anew (a transfer failed in the backend, or the producer
- * restarted); a producer's series appears with its first reconnect, the first
+ * restarted); a producer's series appears, at 0, with its first completed pull, the first
  * {@value BoundedTagValues#MAX} producers by name and the rest as {@code other};</li>
  * <li>{@code nixl.kv.integrity.failures} (function counter): pulls that failed with
  * {@link KvIntegrityException}, whose data did not match the producer's CRC32C
@@ -262,9 +262,12 @@ public class NixlKvMetrics implements MeterBinder {
 
 		@Override
 		public void pulled(String producer, long bytes, long nanos) {
+			String value = NixlKvMetrics.this.producers.valueOf(producer);
 			for (PullMeters meters : NixlKvMetrics.this.bound) {
 				meters.completed.record(nanos, TimeUnit.NANOSECONDS);
 				meters.bytes.record(bytes);
+				// the producer's reconnect series exists from its first pull, at 0
+				reconnects(meters, value);
 			}
 		}
 
@@ -287,12 +290,15 @@ public class NixlKvMetrics implements MeterBinder {
 		public void reconnected(String producer) {
 			String value = NixlKvMetrics.this.producers.valueOf(producer);
 			for (PullMeters meters : NixlKvMetrics.this.bound) {
-				Counter.builder("nixl.kv.reconnects")
-					.tags(meters.tags.and("producer", value))
-					.description("Sessions with a KV producer lost and connected anew")
-					.register(meters.registry)
-					.increment();
+				reconnects(meters, value).increment();
 			}
+		}
+
+		private Counter reconnects(PullMeters meters, String producer) {
+			return Counter.builder("nixl.kv.reconnects")
+				.tags(meters.tags.and("producer", producer))
+				.description("Sessions with a KV producer lost and connected anew")
+				.register(meters.registry);
 		}
 
 	}
