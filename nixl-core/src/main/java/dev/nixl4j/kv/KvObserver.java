@@ -32,13 +32,14 @@ public interface KvObserver {
 	};
 
 	/**
-	 * The producer took a lease, on the thread that called {@link KvProducer#lease}.
-	 * @param params the lease's parameters, with the trace context given to the lease if
-	 * any
-	 * @return the trace context the parameters handed to the consumer carry (the lease's
-	 * own step, for example), or {@code null} to keep that of {@code params}
+	 * The producer took a lease, on the thread that called {@link KvProducer#lease},
+	 * before it returns the lease; the lease's {@link KvLease#outcome() outcome} says
+	 * when and how it ended.
+	 * @param lease the lease
+	 * @return the trace context that the parameters handed to the consumer carry (that of
+	 * a step covering the lease, for example), or {@code null} for none
 	 */
-	default @Nullable KvTraceContext leaseTaken(KvTransferParams params) {
+	default @Nullable KvTraceContext leaseTaken(KvLease lease) {
 		return null;
 	}
 

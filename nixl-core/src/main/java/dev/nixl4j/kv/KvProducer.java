@@ -338,7 +338,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		if (consumer != null && watch != null) {
 			watch.watch(consumer);
 		}
-		KvTraceContext trace = this.observer.leaseTaken(lease.params());
+		KvTraceContext trace = this.observer.leaseTaken(lease);
 		if (trace != null) {
 			lease.traceContext(trace);
 		}

@@ -129,8 +129,8 @@ class EmbeddedKvObserverTest {
 	private final class ProducerSteps implements KvObserver {
 
 		@Override
-		public KvTraceContext leaseTaken(KvTransferParams params) {
-			EmbeddedKvObserverTest.this.steps.add("producer lease " + params.requestId());
+		public KvTraceContext leaseTaken(KvLease lease) {
+			EmbeddedKvObserverTest.this.steps.add("producer lease " + lease.requestId());
 			return LEASE;
 		}
 
