@@ -91,7 +91,12 @@ class NixlKvTracingTests {
 				consumer.connect(producer.handle());
 				PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
 				int[] local = consumerCache.allocator().allocate(2);
-				consumer.pull(lease.params(), local, WAIT);
+				// the decode request's span is current, as in a web application
+				Observation generate = Observation.start("decode.request", decodeTracing.registry);
+				try (Observation.Scope scope = generate.openScope()) {
+					consumer.pull(lease.params(), local, WAIT);
+				}
+				generate.stop();
 				for (int region = 0; region < producerCache.layout().regionCount(); region++) {
 					for (int i = 0; i < blocks.length; i++) {
 						assertThat(

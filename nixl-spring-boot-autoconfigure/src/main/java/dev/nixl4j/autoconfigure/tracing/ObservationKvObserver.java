@@ -202,11 +202,19 @@ public final class ObservationKvObserver implements KvObserver {
 			return child(CONFIRMATION);
 		}
 
+		/**
+		 * Starts a step of the pull as its child. The pull is made current while the step
+		 * starts: a tracer takes the current span (the caller's request, say) over the
+		 * parent observation's when they differ.
+		 */
 		private Step child(String name) {
-			return new ObservedStep(Observation.createNotStarted(name, ObservationKvObserver.this.registry)
+			Observation child = Observation.createNotStarted(name, ObservationKvObserver.this.registry)
 				.parentObservation(this.observation)
-				.lowCardinalityKeyValue("nixl.kv.role", "consumer")
-				.start());
+				.lowCardinalityKeyValue("nixl.kv.role", "consumer");
+			try (Observation.Scope scope = this.observation.openScope()) {
+				child.start();
+			}
+			return new ObservedStep(child);
 		}
 
 	}
