@@ -146,6 +146,8 @@ public final class KvConsumer {
 
 	private final Duration confirmationResend;
 
+	private final KvObserver observer;
+
 	private final Map<String, ProducerSession> sessions = new ConcurrentHashMap<>();
 
 	private final AtomicLong integrityFailures = new AtomicLong();
@@ -178,11 +180,11 @@ public final class KvConsumer {
 	 * @param peerTimeout how long loading a producer's metadata may take
 	 */
 	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
-		this(cache, rank, peers, null, prefix, peerTimeout, DEFAULT_CONFIRMATION_RESEND);
+		this(cache, rank, peers, null, prefix, peerTimeout, DEFAULT_CONFIRMATION_RESEND, KvObserver.NONE);
 	}
 
 	private KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, @Nullable KvDirectory directory, String prefix,
-			Duration peerTimeout, Duration confirmationResend) {
+			Duration peerTimeout, Duration confirmationResend, KvObserver observer) {
 		this.cache = Objects.requireNonNull(cache, "cache");
 		this.agent = cache.agent();
 		if (rank < 0) {
@@ -195,6 +197,7 @@ public final class KvConsumer {
 		this.prefix = prefix;
 		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
 		this.confirmationResend = SettingChecks.requireNotNegative(confirmationResend, "confirmationResend");
+		this.observer = Objects.requireNonNull(observer, "observer");
 	}
 
 	/**
@@ -266,26 +269,45 @@ public final class KvConsumer {
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long start = System.nanoTime();
+		KvObserver.Pull observed = this.observer.pullStarted(params);
 		KvPullListener[] told = this.listeners;
-		if (told.length == 0) {
-			return pull(params, localBlockIds, start + timeout.toNanos());
-		}
 		long bytes;
 		try {
-			bytes = pull(params, localBlockIds, start + timeout.toNanos());
+			bytes = pull(params, localBlockIds, start + timeout.toNanos(), observed);
+		}
+		catch (KvLeaseLostException ex) {
+			observed.end(ex.confirmation(), ex);
+			pullFailed(told, params, ex, start);
+			throw ex;
 		}
 		catch (RuntimeException ex) {
+			observed.end(null, ex);
+			pullFailed(told, params, ex, start);
+			throw ex;
+		}
+		catch (Error ex) {
+			observed.end(null, ex);
+			throw ex;
+		}
+		observed.end(LeaseConfirmation.HELD, null);
+		if (told.length > 0) {
 			long nanos = System.nanoTime() - start;
 			for (KvPullListener listener : told) {
-				listener.pullFailed(params.producerAgent(), ex, nanos);
+				listener.pulled(params.producerAgent(), bytes, nanos);
 			}
-			throw ex;
+		}
+		return bytes;
+	}
+
+	private static void pullFailed(KvPullListener[] told, KvTransferParams params, RuntimeException failure,
+			long start) {
+		if (told.length == 0) {
+			return;
 		}
 		long nanos = System.nanoTime() - start;
 		for (KvPullListener listener : told) {
-			listener.pulled(params.producerAgent(), bytes, nanos);
+			listener.pullFailed(params.producerAgent(), failure, nanos);
 		}
-		return bytes;
 	}
 
 	/**
@@ -306,7 +328,7 @@ public final class KvConsumer {
 		}
 	}
 
-	private long pull(KvTransferParams params, int[] localBlockIds, long deadline) {
+	private long pull(KvTransferParams params, int[] localBlockIds, long deadline, KvObserver.Pull observed) {
 		String producer = params.producerAgent();
 		int[] remoteIds = params.blockIdArray();
 		KvCacheLayout own = this.cache.layout();
@@ -342,7 +364,7 @@ public final class KvConsumer {
 			// a pull that fails from here on gives it back.
 			int slice = checkRemote(params, remote, remoteIds);
 			try {
-				read(params, remote, localBlockIds, remoteIds, slice, deadline);
+				read(params, remote, localBlockIds, remoteIds, slice, deadline, observed);
 				return localBlockIds.length * (long) own.regionCount() * own.blockLength();
 			}
 			catch (NotPosted ex) {
@@ -472,7 +494,7 @@ public final class KvConsumer {
 	 * @throws NotPosted when the READ failed before it was posted: no byte moved
 	 */
 	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds,
-			int slice, long deadline) {
+			int slice, long deadline, KvObserver.Pull observed) {
 		String producer = params.producerAgent();
 		int ranks = params.consumerRanks();
 		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
@@ -482,14 +504,16 @@ public final class KvConsumer {
 		// the done message of another READ of the lease
 		long read = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
 		byte[] done = KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation(),
-				read);
+				read, observed.traceContext());
 		boolean posted = false;
+		KvObserver.Step reading = observed.read();
 		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
 				remoteIds, done)) {
 			posted = !failedToPost(transfer.post());
 			transfer.await(remaining(deadline));
 		}
 		catch (NixlException ex) {
+			reading.end(null, ex);
 			// a READ given up while in flight may still land, and be answered
 			boolean mayLand = posted && (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.CANCELLED);
 			giveUpAnswer(ackMatcher, ack, mayLand);
@@ -505,12 +529,17 @@ public final class KvConsumer {
 			throw failure;
 		}
 		catch (RuntimeException ex) {
+			reading.end(null, ex);
 			giveUpAnswer(ackMatcher, ack, posted);
 			throw ex;
 		}
 		long landed = System.nanoTime();
+		reading.end(null, null);
+		KvObserver.Step confirming = observed.confirmation();
 		Resent resent = awaitAnswer(producer, ack, done, deadline);
 		Notification answer = resent.answer();
+		LeaseConfirmation confirmation = (answer != null) ? KvMessages.parseAck(ackPrefix, answer.text()) : null;
+		confirming.end(confirmation, resent.failure());
 		if (answer == null) {
 			// The READ landed, so the producer may still answer each done message sent:
 			// take those answers when they come.
@@ -526,7 +555,6 @@ public final class KvConsumer {
 		}
 		// each done message repeated may be answered too: those answers are dropped
 		dropLateAnswers(ackMatcher, resent.resends(), DUPLICATE_ANSWER);
-		LeaseConfirmation confirmation = KvMessages.parseAck(ackPrefix, answer.text());
 		if (confirmation != LeaseConfirmation.HELD) {
 			LeaseConfirmation refused = (confirmation != null) ? confirmation : LeaseConfirmation.UNKNOWN;
 			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), refused,
@@ -766,6 +794,8 @@ public final class KvConsumer {
 
 		private Duration confirmationResend = DEFAULT_CONFIRMATION_RESEND;
 
+		private KvObserver observer = KvObserver.NONE;
+
 		private Builder(PagedKvCache cache) {
 			this.cache = Objects.requireNonNull(cache, "cache");
 		}
@@ -840,6 +870,18 @@ public final class KvConsumer {
 		}
 
 		/**
+		 * Sets what observes this consumer's pulls (default {@link KvObserver#NONE}): the
+		 * pull, its READ and its wait for the producer's answer, with the lease's trace
+		 * context; the pull's own context then goes to the producer in the done message.
+		 * @param observer the observer
+		 * @return this builder
+		 */
+		public Builder observer(KvObserver observer) {
+			this.observer = Objects.requireNonNull(observer, "observer");
+			return this;
+		}
+
+		/**
 		 * Builds the consumer.
 		 * @return the consumer
 		 * @throws IllegalStateException when no {@link #peers} loader was set
@@ -849,7 +891,7 @@ public final class KvConsumer {
 				throw new IllegalStateException("a KvConsumer needs a PeerLoader");
 			}
 			return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout,
-					this.confirmationResend);
+					this.confirmationResend, this.observer);
 		}
 
 	}

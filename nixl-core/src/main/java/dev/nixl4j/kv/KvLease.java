@@ -17,7 +17,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class KvLease {
 
-	private final KvTransferParams params;
+	/**
+	 * Replaced once, by the same parameters with a trace context, before it is handed
+	 * out.
+	 */
+	private volatile KvTransferParams params;
 
 	private final int[] blockIds;
 
@@ -74,6 +78,14 @@ public final class KvLease {
 	 */
 	public KvTransferParams params() {
 		return this.params;
+	}
+
+	/**
+	 * Sets the trace context of the parameters the consumer gets
+	 * ({@link KvObserver#leaseTaken}).
+	 */
+	void traceContext(KvTraceContext trace) {
+		this.params = this.params.withTraceContext(trace);
 	}
 
 	/**

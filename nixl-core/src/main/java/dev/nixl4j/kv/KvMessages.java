@@ -8,15 +8,20 @@ import org.jspecify.annotations.Nullable;
  * The notification messages of the KV protocol, all UTF-8 and starting with a
  * configurable prefix:
  * <ul>
- * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>][:r<read>]}: carried
- * by a consumer's READ, so the producer gets it only after the data landed, and sent
- * again on its own when no answer came (the same message, after the READ completed); the
- * generation digest of the lease ({@link KvTransferParams#generation()}, 1 to 16
+ * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>][:r<read>][:t<traceparent>]}:
+ * carried by a consumer's READ, so the producer gets it only after the data landed, and
+ * sent again on its own when no answer came (the same message, after the READ completed);
+ * the generation digest of the lease ({@link KvTransferParams#generation()}, 1 to 16
  * lower-case hex digits, unsigned) is left out when the parameters carry none, and a
  * message without it (as consumers before it sent) is read as "no generation given"; the
  * read id ({@code r} and 1 to 16 lower-case hex digits, not zero) names the READ, so that
  * a repeat is told from another READ of the same lease, and is left out by consumers that
- * never repeat;</li>
+ * never repeat; the W3C {@code traceparent} of the consumer's pull ({@code t} and
+ * {@value KvTraceContext#TRACEPARENT_LENGTH} characters) is there only when the consumer
+ * observes its pulls with a trace context ({@link KvObserver}), and a malformed one is
+ * dropped without dropping the message; producers before it do not know the field and
+ * ignore the whole message as malformed, so producers are upgraded before their consumers
+ * trace;</li>
  * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN|STALE}:
  * the producer's answer, sent on its own;</li>
  * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not
@@ -40,6 +45,9 @@ final class KvMessages {
 
 	/** What starts the read id's field of a done message. */
 	private static final String READ_FIELD = "r";
+
+	/** What starts the trace field of a done message. */
+	private static final String TRACE_FIELD = "t";
 
 	private KvMessages() {
 	}
@@ -81,6 +89,11 @@ final class KvMessages {
 	}
 
 	static byte[] done(String prefix, String requestId, long leaseId, int rank, long generation, long read) {
+		return done(prefix, requestId, leaseId, rank, generation, read, null);
+	}
+
+	static byte[] done(String prefix, String requestId, long leaseId, int rank, long generation, long read,
+			@Nullable KvTraceContext trace) {
 		StringBuilder message = new StringBuilder(donePrefix(prefix)).append(requestId)
 			.append(':')
 			.append(leaseId)
@@ -91,6 +104,9 @@ final class KvMessages {
 		}
 		if (read != NO_READ) {
 			message.append(':').append(READ_FIELD).append(Long.toHexString(read));
+		}
+		if (trace != null) {
+			message.append(':').append(TRACE_FIELD).append(trace.traceparent());
 		}
 		return bytes(message.toString());
 	}
@@ -138,6 +154,12 @@ final class KvMessages {
 		}
 		String[] fields = message.substring(head.length()).split(":", -1);
 		int count = fields.length;
+		KvTraceContext trace = null;
+		if (generation && count >= 4 && count <= 6 && fields[count - 1].startsWith(TRACE_FIELD)) {
+			// malformed: dropped, the rest of the message still counts
+			trace = KvTraceContext.parse(fields[count - 1].substring(TRACE_FIELD.length()), null);
+			count--;
+		}
 		long read = NO_READ;
 		if (generation && (count == 4 || count == 5) && fields[count - 1].startsWith(READ_FIELD)) {
 			read = parseHex(fields[count - 1].substring(READ_FIELD.length()));
@@ -158,7 +180,7 @@ final class KvMessages {
 					return null;
 				}
 			}
-			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]), digest, read);
+			return new Done(fields[0], Long.parseLong(fields[1]), Integer.parseInt(fields[2]), digest, read, trace);
 		}
 		catch (IllegalArgumentException ex) {
 			return null;
@@ -205,13 +227,18 @@ final class KvMessages {
 	}
 
 	/**
-	 * A parsed done or release message; {@code generation} is {@link #NO_GENERATION} and
-	 * {@code read} {@link #NO_READ} when it carries none (always for a release).
+	 * A parsed done or release message; {@code generation} is {@link #NO_GENERATION},
+	 * {@code read} {@link #NO_READ} and {@code trace} {@code null} when it carries none
+	 * (always for a release).
 	 */
-	record Done(String requestId, long leaseId, int rank, long generation, long read) {
+	record Done(String requestId, long leaseId, int rank, long generation, long read, @Nullable KvTraceContext trace) {
 
 		Done(String requestId, long leaseId, int rank, long generation) {
-			this(requestId, leaseId, rank, generation, NO_READ);
+			this(requestId, leaseId, rank, generation, NO_READ, null);
+		}
+
+		Done(String requestId, long leaseId, int rank, long generation, long read) {
+			this(requestId, leaseId, rank, generation, read, null);
 		}
 
 	}

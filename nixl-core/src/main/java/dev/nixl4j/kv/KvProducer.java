@@ -165,6 +165,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private volatile @Nullable ConsumerWatch consumerWatch;
 
+	private volatile KvObserver observer = KvObserver.NONE;
+
 	private boolean closed;
 
 	/**
@@ -340,7 +342,24 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		if (consumer != null && watch != null) {
 			watch.watch(consumer);
 		}
+		KvTraceContext trace = this.observer.leaseTaken(lease);
+		if (trace != null) {
+			lease.traceContext(trace);
+		}
 		return lease;
+	}
+
+	/**
+	 * Sets what observes this producer's leases and answers (default
+	 * {@link KvObserver#NONE}): each lease taken, whose parameters then carry the trace
+	 * context the observer gives, and each answer to a consumer's done message, with the
+	 * trace context of the consumer's pull. Set it before the first lease.
+	 * @param observer the observer
+	 * @return this producer
+	 */
+	public KvProducer observer(KvObserver observer) {
+		this.observer = Objects.requireNonNull(observer, "observer");
+		return this;
 	}
 
 	/**
@@ -631,9 +650,13 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			decided = decide(notification);
 			if (decided != null) {
 				this.agent.sendNotification(decided.consumer(), decided.ack());
+				decided.step().end(decided.confirmation(), null);
 			}
 		}
 		catch (RuntimeException | Error ex) {
+			if (decided != null) {
+				decided.step().end(decided.confirmation(), ex);
+			}
 			couldNotAnswer(notification.remoteAgent(), "", ex);
 		}
 		Answer answer = decided;
@@ -696,7 +719,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 * its blocks that had been handed out again.
 	 */
 	private record Answer(String consumer, KvMessages.Done done, LeaseConfirmation confirmation,
-			@Nullable KvLease ended, LeaseOutcome outcome, int reused, byte[] ack) {
+			@Nullable KvLease ended, LeaseOutcome outcome, int reused, byte[] ack, KvObserver.Step step) {
 	}
 
 	private void answer(Notification notification) {
@@ -704,10 +727,16 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		if (answer == null) {
 			return;
 		}
+		Throwable failure = null;
 		try {
 			sendAck(answer.consumer(), answer.ack(), System.nanoTime() + this.peerTimeout.toNanos());
 		}
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
+		}
 		finally {
+			answer.step().end(answer.confirmation(), failure);
 			concluded(answer);
 		}
 	}
@@ -725,6 +754,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 					this.agent.name(), notification.message().length, consumer);
 			return null;
 		}
+		KvObserver.Step step = this.observer.confirming(consumer, done.requestId(), done.leaseId(), done.trace());
 		LeaseConfirmation confirmation;
 		KvLease ended = null;
 		LeaseOutcome outcome = LeaseOutcome.COMPLETED;
@@ -760,7 +790,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 			}
 		}
 		return new Answer(consumer, done, confirmation, ended, outcome, reused,
-				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
+				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation), step);
 	}
 
 	/**

@@ -35,9 +35,15 @@ import org.jspecify.annotations.Nullable;
  * the producer computes none.
  * @param producerIncarnation the {@linkplain RemoteCacheHandle#incarnation() incarnation}
  * of the producer's cache that took the lease, or {@code ""} when not known
+ * @param traceparent the W3C {@code traceparent} of the producer's work on the request,
+ * which the consumer's pull continues, or {@code ""} for none; a value that is not one
+ * ({@link KvTraceContext#isTraceparent}) is dropped, with the {@code tracestate}
+ * @param tracestate the W3C {@code tracestate} that goes with the {@code traceparent}, or
+ * {@code ""} for none; a malformed value ({@link KvTraceContext#isTracestate}) is dropped
  */
 public record KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
-		long leaseId, int consumerRanks, long generation, List<Integer> checksums, String producerIncarnation) {
+		long leaseId, int consumerRanks, long generation, List<Integer> checksums, String producerIncarnation,
+		String traceparent, String tracestate) {
 
 	/**
 	 * Checks the parameters.
@@ -50,6 +56,10 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 * @param generation generation digest, 0 for none
 	 * @param checksums CRC32C per block and slice, or empty
 	 * @param producerIncarnation the producer cache's incarnation
+	 * @param traceparent the W3C {@code traceparent}, {@code ""} (or {@code null}) for
+	 * none; dropped when malformed
+	 * @param tracestate the W3C {@code tracestate}, {@code ""} (or {@code null}) for
+	 * none; dropped when malformed
 	 */
 	public KvTransferParams {
 		Objects.requireNonNull(producerAgent, "producerAgent");
@@ -72,6 +82,28 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 			throw new IllegalArgumentException("checksums must be empty or one per block and consumer rank ("
 					+ ((long) blockIds.size() * consumerRanks) + "), were " + checksums.size());
 		}
+		// from another process: kept only when well formed, never repeated in an error
+		KvTraceContext trace = KvTraceContext.parse(traceparent, tracestate);
+		traceparent = (trace != null) ? trace.traceparent() : "";
+		tracestate = (trace != null) ? trace.tracestate() : "";
+	}
+
+	/**
+	 * Creates parameters without a trace context.
+	 * @param producerAgent producer
+	 * @param requestId request
+	 * @param blockIds blocks
+	 * @param layoutFingerprint fingerprint
+	 * @param leaseId lease
+	 * @param consumerRanks consumer ranks
+	 * @param generation generation digest, 0 for none
+	 * @param checksums CRC32C per block and slice, or empty
+	 * @param producerIncarnation the producer cache's incarnation
+	 */
+	public KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
+			long leaseId, int consumerRanks, long generation, List<Integer> checksums, String producerIncarnation) {
+		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, generation, checksums,
+				producerIncarnation, "", "");
 	}
 
 	/**
@@ -87,7 +119,26 @@ public record KvTransferParams(String producerAgent, String requestId, List<Inte
 	 */
 	public KvTransferParams(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
 			long leaseId, int consumerRanks) {
-		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, 0, List.of(), "");
+		this(producerAgent, requestId, blockIds, layoutFingerprint, leaseId, consumerRanks, 0, List.of(), "", "", "");
+	}
+
+	/**
+	 * Returns the trace context the parameters carry.
+	 * @return the context, or {@code null} for none
+	 */
+	public @Nullable KvTraceContext traceContext() {
+		return this.traceparent.isEmpty() ? null : new KvTraceContext(this.traceparent, this.tracestate);
+	}
+
+	/**
+	 * Returns these parameters with another trace context.
+	 * @param context the context, or {@code null} for none
+	 * @return the parameters
+	 */
+	public KvTransferParams withTraceContext(@Nullable KvTraceContext context) {
+		return new KvTransferParams(this.producerAgent, this.requestId, this.blockIds, this.layoutFingerprint,
+				this.leaseId, this.consumerRanks, this.generation, this.checksums, this.producerIncarnation,
+				(context != null) ? context.traceparent() : "", (context != null) ? context.tracestate() : "");
 	}
 
 	/**

@@ -97,4 +97,25 @@ class KvMessagesTest {
 			.isEqualTo(LeaseConfirmation.STALE);
 	}
 
+	@Test
+	void aDoneMessageCarriesThePullsTraceparentLastAndOnlyWhenGiven() {
+		KvTraceContext trace = new KvTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01", "");
+		String traced = text(KvMessages.done(PREFIX, "req-1", 77, 2, 0x1f, 0xab, trace));
+
+		assertThat(traced).isEqualTo(PREFIX + "done:req-1:77:2:1f:rab:t" + trace.traceparent());
+		assertThat(KvMessages.parseDone(PREFIX, traced))
+			.isEqualTo(new KvMessages.Done("req-1", 77, 2, 0x1f, 0xab, trace));
+		assertThat(text(KvMessages.done(PREFIX, "req-1", 77, 2, 0x1f, 0xab, null))).as("as issue 21's consumers sent")
+			.isEqualTo(PREFIX + "done:req-1:77:2:1f:rab");
+		assertThat(KvMessages.parseDone(PREFIX, PREFIX + "done:req-1:77:2:t" + trace.traceparent()))
+			.isEqualTo(new KvMessages.Done("req-1", 77, 2, KvMessages.NO_GENERATION, KvMessages.NO_READ, trace));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "t", "t00-zz", "tff-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01" })
+	void aDoneMessageWithAMalformedTraceparentCountsWithoutIt(String field) {
+		assertThat(KvMessages.parseDone(PREFIX, PREFIX + "done:req-1:77:2:1f:rab:" + field))
+			.isEqualTo(new KvMessages.Done("req-1", 77, 2, 0x1f, 0xab, null));
+	}
+
 }

@@ -7,6 +7,7 @@ import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvDirectory;
+import dev.nixl4j.kv.KvObserver;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
@@ -22,9 +23,10 @@ import org.springframework.context.annotation.Configuration;
 /**
  * A managed paged KV cache when {@code nixl.kv.layers} is set: the cache, registered with
  * the agent, and the producer and consumer that move its blocks (the producer's leases
- * checked as {@code nixl.kv.integrity} says). Peers are loaded through the metadata
- * exchange when there is one. A cache that cannot fit in the memory the process can have
- * beside its heap fails the start before anything is allocated ({@link KvCacheMemory}).
+ * checked as {@code nixl.kv.integrity} says, both observed by the application's
+ * {@link KvObserver} if it has one). Peers are loaded through the metadata exchange when
+ * there is one. A cache that cannot fit in the memory the process can have beside its
+ * heap fails the start before anything is allocated ({@link KvCacheMemory}).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
@@ -73,9 +75,10 @@ class NixlKvCacheConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties,
-			ObjectProvider<MetadataExchange> exchange) {
+			ObjectProvider<MetadataExchange> exchange, ObjectProvider<KvObserver> observer) {
 		KvProducer producer = new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX,
 				properties.getMetadata().getFetchTimeout(), properties.getKv().getIntegrity());
+		observer.ifUnique(producer::observer);
 		// the leases of a consumer whose entry leaves the exchange end at once
 		exchange.ifUnique(producer::watchConsumers);
 		return producer;
@@ -90,13 +93,15 @@ class NixlKvCacheConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	KvConsumer nixlKvConsumer(PagedKvCache cache, PeerLoader peers, NixlProperties properties,
-			ObjectProvider<MetadataExchange> exchange, ObjectProvider<NixlLifecycle> lifecycle) {
+			ObjectProvider<MetadataExchange> exchange, ObjectProvider<NixlLifecycle> lifecycle,
+			ObjectProvider<KvObserver> observer) {
 		KvConsumer.Builder consumer = KvConsumer.builder(cache)
 			.rank(properties.getKv().getRank())
 			.peers(peers)
 			.prefix(KvProducer.DEFAULT_PREFIX)
 			.peerTimeout(properties.getMetadata().getFetchTimeout())
 			.confirmationResend(properties.getKv().getConfirmationResend());
+		observer.ifUnique(consumer::observer);
 		MetadataExchange available = exchange.getIfUnique();
 		NixlLifecycle managed = lifecycle.getIfUnique();
 		MetadataPublication publication = (managed != null) ? managed.publication() : null;

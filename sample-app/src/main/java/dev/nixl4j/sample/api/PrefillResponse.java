@@ -1,8 +1,10 @@
 package dev.nixl4j.sample.api;
 
 import java.util.List;
+import java.util.Objects;
 
 import dev.nixl4j.kv.KvTransferParams;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The answer of {@code POST /prefill}: the transfer parameters of the leased blocks
@@ -22,10 +24,14 @@ import dev.nixl4j.kv.KvTransferParams;
  * @param generation the lease's generation digest ({@code nixl.kv.integrity})
  * @param checksums the CRC32C of each leased block, when {@code nixl.kv.integrity} is
  * {@code crc32c}
+ * @param traceparent the W3C {@code traceparent} of the lease, when the prefill worker
+ * traces, which the decode worker's pull continues; {@code null} or empty for none
+ * @param tracestate the W3C {@code tracestate} that goes with it, or {@code null}
  */
 public record PrefillResponse(String producerAgent, String requestId, List<Integer> blockIds, String layoutFingerprint,
 		long leaseId, long leaseTtlMillis, int promptTokens, long kvCrc32c, double fillMillis,
-		String producerIncarnation, long generation, List<Integer> checksums) {
+		String producerIncarnation, long generation, List<Integer> checksums, @Nullable String traceparent,
+		@Nullable String tracestate) {
 
 	/**
 	 * Describes a lease and what the prefill worker computed.
@@ -40,16 +46,19 @@ public record PrefillResponse(String producerAgent, String requestId, List<Integ
 			double fillMillis) {
 		return new PrefillResponse(params.producerAgent(), params.requestId(), params.blockIds(),
 				params.layoutFingerprint(), params.leaseId(), leaseTtlMillis, promptTokens, kvCrc32c, fillMillis,
-				params.producerIncarnation(), params.generation(), params.checksums());
+				params.producerIncarnation(), params.generation(), params.checksums(), params.traceparent(),
+				params.tracestate());
 	}
 
 	/**
 	 * Returns the transfer parameters for {@link dev.nixl4j.kv.KvConsumer#pull}.
-	 * @return the parameters, for one consumer rank
+	 * @return the parameters, for one consumer rank, with the lease's trace context when
+	 * it is well formed
 	 */
 	public KvTransferParams transferParams() {
 		return new KvTransferParams(this.producerAgent, this.requestId, this.blockIds, this.layoutFingerprint,
-				this.leaseId, 1, this.generation, this.checksums, this.producerIncarnation);
+				this.leaseId, 1, this.generation, this.checksums, this.producerIncarnation,
+				Objects.requireNonNullElse(this.traceparent, ""), Objects.requireNonNullElse(this.tracestate, ""));
 	}
 
 }
