@@ -137,9 +137,11 @@ class NixlCompatibleMetricsTests {
 				.isEqualTo(after.value("agent_xfer_time_total", labels));
 			assertThat(after.value("agent_xfer_post_time_us_sum", labels))
 				.isEqualTo(after.value("agent_xfer_post_time_total", labels));
+			// both times are whole microseconds, rounded apart: a transfer that ends
+			// inside its post may show a post time 1 us above its transfer time
 			assertThat(after.value("agent_xfer_post_time_us_sum", labels))
-				.as("posting takes no longer than the whole transfer")
-				.isLessThanOrEqualTo(after.value("agent_xfer_time_us_sum", labels));
+				.as("posting takes no longer than the whole transfer, to a microsecond per transfer")
+				.isLessThanOrEqualTo(after.value("agent_xfer_time_us_sum", labels) + 3);
 			assertThat(after.value("agent_telemetry_events_dropped_total", labels)).isZero();
 		});
 	}
