@@ -88,13 +88,8 @@ class SameHostPathTest {
 	private int transfer(XferOp op, PeerProcess peer, DescriptorList remote, byte[] notification) throws Exception {
 		long request = this.driver.createRequest(op, DescriptorList.of(this.local), remote, peer.name());
 		try {
-			int status = this.driver.post(request, notification);
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-			while (status == NixlStatus.IN_PROGRESS.code()) {
-				assertThat(System.nanoTime() - deadline).as("the transfer ends").isNegative();
-				Thread.sleep(1);
-				status = this.driver.status(request);
-			}
+			this.driver.post(request, notification);
+			int status = awaitEnd(request);
 			if (status != 0) {
 				assertThat(this.driver.failureDetail(request)).isNotNull();
 				throw new AssertionError(
@@ -138,13 +133,19 @@ class SameHostPathTest {
 	}
 
 	private void awaitDone(long request) throws InterruptedException {
+		assertThat(awaitEnd(request)).as(() -> String.valueOf(this.driver.failureDetail(request))).isZero();
+		this.driver.release(request);
+	}
+
+	/** Polls a posted request until it leaves IN_PROGRESS, for 30 s at most. */
+	private int awaitEnd(long request) throws InterruptedException {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (this.driver.status(request) == NixlStatus.IN_PROGRESS.code()) {
+		int status;
+		while ((status = this.driver.status(request)) == NixlStatus.IN_PROGRESS.code()) {
 			assertThat(System.nanoTime() - deadline).as("the transfer ends").isNegative();
 			Thread.sleep(1);
 		}
-		assertThat(this.driver.status(request)).as(() -> String.valueOf(this.driver.failureDetail(request))).isZero();
-		this.driver.release(request);
+		return status;
 	}
 
 	@Test
@@ -161,12 +162,7 @@ class SameHostPathTest {
 		this.driver.loadRemoteMetadata(EmbeddedMetadata.write(name, parsed.connection(), forged));
 		long request = this.driver.createRequest(XferOp.READ, DescriptorList.of(this.local), peer.region(), name);
 		this.driver.post(request, null);
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (this.driver.status(request) == NixlStatus.IN_PROGRESS.code()) {
-			assertThat(System.nanoTime() - deadline).isNegative();
-			Thread.sleep(1);
-		}
-		assertThat(this.driver.status(request)).isEqualTo(NixlStatus.ERROR_INVALID_PARAM.code());
+		assertThat(awaitEnd(request)).isEqualTo(NixlStatus.ERROR_INVALID_PARAM.code());
 		assertThat(this.driver.failureDetail(request)).isEqualTo("refused by '" + name
 				+ "': descriptor 0 names no registration with that key (deregistered memory, or stale or forged "
 				+ "metadata)");
@@ -186,12 +182,7 @@ class SameHostPathTest {
 		long write = this.driver.createRequest(XferOp.WRITE, DescriptorList.of(this.local.asSlice(0, 4096)),
 				DescriptorList.of(MemoryType.DRAM, past), wide);
 		this.driver.post(write, null);
-		deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (this.driver.status(write) == NixlStatus.IN_PROGRESS.code()) {
-			assertThat(System.nanoTime() - deadline).isNegative();
-			Thread.sleep(1);
-		}
-		assertThat(this.driver.status(write)).isEqualTo(NixlStatus.ERROR_INVALID_PARAM.code());
+		assertThat(awaitEnd(write)).isEqualTo(NixlStatus.ERROR_INVALID_PARAM.code());
 		assertThat(this.driver.failureDetail(write))
 			.isEqualTo("refused by '" + wide + "': descriptor 0 lies outside the memory of the registration it names");
 		this.driver.release(write);
