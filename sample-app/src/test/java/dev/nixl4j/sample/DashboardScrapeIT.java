@@ -121,7 +121,13 @@ class DashboardScrapeIT {
 	}
 
 	private static String scrape(SampleWorker worker) {
-		HttpResponse<String> response = worker.get("/actuator/prometheus", "Accept", PROMETHEUS_TEXT);
+		// the scrape names agents: the sample asks for the workers' token
+		assertThat(worker.get("/actuator/prometheus", "Accept", PROMETHEUS_TEXT).statusCode())
+			.as("GET /actuator/prometheus without the token on " + worker)
+			.isEqualTo(401);
+		String[] authorization = worker.authorization();
+		HttpResponse<String> response = worker.get("/actuator/prometheus", "Accept", PROMETHEUS_TEXT, authorization[0],
+				authorization[1]);
 		assertThat(response.statusCode()).as("GET /actuator/prometheus on " + worker).isEqualTo(200);
 		return response.body();
 	}

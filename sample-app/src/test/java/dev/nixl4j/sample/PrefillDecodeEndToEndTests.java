@@ -68,7 +68,7 @@ abstract class PrefillDecodeEndToEndTests {
 		LoadOptions options = LoadOptions.parse(new String[] { "--url", this.decode.uri().toString(), "--prefill",
 				this.prefill.uri().toString(), "--requests", "12", "--concurrency", "3", "--prompt-tokens", "100",
 				"--warmup", "1", "--wait", "30" });
-		LoadReport report = new LoadGenerator(options).run();
+		LoadReport report = new LoadGenerator(options, SampleWorker.TOKEN).run();
 
 		assertThat(report.failed()).isEmpty();
 		assertThat(report.answers()).hasSize(12).allSatisfy((answer) -> {

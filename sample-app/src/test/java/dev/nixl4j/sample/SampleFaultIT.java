@@ -698,6 +698,7 @@ class SampleFaultIT {
 		try {
 			HttpResponse<String> response = HTTP
 				.send(HttpRequest.newBuilder(worker.uri().resolve("/actuator/metrics/jvm.threads.live"))
+					.headers(worker.authorization())
 					.timeout(Duration.ofSeconds(2))
 					.build(), HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200) {

@@ -48,6 +48,8 @@ final class SampleWorker implements AutoCloseable {
 
 	private final String name;
 
+	private final String token;
+
 	private final String address;
 
 	private final int port;
@@ -56,8 +58,9 @@ final class SampleWorker implements AutoCloseable {
 
 	private final Process process;
 
-	private SampleWorker(String name, String address, int port, Path log, Process process) {
+	private SampleWorker(String name, String address, int port, String token, Path log, Process process) {
 		this.name = name;
+		this.token = token;
 		this.address = address;
 		this.port = port;
 		this.log = log;
@@ -112,7 +115,7 @@ final class SampleWorker implements AutoCloseable {
 			Map<String, String> environment = builder.environment();
 			environment.put("NIXL_TOKEN", token);
 			environment.putAll(host.environment());
-			SampleWorker worker = new SampleWorker(name, host.address(), port, log, builder.start());
+			SampleWorker worker = new SampleWorker(name, host.address(), port, token, log, builder.start());
 			worker.awaitReady();
 			return worker;
 		}
@@ -167,6 +170,14 @@ final class SampleWorker implements AutoCloseable {
 		return send(request.build());
 	}
 
+	/**
+	 * The header of a caller holding this worker's token, which the sample asks for on
+	 * {@code /actuator/metrics} and {@code /actuator/prometheus}.
+	 */
+	String[] authorization() {
+		return new String[] { "Authorization", "Bearer " + this.token };
+	}
+
 	JsonNode getJson(String path) {
 		HttpResponse<String> response = get(path);
 		if (response.statusCode() != 200) {
@@ -196,7 +207,7 @@ final class SampleWorker implements AutoCloseable {
 		for (int i = 0; i < tags.length; i++) {
 			path.append((i == 0) ? '?' : '&').append("tag=").append(tags[i]);
 		}
-		HttpResponse<String> response = get(path.toString());
+		HttpResponse<String> response = get(path.toString(), authorization());
 		if (response.statusCode() == 404) {
 			return 0;
 		}

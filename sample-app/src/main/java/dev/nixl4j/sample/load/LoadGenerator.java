@@ -47,12 +47,28 @@ public final class LoadGenerator {
 
 	private final HttpClient http;
 
+	private final @Nullable String token;
+
 	/**
-	 * Creates a load generator.
+	 * Creates a load generator that reads the decode worker's meters with the workers'
+	 * token from the environment ({@code NIXL_TOKEN}, as the workers get it), when it is
+	 * set.
 	 * @param options what to do
 	 */
 	public LoadGenerator(LoadOptions options) {
+		this(options, System.getenv("NIXL_TOKEN"));
+	}
+
+	/**
+	 * Creates a load generator.
+	 * @param options what to do
+	 * @param token the workers' token, which the decode worker asks for on
+	 * {@code /actuator/metrics}; without it the report says that the bytes read could not
+	 * be read
+	 */
+	public LoadGenerator(LoadOptions options, @Nullable String token) {
 		this.options = options;
+		this.token = (token == null || token.isBlank()) ? null : token;
 		this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 	}
 
@@ -276,8 +292,13 @@ public final class LoadGenerator {
 
 	/** The decode worker's nixl.transfer.bytes of completed READs, or NaN. */
 	private double bytesRead() {
-		JsonNode node = getJson(this.options.decode()
-			.resolve("/actuator/metrics/nixl.transfer.bytes?tag=op:read&tag=outcome:completed"));
+		if (this.token == null) {
+			return Double.NaN;
+		}
+		JsonNode node = getJson(
+				this.options.decode()
+					.resolve("/actuator/metrics/nixl.transfer.bytes?tag=op:read&tag=outcome:completed"),
+				"Authorization", "Bearer " + this.token);
 		if (node == null) {
 			return Double.NaN;
 		}
@@ -287,11 +308,13 @@ public final class LoadGenerator {
 		return Double.NaN;
 	}
 
-	private @Nullable JsonNode getJson(URI uri) {
+	private @Nullable JsonNode getJson(URI uri, String... headers) {
 		try {
-			HttpResponse<String> response = this.http.send(
-					HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
-					HttpResponse.BodyHandlers.ofString());
+			HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5));
+			if (headers.length > 0) {
+				request.headers(headers);
+			}
+			HttpResponse<String> response = this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 			return (response.statusCode() == 200) ? JSON.readTree(response.body()) : null;
 		}
 		catch (IOException | RuntimeException ex) {

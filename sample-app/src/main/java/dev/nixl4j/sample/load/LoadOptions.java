@@ -40,7 +40,8 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 			Sends concurrent POST /generate requests to a decode worker and checks every answer: the
 			KV bytes' CRC32C and the generated text must be what the prompt gives, the block and byte
 			counts what its length gives. Prints requests/s, GB/s and latency percentiles; exits 1
-			when any request failed or did not check out.
+			when any request failed or did not check out. With the workers' token in NIXL_TOKEN it
+			also reads the bytes the decode worker read from its meters, which ask for the token.
 
 			  --url URL            the decode worker (default http://127.0.0.1:8082)
 			  --prefill URL        the prefill worker, to wait for and report its health (optional)

@@ -185,7 +185,8 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		text.append(String.format(Locale.ROOT,
 				"actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
 				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
-				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes" : "(not readable)"));
+				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes"
+						: "(not readable: it needs the workers' token in NIXL_TOKEN)"));
 		if (this.options.plot() != null) {
 			text.append(String.format(Locale.ROOT, "latency plot: %s%n", this.options.plot()));
 		}

@@ -2,6 +2,7 @@ package dev.nixl4j.sample.prefill;
 
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.WorkerToken;
+import dev.nixl4j.sample.web.BearerTokenFilter;
 
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;

@@ -10,7 +10,8 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The prefill worker's API, behind the bearer token ({@link BearerTokenFilter}).
+ * The prefill worker's API, behind the bearer token
+ * ({@link dev.nixl4j.sample.web.BearerTokenFilter}).
  */
 @RestController
 @Profile(SampleApplication.PREFILL)

@@ -1,6 +1,7 @@
 package dev.nixl4j.sample.web;
 
 import dev.nixl4j.sample.SampleProperties;
+import dev.nixl4j.sample.WorkerToken;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import tools.jackson.databind.DeserializationFeature;
@@ -28,6 +29,13 @@ import org.springframework.core.Ordered;
 @Configuration(proxyBeanMethods = false)
 class SampleWebConfiguration {
 
+	/**
+	 * The Actuator endpoints that name agents (tag values of the nixl meters): what a
+	 * holder of the registry's token would look for, so behind the workers' token like
+	 * the prefill API. Health and {@code /actuator/nixl} stay open: they name no agent.
+	 */
+	static final String[] METER_ENDPOINTS = { "/actuator/metrics", "/actuator/metrics/*", "/actuator/prometheus" };
+
 	/** The sample's own endpoints; the metadata registry has its own size cap. */
 	private static final String[] SAMPLE_ENDPOINTS = { "/prefill", "/kv/*", "/generate" };
 
@@ -40,6 +48,14 @@ class SampleWebConfiguration {
 		// After the bearer token: a request without it is refused before its body is
 		// read.
 		registration.setOrder(Ordered.LOWEST_PRECEDENCE);
+		return registration;
+	}
+
+	@Bean
+	FilterRegistrationBean<BearerTokenFilter> sampleMeterTokenFilter(WorkerToken token) {
+		FilterRegistrationBean<BearerTokenFilter> registration = new FilterRegistrationBean<>(
+				new BearerTokenFilter(token));
+		registration.addUrlPatterns(METER_ENDPOINTS);
 		return registration;
 	}
 

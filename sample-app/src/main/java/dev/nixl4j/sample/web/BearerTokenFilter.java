@@ -1,4 +1,4 @@
-package dev.nixl4j.sample.prefill;
+package dev.nixl4j.sample.web;
 
 import java.io.IOException;
 
@@ -15,13 +15,18 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Answers 401, with no body, to a request without {@code Authorization: Bearer <token>},
  * checked by the same rule as the metadata registry on this port ({@link WorkerToken}):
- * the scheme in any case, the token compared in constant time.
+ * the scheme in any case, the token compared in constant time. The prefill worker puts
+ * its API behind it, both workers their meters ({@link SampleWebConfiguration}).
  */
-class BearerTokenFilter extends OncePerRequestFilter {
+public final class BearerTokenFilter extends OncePerRequestFilter {
 
 	private final WorkerToken token;
 
-	BearerTokenFilter(WorkerToken token) {
+	/**
+	 * Creates the filter.
+	 * @param token the workers' token
+	 */
+	public BearerTokenFilter(WorkerToken token) {
 		this.token = token;
 	}
 
