@@ -1,12 +1,11 @@
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
+import java.awt.FontMetrics;
 import java.awt.Graphics2D;
-import java.awt.Shape;
-import java.awt.geom.Ellipse2D;
-import java.awt.geom.Line2D;
-import java.awt.geom.Rectangle2D;
+import java.awt.RenderingHints;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,37 +15,29 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.function.DoubleFunction;
 
 import dev.nixl4j.json.JsonReader;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
-import org.jfree.chart.annotations.XYTitleAnnotation;
-import org.jfree.chart.axis.AxisState;
-import org.jfree.chart.axis.LogAxis;
-import org.jfree.chart.axis.NumberTick;
-import org.jfree.chart.axis.TickType;
-import org.jfree.chart.block.BlockBorder;
-import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
-import org.jfree.chart.title.LegendTitle;
-import org.jfree.chart.title.TextTitle;
-import org.jfree.chart.ui.RectangleAnchor;
-import org.jfree.chart.ui.RectangleEdge;
-import org.jfree.chart.ui.RectangleInsets;
-import org.jfree.chart.ui.TextAnchor;
-import org.jfree.chart.util.ShapeUtils;
-import org.jfree.data.xy.XYSeries;
-import org.jfree.data.xy.XYSeriesCollection;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.BitmapEncoder.BitmapFormat;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.XYSeries.XYSeriesRenderStyle;
+import org.knowm.xchart.internal.chartpart.Annotation;
+import org.knowm.xchart.style.Styler.LegendLayout;
+import org.knowm.xchart.style.Styler.LegendPosition;
+import org.knowm.xchart.style.XYStyler;
+import org.knowm.xchart.style.markers.Marker;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * Plots bandwidth against block size from the JSON files {@code src/bench/plot-bandwidth.sh}
- * writes, with JFreeChart: one line with markers per file, block size on a log2 axis, GB/s
- * (10^9 B/s) on a log10 axis, the legend inside the plot at the lower right. Needs
- * JFreeChart and nixl-core's classes (for its JSON reader), headless:
+ * writes, with XChart: one line with markers per file, block size on a log2 axis, GB/s
+ * (10^9 B/s) on a log10 axis labelled at 1-2-5 steps, the legend inside the plot at the
+ * lower right. Needs XChart and nixl-core's classes (for its JSON reader), headless:
  *
  * <pre>
- * java -Djava.awt.headless=true -cp nixl-core/target/classes:jfreechart-1.5.6.jar src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
+ * java -Djava.awt.headless=true -cp nixl-core/target/classes:xchart-3.8.8.jar src/bench/PlotBandwidth.java docs/bench/bandwidth-*.json docs/bench/bandwidth.png
  * </pre>
  *
  * Each input is an object with {@code series}, {@code date}, {@code machine} ({@code cpus},
@@ -65,9 +56,14 @@ public class PlotBandwidth {
 	private static final Color[] COLORS = { new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c),
 			new Color(0xd62728), new Color(0x9467bd), new Color(0x8c564b) };
 
-	private static final Shape[] MARKERS = { new Ellipse2D.Double(-5, -5, 10, 10),
-			new Rectangle2D.Double(-4.5, -4.5, 9, 9), ShapeUtils.createUpTriangle(5.5f),
-			ShapeUtils.createDiamond(6f) };
+	private static final Marker[] MARKERS = { SeriesMarkers.CIRCLE, SeriesMarkers.SQUARE, SeriesMarkers.TRIANGLE_UP,
+			SeriesMarkers.DIAMOND };
+
+	private static final Color MAJOR_GRID = new Color(0xcccccc);
+
+	private static final Color MINOR_GRID = new Color(0xececec);
+
+	private static final Font TICK_LABELS = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
 
 	/**
 	 * One line of the plot.
@@ -104,7 +100,9 @@ public class PlotBandwidth {
 		// Fastest first, so that the legend reads roughly as the lines lie.
 		series.sort(Comparator.comparingDouble(Series::median).reversed());
 		Path png = Path.of(args[args.length - 1]);
-		ChartUtils.saveChartAsPNG(png.toFile(), chart(series), WIDTH, HEIGHT);
+		try (OutputStream out = Files.newOutputStream(png)) {
+			BitmapEncoder.saveBitmap(chart(series), out, BitmapFormat.PNG);
+		}
 		System.out.println("wrote " + png + " (" + series.size() + " series)");
 	}
 
@@ -143,98 +141,146 @@ public class PlotBandwidth {
 		return new Series(name, date, machine, loads, points);
 	}
 
-	static JFreeChart chart(List<Series> series) {
-		XYSeriesCollection dataset = new XYSeriesCollection();
-		XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-		renderer.setLegendLine(new Line2D.Double(-16, 0, 16, 0));
+	static XYChart chart(List<Series> series) {
 		TreeSet<Long> sizes = new TreeSet<>();
 		double low = Double.MAX_VALUE;
 		double high = 0;
-		for (int i = 0; i < series.size(); i++) {
-			Series line = series.get(i);
-			XYSeries points = new XYSeries(line.name(), false);
-			line.points().forEach((size, gbps) -> points.add(size.doubleValue(), gbps.doubleValue()));
-			dataset.addSeries(points);
-			renderer.setSeriesPaint(i, COLORS[i % COLORS.length]);
-			renderer.setSeriesShape(i, MARKERS[i % MARKERS.length]);
-			renderer.setSeriesStroke(i, new BasicStroke(2.2f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND));
+		for (Series line : series) {
 			sizes.addAll(line.points().keySet());
 			for (double value : line.points().values()) {
 				low = Math.min(low, value);
 				high = Math.max(high, value);
 			}
 		}
-		// x: a grid line per power of two, labels per power of four, half a doubling of room
-		// either side so that the end markers stay inside
-		List<Double> labelled = new ArrayList<>();
-		List<Double> unlabelled = new ArrayList<>();
-		for (long size = Long.highestOneBit(sizes.first()); size <= sizes.last(); size *= 2) {
-			(((Long.numberOfTrailingZeros(size) - Long.numberOfTrailingZeros(Long.highestOneBit(sizes.first()))) % 2 == 0) ? labelled
-					: unlabelled)
-				.add((double) size);
+		XYChart chart = new XYChartBuilder().width(WIDTH)
+			.height(HEIGHT)
+			.title("Bandwidth against block size, DRAM to DRAM")
+			.xAxisTitle("block size (bytes, log2 scale)")
+			.yAxisTitle("bandwidth (GB/s, 1 GB = 10^9 B, log scale)")
+			.build();
+		XYStyler styler = chart.getStyler();
+		styler.setChartBackgroundColor(Color.WHITE);
+		styler.setPlotBackgroundColor(Color.WHITE);
+		styler.setPlotBorderColor(Color.BLACK);
+		styler.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
+		// room under the title for the subtitle
+		styler.setChartTitlePadding(26);
+		styler.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 15));
+		styler.setAxisTickLabelsFont(TICK_LABELS);
+		// both axes are labelled by TickLabels and gridded by series: XChart's own ticks are
+		// evenly spaced (x) or at every digit (y), its labels are left transparent for their
+		// room
+		styler.setAxisTickLabelsColor(new Color(0, 0, 0, 0));
+		styler.setAxisTicksMarksVisible(false);
+		styler.setAxisTicksLineVisible(false);
+		styler.setPlotTicksMarksVisible(false);
+		styler.setPlotGridLinesVisible(false);
+		// the axes' ranges span the whole plot, as the grid does
+		styler.setPlotContentSize(1.0);
+		styler.setMarkerSize(10);
+		// the legend at the lower right, inside: the slow small-block ends of the lines are at
+		// the left
+		styler.setLegendPosition(LegendPosition.InsideSE);
+		styler.setLegendLayout(LegendLayout.Vertical);
+		styler.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+		styler.setLegendBackgroundColor(new Color(255, 255, 255, 235));
+		styler.setLegendBorderColor(Color.GRAY);
+		styler.setLegendSeriesLineLength(32);
+		styler.setLegendPadding(8);
+
+		// x: log2 of the size, a grid line per power of two, labels per power of four, half a
+		// doubling of room either side so that the end markers stay inside
+		Map<Double, String> xLabels = new LinkedHashMap<>();
+		List<Double> xMinor = new ArrayList<>();
+		long first = Long.highestOneBit(sizes.first());
+		for (long size = first; size <= sizes.last(); size *= 2) {
+			double exponent = Long.numberOfTrailingZeros(size);
+			if ((Long.numberOfTrailingZeros(size) - Long.numberOfTrailingZeros(first)) % 2 == 0) {
+				xLabels.put(exponent, size(size));
+			}
+			else {
+				xMinor.add(exponent);
+			}
 		}
-		LogAxis blockSize = new TickedLogAxis("block size (bytes, log2 scale)", 2, labelled, unlabelled,
-				(value) -> size((long) value));
-		blockSize.setRange(sizes.first() / Math.sqrt(2), sizes.last() * Math.sqrt(2));
+		double left = log2(sizes.first()) - 0.5;
+		double right = log2(sizes.last()) + 0.5;
+		styler.setXAxisMin(left);
+		styler.setXAxisMax(right);
 		// y: whole decades, labels at 1, 2 and 5 of each, grid lines at every digit
 		int lowest = (int) Math.floor(Math.log10(low));
 		int highest = Math.max((int) Math.ceil(Math.log10(high)), lowest + 1);
-		labelled = new ArrayList<>();
-		unlabelled = new ArrayList<>();
+		Map<Double, String> yLabels = new LinkedHashMap<>();
+		List<Double> yMinor = new ArrayList<>();
 		for (int decade = lowest; decade <= highest; decade++) {
 			for (int digit = 1; digit <= ((decade < highest) ? 9 : 1); digit++) {
-				((digit == 1 || digit == 2 || digit == 5) ? labelled : unlabelled).add(digit * Math.pow(10, decade));
+				double value = digit * Math.pow(10, decade);
+				if (digit == 1 || digit == 2 || digit == 5) {
+					yLabels.put(value, number(value));
+				}
+				else {
+					yMinor.add(value);
+				}
 			}
 		}
-		LogAxis bandwidth = new TickedLogAxis("bandwidth (GB/s, 1 GB = 10^9 B, log scale)", 10, labelled, unlabelled,
-				PlotBandwidth::number);
-		bandwidth.setRange(Math.pow(10, lowest), Math.pow(10, highest));
+		double bottom = Math.pow(10, lowest);
+		double top = Math.pow(10, highest);
+		styler.setYAxisLogarithmic(true);
+		styler.setYAxisLogarithmicDecadeOnly(false);
+		styler.setYAxisMin(bottom);
+		styler.setYAxisMax(top);
 
-		XYPlot plot = new XYPlot(dataset, blockSize, bandwidth, renderer);
-		plot.setBackgroundPaint(Color.WHITE);
-		plot.setOutlinePaint(Color.BLACK);
-		plot.setOutlineStroke(new BasicStroke(1.2f));
-		plot.setDomainGridlinePaint(new Color(0xcccccc));
-		plot.setRangeGridlinePaint(new Color(0xcccccc));
-		plot.setDomainMinorGridlinesVisible(true);
-		plot.setRangeMinorGridlinesVisible(true);
-		plot.setDomainMinorGridlinePaint(new Color(0xececec));
-		plot.setRangeMinorGridlinePaint(new Color(0xececec));
-		BasicStroke grid = new BasicStroke(1f);
-		plot.setDomainGridlineStroke(grid);
-		plot.setRangeGridlineStroke(grid);
-		plot.setDomainMinorGridlineStroke(grid);
-		plot.setRangeMinorGridlineStroke(grid);
-		// the legend at the lower right, inside: the slow small-block ends of the lines are at
-		// the left
-		LegendTitle legend = new LegendTitle(plot);
-		legend.setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-		legend.setBackgroundPaint(new Color(255, 255, 255, 235));
-		legend.setFrame(new BlockBorder(Color.GRAY));
-		legend.setPadding(new RectangleInsets(4, 8, 4, 8));
-		legend.setItemLabelPadding(new RectangleInsets(3, 6, 3, 6));
-		legend.setPosition(RectangleEdge.RIGHT);
-		plot.addAnnotation(new XYTitleAnnotation(relative(blockSize, 0.985), relative(bandwidth, 0.015), legend,
-				RectangleAnchor.BOTTOM_RIGHT));
-
-		JFreeChart chart = new JFreeChart("Bandwidth against block size, DRAM to DRAM",
-				new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, false);
-		chart.setBackgroundPaint(Color.WHITE);
-		chart.addSubtitle(new TextTitle(machines(series) + "; data of " + dates(series) + "; load average "
+		// the grid under the lines: minor first, major over it
+		grid(chart, "minor grid", xMinor, yMinor, left, right, bottom, top, MINOR_GRID);
+		grid(chart, "major grid", List.copyOf(xLabels.keySet()), List.copyOf(yLabels.keySet()), left, right, bottom,
+				top, MAJOR_GRID);
+		for (int i = 0; i < series.size(); i++) {
+			Series line = series.get(i);
+			XYSeries points = chart.addSeries(line.name(),
+					line.points().keySet().stream().mapToDouble(PlotBandwidth::log2).toArray(),
+					line.points().values().stream().mapToDouble(Double::doubleValue).toArray());
+			points.setXYSeriesRenderStyle(XYSeriesRenderStyle.Line);
+			points.setLineColor(COLORS[i % COLORS.length]);
+			points.setMarkerColor(COLORS[i % COLORS.length]);
+			points.setMarker(MARKERS[i % MARKERS.length]);
+			points.setLineStyle(new BasicStroke(2.2f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND));
+		}
+		chart.addAnnotation(new TickLabels(xLabels, yLabels));
+		chart.addAnnotation(new Subtitle(machines(series) + "; data of " + dates(series) + "; load average "
 				+ loads(series), new Font(Font.SANS_SERIF, Font.PLAIN, 15)));
 		return chart;
 	}
 
+	private static double log2(long size) {
+		return Math.log(size) / Math.log(2);
+	}
+
 	/**
-	 * Returns the fraction of an axis's value range that lies at a fraction of its length:
-	 * an annotation's relative coordinates are linear in value, the axis is not.
+	 * Adds grid lines as one series, under the series added after it: a vertical line at
+	 * each x, a horizontal one at each y, broken apart by NaN.
 	 */
-	private static double relative(LogAxis axis, double fraction) {
-		double lower = axis.getLowerBound();
-		double upper = axis.getUpperBound();
-		double value = axis.calculateValue(axis.calculateLog(lower)
-				+ fraction * (axis.calculateLog(upper) - axis.calculateLog(lower)));
-		return (value - lower) / (upper - lower);
+	private static void grid(XYChart chart, String name, List<Double> xs, List<Double> ys, double left, double right,
+			double bottom, double top, Color colour) {
+		List<double[]> points = new ArrayList<>();
+		for (double x : xs) {
+			points.add(new double[] { x, bottom });
+			points.add(new double[] { x, top });
+			points.add(new double[] { x, Double.NaN });
+		}
+		for (double y : ys) {
+			points.add(new double[] { left, y });
+			points.add(new double[] { right, y });
+			points.add(new double[] { right, Double.NaN });
+		}
+		if (points.isEmpty()) {
+			return;
+		}
+		XYSeries grid = chart.addSeries(name, points.stream().mapToDouble((p) -> p[0]).toArray(),
+				points.stream().mapToDouble((p) -> p[1]).toArray());
+		grid.setXYSeriesRenderStyle(XYSeriesRenderStyle.Line);
+		grid.setMarker(SeriesMarkers.NONE);
+		grid.setLineColor(colour);
+		grid.setLineStyle(new BasicStroke(1f));
+		grid.setShowInLegend(false);
 	}
 
 	private static String loads(List<Series> series) {
@@ -283,41 +329,66 @@ public class PlotBandwidth {
 	}
 
 	/**
-	 * A log axis with the ticks it is given: labelled ones (major grid lines) and unlabelled
-	 * ones (minor grid lines).
+	 * The labels of both axes at the values given: under the plot for x, right-aligned left of
+	 * it for y, where XChart's own (transparent) labels are; and the plot's border.
 	 */
-	static final class TickedLogAxis extends LogAxis {
+	static final class TickLabels extends Annotation {
 
-		private final List<Double> labelled;
+		private final Map<Double, String> x;
 
-		private final List<Double> unlabelled;
+		private final Map<Double, String> y;
 
-		private final DoubleFunction<String> label;
-
-		TickedLogAxis(String name, double base, List<Double> labelled, List<Double> unlabelled,
-				DoubleFunction<String> label) {
-			super(name);
-			setBase(base);
-			setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 15));
-			setTickLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-			setMinorTickMarksVisible(false);
-			this.labelled = labelled;
-			this.unlabelled = unlabelled;
-			this.label = label;
+		TickLabels(Map<Double, String> x, Map<Double, String> y) {
+			super(false);
+			this.x = x;
+			this.y = y;
 		}
 
 		@Override
-		public List refreshTicks(Graphics2D g2, AxisState state, Rectangle2D dataArea, RectangleEdge edge) {
-			boolean horizontal = RectangleEdge.isTopOrBottom(edge);
-			TextAnchor anchor = horizontal ? TextAnchor.TOP_CENTER : TextAnchor.CENTER_RIGHT;
-			List<NumberTick> ticks = new ArrayList<>();
-			for (double value : this.labelled) {
-				ticks.add(new NumberTick(TickType.MAJOR, value, this.label.apply(value), anchor, TextAnchor.CENTER, 0));
-			}
-			for (double value : this.unlabelled) {
-				ticks.add(new NumberTick(TickType.MINOR, value, "", anchor, TextAnchor.CENTER, 0));
-			}
-			return ticks;
+		public void paint(Graphics2D g) {
+			XYStyler styler = (XYStyler) this.styler;
+			g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+			g.setFont(TICK_LABELS);
+			g.setColor(Color.BLACK);
+			FontMetrics metrics = g.getFontMetrics();
+			int gap = styler.getAxisTickPadding() + styler.getAxisTickMarkLength();
+			double below = getYAxisScreenValueForMax() + styler.getPlotMargin() + gap + metrics.getAscent();
+			this.x.forEach((value, text) -> g.drawString(text,
+					(float) (this.chart.getScreenXFromChart(value) - metrics.stringWidth(text) / 2.0), (float) below));
+			double leftOf = getXAxisScreenValueForMin() - styler.getPlotMargin() - gap;
+			this.y.forEach((value, text) -> g.drawString(text, (float) (leftOf - metrics.stringWidth(text)),
+					(float) (this.chart.getScreenYFromChart(value) + metrics.getAscent() / 2.0 - 1)));
+			// the grid series end on the plot's border: drawn again over them
+			g.setColor(styler.getPlotBorderColor());
+			g.setStroke(new BasicStroke(1f));
+			g.drawRect(getXAxisScreenValueForMin(), getYAxisScreenValueForMin(),
+					getXAxisScreenValueForMax() - getXAxisScreenValueForMin(),
+					getYAxisScreenValueForMax() - getYAxisScreenValueForMin());
+		}
+
+	}
+
+	/** A line under the title, centred over the plot. */
+	static final class Subtitle extends Annotation {
+
+		private final String text;
+
+		private final Font font;
+
+		Subtitle(String text, Font font) {
+			super(true);
+			this.text = text;
+			this.font = font;
+		}
+
+		@Override
+		public void paint(Graphics2D g) {
+			g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+			g.setFont(this.font);
+			g.setColor(this.styler.getChartFontColor());
+			double width = g.getFontMetrics().stringWidth(this.text);
+			g.drawString(this.text, (float) ((getXAxisScreenValueForMin() + getXAxisScreenValueForMax() - width) / 2),
+					getYAxisScreenValueForMin() - 10f);
 		}
 
 	}

@@ -10,7 +10,7 @@
 # Each series is written to docs/bench/bandwidth-<series>.json (the tool's own JSON, or for
 # ucx_perftest a small document of its figures, inside an envelope with the machine, the date and
 # the load average), then src/bench/PlotBandwidth.java renders docs/bench/bandwidth.png from them
-# with JFreeChart (reading them with nixl-core's JSON reader; JFreeChart comes from Maven Central
+# with XChart (reading them with nixl-core's JSON reader; XChart comes from Maven Central
 # through the local repository, as src/bench/plot-kv-load.sh gets it).
 # GB/s are 10^9 bytes per second throughout; ucx_perftest's "MB/s" are MiB/s and are converted.
 # Network traffic goes to 127.0.0.1 only. About 3 minutes on 2 cores.
@@ -31,20 +31,21 @@ out_dir=${OUT_DIR:-$root/docs/bench}
 min_block=${MIN_BLOCK:-4096}
 max_block=${MAX_BLOCK:-67108864}
 perftest=${PERFTEST:-ucx_perftest}
-jfreechart=org.jfree:jfreechart:1.5.6
+xchart=org.knowm.xchart:xchart:3.8.8
 lib="$root/target/bench-lib"
 
 plot() {
   local inputs=("$out_dir"/bandwidth-*.json)
   [[ -e ${inputs[0]} ]] || { echo "no $out_dir/bandwidth-*.json to plot; run without --plot-only first" >&2; exit 1; }
   (cd "$root" && ./mvnw -q -B -pl nixl-core -am compile) >&2 || { echo "compiling nixl-core failed (./mvnw -pl nixl-core -am compile)" >&2; exit 1; }
-  # JFreeChart from Maven Central, through the local repository (offline when it is already there)
-  if [[ ! -f $lib/jfreechart-1.5.6.jar ]]; then
-    local copy=(-q -B -N dependency:copy "-Dartifact=$jfreechart" "-DoutputDirectory=$lib")
+  # XChart from Maven Central, through the local repository (offline when it is already there); the
+  # jar alone: its dependencies serve the vector and GIF formats, a PNG needs none of them
+  if [[ ! -f $lib/xchart-3.8.8.jar ]]; then
+    local copy=(-q -B -N dependency:copy "-Dartifact=$xchart" "-DoutputDirectory=$lib")
     (cd "$root" && { ./mvnw -o "${copy[@]}" || ./mvnw "${copy[@]}"; }) >&2 \
-      || { echo "cannot resolve $jfreechart (./mvnw dependency:copy -Dartifact=$jfreechart)" >&2; exit 1; }
+      || { echo "cannot resolve $xchart (./mvnw dependency:copy -Dartifact=$xchart)" >&2; exit 1; }
   fi
-  "$JAVA_HOME/bin/java" -Djava.awt.headless=true -cp "$root/nixl-core/target/classes:$lib/jfreechart-1.5.6.jar" \
+  "$JAVA_HOME/bin/java" -Djava.awt.headless=true -cp "$root/nixl-core/target/classes:$lib/xchart-3.8.8.jar" \
     "$root/src/bench/PlotBandwidth.java" "${inputs[@]}" "$out_dir/bandwidth.png"
 }
 

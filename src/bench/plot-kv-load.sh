@@ -4,7 +4,7 @@
 # (4 x 16 in flight is 2 GiB of consumer caches), every request checked block by block against the
 # producer's CRC32C and its lease confirmed. Each run is written to docs/bench/kv-load-c<N>-k<K>.json
 # (kv-bench's JSON inside an envelope with the machine, the date and the load average, as
-# src/bench/plot-bandwidth.sh writes), then src/bench/PlotKvLoad.java (JFreeChart) renders
+# src/bench/plot-bandwidth.sh writes), then src/bench/PlotKvLoad.java (XChart) renders
 # docs/bench/kv-load.png, p50 and p99 latency against aggregate GB/s, one colour per consumer count,
 # and prints the figures as a markdown table. About 2 minutes on 2 cores, 5 at most.
 #
@@ -35,7 +35,7 @@ case ${1:-} in
   *) echo "usage: $0 [--quick | --plot-only]" >&2; exit 2 ;;
 esac
 if $quick; then out_dir=${OUT_DIR:-$(mktemp -d)}; else out_dir=${OUT_DIR:-$root/docs/bench}; fi
-jfreechart=org.jfree:jfreechart:1.5.6
+xchart=org.knowm.xchart:xchart:3.8.8
 lib="$root/target/bench-lib"
 
 # timed requests per consumer: at least 32, and 4 rounds of its requests in flight
@@ -45,13 +45,14 @@ plot() {
   local inputs=("$out_dir"/kv-load-c*-k*.json)
   [[ -e ${inputs[0]} ]] || { echo "no $out_dir/kv-load-c*-k*.json to plot; run without --plot-only first" >&2; exit 1; }
   (cd "$root" && ./mvnw -q -B -pl nixl-core -am compile) >&2 || { echo "compiling nixl-core failed (./mvnw -pl nixl-core -am compile)" >&2; exit 1; }
-  # JFreeChart from Maven Central, through the local repository (offline when it is already there)
-  if [[ ! -f $lib/jfreechart-1.5.6.jar ]]; then
-    local copy=(-q -B -N dependency:copy "-Dartifact=$jfreechart" "-DoutputDirectory=$lib")
+  # XChart from Maven Central, through the local repository (offline when it is already there); the
+  # jar alone: its dependencies serve the vector and GIF formats, a PNG needs none of them
+  if [[ ! -f $lib/xchart-3.8.8.jar ]]; then
+    local copy=(-q -B -N dependency:copy "-Dartifact=$xchart" "-DoutputDirectory=$lib")
     (cd "$root" && { ./mvnw -o "${copy[@]}" || ./mvnw "${copy[@]}"; }) >&2 \
-      || { echo "cannot resolve $jfreechart (./mvnw dependency:copy -Dartifact=$jfreechart)" >&2; exit 1; }
+      || { echo "cannot resolve $xchart (./mvnw dependency:copy -Dartifact=$xchart)" >&2; exit 1; }
   fi
-  "$JAVA_HOME/bin/java" -Djava.awt.headless=true -cp "$root/nixl-core/target/classes:$lib/jfreechart-1.5.6.jar" \
+  "$JAVA_HOME/bin/java" -Djava.awt.headless=true -cp "$root/nixl-core/target/classes:$lib/xchart-3.8.8.jar" \
     "$root/src/bench/PlotKvLoad.java" "${inputs[@]}" "$out_dir/kv-load.png"
 }
 

@@ -3,9 +3,9 @@ package dev.nixl4j.sample.load;
 import java.awt.geom.Rectangle2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -15,13 +15,15 @@ import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.sample.api.GenerateResponse;
 import dev.nixl4j.sample.api.LayoutDocument;
 import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
-import org.jfree.chart.ChartRenderingInfo;
-import org.jfree.chart.JFreeChart;
-import org.jfree.chart.plot.XYPlot;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYSeries;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * The load report's latency plot, drawn from the samples of a run: 240 requests over 6
@@ -49,44 +51,95 @@ class LatencyPlotTests {
 		assertThat(image.getWidth()).isEqualTo(LatencyPlot.WIDTH);
 		assertThat(image.getHeight()).isEqualTo(LatencyPlot.HEIGHT);
 		// Where the data lie in that image: the same chart laid out at the same size.
-		ChartRenderingInfo info = new ChartRenderingInfo();
-		LatencyPlot.chart(report).createBufferedImage(LatencyPlot.WIDTH, LatencyPlot.HEIGHT, info);
-		Rectangle2D data = info.getPlotInfo().getDataArea();
+		XYChart chart = LatencyPlot.chart(report);
+		BitmapEncoder.getBufferedImage(chart);
+		Rectangle2D data = dataArea(chart);
 		assertThat(data.getWidth()).isGreaterThan(LatencyPlot.WIDTH / 2.0);
 		// Not blank: the request (blue), transfer (orange) and failure (red) marks are in
-		// the
-		// data area, not only in the legend.
+		// the data area, not only in the legend.
 		assertThat(pixelsNear(image, data, 0x1f77b4)).isGreaterThan(500);
 		assertThat(pixelsNear(image, data, 0xff7f0e)).isGreaterThan(500);
 		assertThat(pixelsNear(image, data, 0xd62728)).isGreaterThan(10);
 	}
 
 	@Test
+	void theLatencyAxisIsLabelledAtOneTwoFiveStepsOnly() throws IOException {
+		LoadReport report = run();
+		Path png = this.folder.resolve("latency.png");
+		LatencyPlot.write(report, png);
+		BufferedImage image = ImageIO.read(png.toFile());
+		XYChart chart = LatencyPlot.chart(report);
+		BitmapEncoder.getBufferedImage(chart);
+		Rectangle2D data = dataArea(chart);
+
+		// a label is dark text in the strip left of the plot, at the height of its value
+		for (double step : new double[] { 2, 5, 10, 20, 50, 100, 200, 500 }) {
+			assertThat(darkPixelsLeftOf(image, data, chart.getScreenYFromChart(step))).as("label %s", step)
+				.isGreaterThan(5);
+		}
+		for (double digit : new double[] { 3, 7, 30, 70, 300 }) {
+			assertThat(darkPixelsLeftOf(image, data, chart.getScreenYFromChart(digit))).as("no label at %s", digit)
+				.isZero();
+		}
+	}
+
+	@Test
+	void thePngIsWrittenWithoutTheLgplVectorGraphicsLibraryThatXChartNamesForVectorFormats() throws IOException {
+		// sample-app's pom leaves VectorGraphics2D out of XChart's dependencies: the
+		// sample
+		// jar carries no LGPL code, and a PNG needs none of it
+		assertThatExceptionOfType(ClassNotFoundException.class)
+			.isThrownBy(() -> Class.forName("de.erichseifert.vectorgraphics2d.VectorGraphics2D"));
+		Path png = this.folder.resolve("latency.png");
+
+		LatencyPlot.write(run(), png);
+
+		assertThat(ImageIO.read(png.toFile()).getWidth()).isEqualTo(LatencyPlot.WIDTH);
+	}
+
+	@Test
 	void pointsAreEachRequestAtTheTimeItsAnswerCameLinesTheRollingPercentiles() {
 		LoadReport report = run();
-		JFreeChart chart = LatencyPlot.chart(report);
-		XYPlot plot = chart.getXYPlot();
+		XYChart chart = LatencyPlot.chart(report);
+		List<XYSeries> series = drawn(chart);
 
-		assertThat(plot.getDataset().getSeriesCount()).isEqualTo(7);
+		assertThat(series).hasSize(7);
 		// 237 answers; the rolling lines start once 30 (an eighth of 240) are in
-		assertThat(plot.getDataset().getItemCount(0)).isEqualTo(REQUESTS - 3);
-		assertThat(plot.getDataset().getItemCount(1)).isEqualTo(REQUESTS - 3);
+		assertThat(series.get(0).getXData()).hasSize(REQUESTS - 3);
+		assertThat(series.get(1).getXData()).hasSize(REQUESTS - 3);
 		assertThat(LatencyPlot.window(REQUESTS - 3)).isEqualTo(29);
-		assertThat(plot.getDataset().getItemCount(2)).isEqualTo(REQUESTS - 3 - 29 + 1);
-		assertThat(plot.getDataset().getItemCount(6)).isEqualTo(3);
-		assertThat(plot.getDataset().getSeriesKey(2)).hasToString("request p50, last 29 requests");
+		assertThat(series.get(2).getXData()).hasSize(REQUESTS - 3 - 29 + 1);
+		assertThat(series.get(6).getXData()).hasSize(3);
+		assertThat(series.get(2).getName()).isEqualTo("request p50, last 29 requests");
+		assertThat(series.get(6).getName()).isEqualTo("failed (latency until the failure)");
 		// request 0 answered at 25 ms, the last at 6 s
-		assertThat(plot.getDataset().getXValue(0, 0)).isEqualTo(0.025);
-		assertThat(plot.getDataset().getXValue(0, REQUESTS - 4)).isEqualTo(6.0);
-		assertThat(plot.getDomainAxis().getRange().getUpperBound()).isGreaterThanOrEqualTo(6.0);
+		assertThat(series.get(0).getXData()[0]).isEqualTo(0.025);
+		assertThat(series.get(0).getXData()[REQUESTS - 4]).isEqualTo(6.0);
+		// the time axis from 0 to 6 s, with a margin of 1 % before and 2 % after
+		assertThat(chart.getStyler().getXAxisMin()).isCloseTo(-0.06, within(1e-9));
+		assertThat(chart.getStyler().getXAxisMax()).isCloseTo(6.12, within(1e-9));
 		// latency from 4 to 300 ms: a log axis from the 1-2-5 step below to the one above
-		assertThat(plot.getRangeAxis().getRange().getLowerBound()).isEqualTo(2.0);
-		assertThat(plot.getRangeAxis().getRange().getUpperBound()).isEqualTo(500.0);
+		assertThat(chart.getStyler().isYAxisLogarithmic()).isTrue();
+		assertThat(chart.getStyler().getYAxisMin()).isEqualTo(2.0);
+		assertThat(chart.getStyler().getYAxisMax()).isEqualTo(500.0);
 		// the rolling p99 of requests in the slow phase (3 to 4 s) is above 200 ms,
-		// before it
-		// below 60 ms
-		assertThat(plot.getDataset().getYValue(3, 0)).isLessThan(60);
-		assertThat(maxY(plot, 3)).isGreaterThan(200);
+		// before
+		// it below 60 ms
+		assertThat(series.get(3).getYData()[0]).isLessThan(60);
+		assertThat(Arrays.stream(series.get(3).getYData()).max().orElseThrow()).isGreaterThan(200);
+	}
+
+	@Test
+	void aLongRunDrawsEveryNthRequest() {
+		int requests = LatencyPlot.MAX_POINTS * 2 + 1;
+		LoadReport report = run(requests);
+		XYChart chart = LatencyPlot.chart(report);
+		List<XYSeries> series = drawn(chart);
+
+		// every 3rd of the 40,001 - 3 answers (in order of their answers)
+		assertThat(series.get(0).getXData()).hasSize(Math.ceilDiv(requests - 3, 3));
+		assertThat(series.get(0).getXData().length).isLessThanOrEqualTo(LatencyPlot.MAX_POINTS);
+		assertThat(series.get(2).getXData().length).isLessThanOrEqualTo(LatencyPlot.MAX_POINTS);
 	}
 
 	@Test
@@ -98,16 +151,16 @@ class LatencyPlotTests {
 		assertThat(LatencyPlot.window(2000)).isEqualTo(100);
 	}
 
-	private static double maxY(XYPlot plot, int series) {
-		double max = 0;
-		for (int i = 0; i < plot.getDataset().getItemCount(series); i++) {
-			max = Math.max(max, plot.getDataset().getYValue(series, i));
-		}
-		return max;
-	}
-
 	/** A run of 240 requests that answered every 25 ms, slow from 3 to 4 s, 3 failed. */
 	private static LoadReport run() {
+		return run(REQUESTS);
+	}
+
+	/**
+	 * A run of requests that answered every 25 ms, slow from request 120 to 159, requests
+	 * 50, 130 and 200 failed.
+	 */
+	private static LoadReport run(int requests) {
 		KvCacheLayout layout = KvCacheLayout.builder()
 			.layers(32)
 			.blocks(64)
@@ -118,7 +171,7 @@ class LatencyPlotTests {
 			.build();
 		SplittableRandom random = new SplittableRandom(22);
 		List<RequestResult> results = new ArrayList<>();
-		for (int i = 0; i < REQUESTS; i++) {
+		for (int i = 0; i < requests; i++) {
 			long done = START + (i + 1) * 25_000_000L;
 			boolean slow = i >= 120 && i < 160;
 			double transfer = (slow ? 60 : 4) + random.nextDouble(2);
@@ -133,8 +186,36 @@ class LatencyPlotTests {
 					new GenerateResponse.Timings(10, 8, transfer, 2, total));
 			results.add(new RequestResult(i, nanos, done, answer, null));
 		}
-		LoadOptions options = LoadOptions.parse(new String[] { "--requests", Integer.toString(REQUESTS) });
-		return new LoadReport(options, results, START, REQUESTS * 25_000_000L, "UP", "UP", -1);
+		LoadOptions options = LoadOptions.parse(new String[] { "--requests", Integer.toString(requests) });
+		return new LoadReport(options, results, START, requests * 25_000_000L, "UP", "UP", -1);
+	}
+
+	/** The series of the chart that the legend names: all but the grid lines. */
+	private static List<XYSeries> drawn(XYChart chart) {
+		return chart.getSeriesMap().values().stream().filter(XYSeries::isShowInLegend).toList();
+	}
+
+	/** The plot's area in a painted chart: from the axes' lower to their upper bounds. */
+	private static Rectangle2D dataArea(XYChart chart) {
+		double left = chart.getScreenXFromChart(chart.getStyler().getXAxisMin());
+		double right = chart.getScreenXFromChart(chart.getStyler().getXAxisMax());
+		double top = chart.getScreenYFromChart(chart.getStyler().getYAxisMax());
+		double bottom = chart.getScreenYFromChart(chart.getStyler().getYAxisMin());
+		return new Rectangle2D.Double(left, top, right - left, bottom - top);
+	}
+
+	/** Dark pixels in the 40 pixels left of the plot, within 4 rows of a height. */
+	private static int darkPixelsLeftOf(BufferedImage image, Rectangle2D area, double y) {
+		int count = 0;
+		for (int row = (int) y - 4; row <= (int) y + 4; row++) {
+			for (int x = (int) area.getMinX() - 40; x < (int) area.getMinX() - 2; x++) {
+				int pixel = image.getRGB(x, row);
+				if (((pixel >> 16) & 0xff) + ((pixel >> 8) & 0xff) + (pixel & 0xff) < 300) {
+					count++;
+				}
+			}
+		}
+		return count;
 	}
 
 	private static int pixelsNear(BufferedImage image, Rectangle2D area, int rgb) {
