@@ -84,12 +84,15 @@ class LatencyPlotTests {
 	}
 
 	@Test
-	void thePngIsWrittenWithoutTheLgplVectorGraphicsLibraryThatXChartNamesForVectorFormats() throws IOException {
-		// sample-app's pom leaves VectorGraphics2D out of XChart's dependencies: the
-		// sample
-		// jar carries no LGPL code, and a PNG needs none of it
-		assertThatExceptionOfType(ClassNotFoundException.class)
-			.isThrownBy(() -> Class.forName("de.erichseifert.vectorgraphics2d.VectorGraphics2D"));
+	void thePngIsWrittenWithoutXChartsVectorPdfAndGifLibraries() throws IOException {
+		// sample-app's pom leaves them out of XChart's dependencies: the sample jar
+		// carries
+		// no LGPL code (VectorGraphics2D) and nothing a PNG does not need
+		for (String absent : List.of("de.erichseifert.vectorgraphics2d.VectorGraphics2D",
+				"de.rototor.pdfbox.graphics2d.PdfBoxGraphics2D", "org.apache.pdfbox.pdmodel.PDDocument",
+				"com.madgag.gif.fmsware.AnimatedGifEncoder")) {
+			assertThatExceptionOfType(ClassNotFoundException.class).as(absent).isThrownBy(() -> Class.forName(absent));
+		}
 		Path png = this.folder.resolve("latency.png");
 
 		LatencyPlot.write(run(), png);
