@@ -8,7 +8,8 @@ nixl4j_java_major() {
 nixl4j_find_java() {
   local candidate
   for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk /usr/lib/jvm/java-25-openjdk-amd64 /usr/lib/jvm/*25* /usr/lib/jvm/*; do
-    [[ -n "$candidate" && -x "$candidate/bin/java" ]] || continue
+    # a JDK, not a runtime: the scripts compile (bin/nixl4j, Maven)
+    [[ -n "$candidate" && -x "$candidate/bin/java" && -x "$candidate/bin/javac" ]] || continue
     local major
     major=$(nixl4j_java_major "$candidate")
     if [[ -n "$major" && "$major" -ge 25 ]]; then

@@ -3,7 +3,6 @@ package dev.nixl4j.sample;
 import java.util.Arrays;
 
 import dev.nixl4j.kv.KvCacheLayout;
-import dev.nixl4j.sample.load.LoadGenerator;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -14,8 +13,9 @@ import org.springframework.core.env.Profiles;
 
 /**
  * The sample: one Spring Boot application that runs as a prefill worker
- * ({@code --spring.profiles.active=prefill}) or a decode worker ({@code decode}). With
- * {@code load} as its first argument it runs the load generator instead.
+ * ({@code --spring.profiles.active=prefill}) or a decode worker ({@code decode}). The jar
+ * starts it through {@link dev.nixl4j.sample.launch.SampleLauncher}, which runs the load
+ * generator instead when the first argument is {@code load}.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan
@@ -28,13 +28,10 @@ public class SampleApplication {
 	public static final String DECODE = "decode";
 
 	/**
-	 * Starts a worker, or the load generator.
-	 * @param args {@code load [options]}, or Spring Boot arguments
+	 * Starts a worker.
+	 * @param args Spring Boot arguments
 	 */
 	public static void main(String[] args) {
-		if (args.length > 0 && args[0].equals("load")) {
-			System.exit(LoadGenerator.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
-		}
 		SpringApplication.run(SampleApplication.class, args);
 	}
 

@@ -32,13 +32,13 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import dev.nixl4j.testsupport.ForgedMetadata;
 import dev.nixl4j.sample.load.LoadGenerator;
@@ -48,12 +48,14 @@ import org.assertj.core.api.SoftAssertions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * The two-process sample on the embedded engine under continuous, verified load while it
@@ -68,11 +70,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * live threads before, at the peak and after. All faults run even when an earlier one
  * missed its target; a pair that does not recover is repaired (the deleted or forged
  * entries put back, else both workers restarted) so that the next fault starts from a
- * working pair. The figures go to stdout and to {@code target/fault-report.txt}; the
- * assertions are checked together at the end.
+ * working pair. Each fault is a test of its own; the figures of the whole run go to
+ * stdout and to {@code target/fault-report.txt}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class SampleFaultIT {
 
 	private static final String EMBEDDED = "--nixl.agent.engine=embedded";
@@ -85,6 +86,12 @@ class SampleFaultIT {
 	 * failure.
 	 */
 	private static final Duration DETECTION_LIMIT = Duration.ofSeconds(5);
+
+	/**
+	 * The bound on one test of the run: a fault, its recovery or repair (up to both
+	 * workers restarted) and the settling of threads.
+	 */
+	private static final Duration TEST_LIMIT = Duration.ofMinutes(4);
 
 	/** How soon after a fault ends requests must succeed again. */
 	private static final Duration RECOVERY_LIMIT = Duration.ofSeconds(10);
@@ -156,7 +163,8 @@ class SampleFaultIT {
 
 	private final int decodePort = SampleWorker.freePort();
 
-	private final SoftAssertions soft = new SoftAssertions();
+	/** The assertions of the fault under test, checked at its end. */
+	private SoftAssertions soft = new SoftAssertions();
 
 	private final List<FaultRecord> faults = new ArrayList<>();
 
@@ -192,34 +200,61 @@ class SampleFaultIT {
 		}
 	}
 
-	@Test
-	void underLoadNoFaultCorruptsDataKillsAWorkerOrLeavesItBroken() throws IOException {
+	/**
+	 * One test per fault, in this order, between a test that starts the load and one that
+	 * checks the whole run: a fault that misses its target fails its own test, and the
+	 * next one still runs.
+	 */
+	@TestFactory
+	Stream<DynamicTest> underLoadNoFaultCorruptsDataKillsAWorkerOrLeavesItBroken() {
+		return Stream.of(bounded("requests check out before the faults", this::startLoad),
+				faultTest("1 SIGKILL + restart prefill", true, this::killAndRestartPrefill),
+				faultTest("2 DELETE both entries", true, this::deleteBothEntries),
+				faultTest("3 forged PUT over names", true, this::forgeEntries),
+				faultTest("4 oversize bodies", true, this::sendOversizeBodies),
+				faultTest("5 idle listener sockets", false, this::openIdleListenerSockets),
+				faultTest("6 slow registry conns", false, this::holdSlowConnections),
+				bounded("no answer carried wrong data and no worker died", this::checkWholeRun));
+	}
+
+	private DynamicTest faultTest(String name, boolean detectionApplies, FaultAction action) {
+		return bounded(name, () -> {
+			assertThat(this.load).as("the load of the earlier test").isNotNull();
+			this.soft = new SoftAssertions();
+			fault(name, detectionApplies, action);
+			this.soft.assertAll();
+		});
+	}
+
+	/** A test of the run that fails, rather than hangs, after {@link #TEST_LIMIT}. */
+	private static DynamicTest bounded(String name, Executable body) {
+		return DynamicTest.dynamicTest(name, () -> assertTimeoutPreemptively(TEST_LIMIT, body, name));
+	}
+
+	private void startLoad() {
 		this.monitor = new Monitor();
 		this.load = new Load();
 		awaitSuccesses(3, Duration.ofSeconds(60));
 		this.load.phase = "before the faults";
+	}
 
+	private void checkWholeRun() throws IOException {
+		Load load = Objects.requireNonNull(this.load, "the load of the first test");
 		try {
-			fault("1 SIGKILL + restart prefill", true, this::killAndRestartPrefill);
-			fault("2 DELETE both entries", true, this::deleteBothEntries);
-			fault("3 forged PUT over names", true, this::forgeEntries);
-			fault("4 oversize bodies", true, this::sendOversizeBodies);
-			fault("5 idle listener sockets", false, this::openIdleListenerSockets);
-			fault("6 slow registry conns", false, this::holdSlowConnections);
+			load.stop();
+			Objects.requireNonNull(this.monitor).stop();
 		}
 		finally {
-			this.load.stop();
-			this.monitor.stop();
-			String report = report(this.load.samples());
+			String report = report(load.samples());
 			System.out.println(report);
 			Files.writeString(Path.of("target", "fault-report.txt"), report, StandardCharsets.UTF_8);
 		}
-		List<Sample> all = this.load.samples();
-
-		this.soft.assertThat(all).as("answers that carried wrong data").noneMatch((s) -> s.kind().equals(WRONG_DATA));
-		this.soft.assertThat(all).as("verified answers").anyMatch(Sample::ok);
-		this.soft.assertThat(this.deaths).as("workers that died without being killed").isEmpty();
-		this.soft.assertAll();
+		List<Sample> all = load.samples();
+		SoftAssertions run = new SoftAssertions();
+		run.assertThat(all).as("answers that carried wrong data").noneMatch((s) -> s.kind().equals(WRONG_DATA));
+		run.assertThat(all).as("verified answers").anyMatch(Sample::ok);
+		run.assertThat(this.deaths).as("workers that died without being killed").isEmpty();
+		run.assertAll();
 	}
 
 	// ---- the faults
