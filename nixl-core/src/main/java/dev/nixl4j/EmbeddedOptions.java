@@ -116,74 +116,131 @@ public record EmbeddedOptions(InetSocketAddress listenAddress, boolean inProcess
 	}
 
 	/**
-	 * Returns these options with another listen address.
-	 * @param address the address
-	 * @return new options
+	 * Starts building options from the {@linkplain #defaults() defaults}.
+	 * @return a builder
 	 */
-	public EmbeddedOptions withListenAddress(InetSocketAddress address) {
-		return new EmbeddedOptions(address, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout, this.sameHost);
+	public static Builder builder() {
+		return new Builder(defaults());
 	}
 
 	/**
-	 * Returns these options with in-process copies on or off.
-	 * @param enabled whether agents in one JVM copy directly
-	 * @return new options
+	 * Starts building options from these.
+	 * @return a builder holding these options
 	 */
-	public EmbeddedOptions withInProcessCopies(boolean enabled) {
-		return new EmbeddedOptions(this.listenAddress, enabled, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout, this.sameHost);
+	public Builder toBuilder() {
+		return new Builder(this);
 	}
 
 	/**
-	 * Returns these options with another connection limit.
-	 * @param connections most connections the listener holds at once
-	 * @return new options
+	 * Builds {@link EmbeddedOptions}; {@link #build()} checks them.
 	 */
-	public EmbeddedOptions withMaxConnections(int connections) {
-		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, connections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout, this.sameHost);
-	}
+	public static final class Builder {
 
-	/**
-	 * Returns these options with another hello deadline.
-	 * @param timeout how long a new connection may take to present its hello
-	 * @return new options
-	 */
-	public EmbeddedOptions withHelloTimeout(Duration timeout) {
-		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, timeout,
-				this.frameTimeout, this.responseTimeout, this.sameHost);
-	}
+		private InetSocketAddress listenAddress;
 
-	/**
-	 * Returns these options with another frame deadline.
-	 * @param timeout how long a request header may take once begun, and the longest stall
-	 * of data
-	 * @return new options
-	 */
-	public EmbeddedOptions withFrameTimeout(Duration timeout) {
-		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				timeout, this.responseTimeout, this.sameHost);
-	}
+		private boolean inProcessCopies;
 
-	/**
-	 * Returns these options with another response deadline.
-	 * @param timeout how long a peer with requests outstanding may stay silent
-	 * @return new options
-	 */
-	public EmbeddedOptions withResponseTimeout(Duration timeout) {
-		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, timeout, this.sameHost);
-	}
+		private int maxConnections;
 
-	/**
-	 * Returns these options with the same-host path on or off.
-	 * @param enabled whether the agent offers and uses the same-host path
-	 * @return new options
-	 */
-	public EmbeddedOptions withSameHost(boolean enabled) {
-		return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
-				this.frameTimeout, this.responseTimeout, enabled);
+		private Duration helloTimeout;
+
+		private Duration frameTimeout;
+
+		private Duration responseTimeout;
+
+		private boolean sameHost;
+
+		private Builder(EmbeddedOptions from) {
+			this.listenAddress = from.listenAddress;
+			this.inProcessCopies = from.inProcessCopies;
+			this.maxConnections = from.maxConnections;
+			this.helloTimeout = from.helloTimeout;
+			this.frameTimeout = from.frameTimeout;
+			this.responseTimeout = from.responseTimeout;
+			this.sameHost = from.sameHost;
+		}
+
+		/**
+		 * Sets the listen address.
+		 * @param address the address
+		 * @return this builder
+		 */
+		public Builder listenAddress(InetSocketAddress address) {
+			this.listenAddress = address;
+			return this;
+		}
+
+		/**
+		 * Turns in-process copies on or off.
+		 * @param enabled whether agents in one JVM copy directly
+		 * @return this builder
+		 */
+		public Builder inProcessCopies(boolean enabled) {
+			this.inProcessCopies = enabled;
+			return this;
+		}
+
+		/**
+		 * Sets the connection limit.
+		 * @param connections most connections the listener holds at once
+		 * @return this builder
+		 */
+		public Builder maxConnections(int connections) {
+			this.maxConnections = connections;
+			return this;
+		}
+
+		/**
+		 * Sets the hello deadline.
+		 * @param timeout how long a new connection may take to present its hello
+		 * @return this builder
+		 */
+		public Builder helloTimeout(Duration timeout) {
+			this.helloTimeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Sets the frame deadline.
+		 * @param timeout how long a request header may take once begun, and the longest
+		 * stall of data
+		 * @return this builder
+		 */
+		public Builder frameTimeout(Duration timeout) {
+			this.frameTimeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Sets the response deadline.
+		 * @param timeout how long a peer with requests outstanding may stay silent
+		 * @return this builder
+		 */
+		public Builder responseTimeout(Duration timeout) {
+			this.responseTimeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Turns the same-host path on or off.
+		 * @param enabled whether the agent offers and uses the same-host path
+		 * @return this builder
+		 */
+		public Builder sameHost(boolean enabled) {
+			this.sameHost = enabled;
+			return this;
+		}
+
+		/**
+		 * Builds the options.
+		 * @return the options
+		 * @throws IllegalArgumentException naming the option that is out of range
+		 */
+		public EmbeddedOptions build() {
+			return new EmbeddedOptions(this.listenAddress, this.inProcessCopies, this.maxConnections, this.helloTimeout,
+					this.frameTimeout, this.responseTimeout, this.sameHost);
+		}
+
 	}
 
 }

@@ -41,7 +41,7 @@ class DrainTest {
 	void drainUnderLoadLetsAcceptedPostsCompleteAndRefusesLaterOnes() throws Exception {
 		// every transfer goes through TCP, so transfers take long enough to overlap the
 		// drain
-		EmbeddedOptions tcp = EmbeddedOptions.defaults().withInProcessCopies(false);
+		EmbeddedOptions tcp = EmbeddedOptions.builder().inProcessCopies(false).build();
 		try (Arena arena = Arena.ofShared();
 				NixlAgent target = NixlAgent
 					.create(AgentConfig.builder("drain-target").engine(Engine.EMBEDDED).embedded(tcp).build());

@@ -19,7 +19,7 @@ class EmbeddedSameHostAgentContractTest extends AgentContractTests {
 	protected NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer) {
 		AgentConfig.Builder builder = AgentConfig.builder(name)
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false).withSameHost(true));
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).sameHost(true).build());
 		customizer.accept(builder);
 		return NixlAgent.create(builder.build());
 	}

@@ -15,7 +15,7 @@ class EmbeddedTcpAgentContractTest extends AgentContractTests {
 	protected NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer) {
 		AgentConfig.Builder builder = AgentConfig.builder(name)
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false));
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).build());
 		customizer.accept(builder);
 		return NixlAgent.create(builder.build());
 	}

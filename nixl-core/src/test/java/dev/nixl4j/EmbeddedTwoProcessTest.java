@@ -71,7 +71,7 @@ class EmbeddedTwoProcessTest {
 	private NixlAgent agent() {
 		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name("initiator"))
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withResponseTimeout(RESPONSE_TIMEOUT))
+			.embedded(EmbeddedOptions.builder().responseTimeout(RESPONSE_TIMEOUT).build())
 			.build());
 		this.resources.add(agent);
 		return agent;

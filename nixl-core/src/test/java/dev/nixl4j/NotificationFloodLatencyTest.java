@@ -115,7 +115,7 @@ class NotificationFloodLatencyTest {
 	private static NixlAgent agent(String name, Engine engine) {
 		AgentConfig.Builder builder = AgentConfig.builder(name).engine(engine);
 		if (engine == Engine.EMBEDDED) {
-			builder.embedded(EmbeddedOptions.defaults().withInProcessCopies(false));
+			builder.embedded(EmbeddedOptions.builder().inProcessCopies(false).build());
 		}
 		return NixlAgent.create(builder.build());
 	}

@@ -50,10 +50,10 @@ class SettingChecksTest {
 			.withMessage("nativeProgressDelay must be zero or a positive duration, was PT-0.001S");
 		assertThat(AgentConfig.builder("a").nativeProgressDelay(Duration.ZERO).build().nativeProgressDelay()).isZero();
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> EmbeddedOptions.defaults().withHelloTimeout(Duration.ofSeconds(-5)))
+			.isThrownBy(() -> EmbeddedOptions.builder().helloTimeout(Duration.ofSeconds(-5)).build())
 			.withMessage("embedded helloTimeout must be a positive duration, was PT-5S");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> EmbeddedOptions.defaults().withFrameTimeout(Duration.ofDays(2)))
+			.isThrownBy(() -> EmbeddedOptions.builder().frameTimeout(Duration.ofDays(2)).build())
 			.withMessage("embedded frameTimeout must be at most PT24H, was PT48H");
 	}
 

@@ -84,7 +84,7 @@ final class AgentOptions {
 			builder.backends(backends);
 		}
 		if (this.sameHost) {
-			builder.embedded(EmbeddedOptions.defaults().withSameHost(true));
+			builder.embedded(EmbeddedOptions.builder().sameHost(true).build());
 		}
 		return builder.build();
 	}

@@ -75,14 +75,15 @@ final class AgentConfigs {
 			throw new InvalidConfigurationPropertyValueException("nixl.embedded.address", embedded.getAddress(),
 					"the address cannot be resolved: " + ex.getMessage());
 		}
-		return EmbeddedOptions.defaults()
-			.withListenAddress(new InetSocketAddress(address, embedded.getPort()))
-			.withInProcessCopies(embedded.isInProcessCopies())
-			.withMaxConnections(embedded.getMaxConnections())
-			.withHelloTimeout(embedded.getHelloTimeout())
-			.withFrameTimeout(embedded.getFrameTimeout())
-			.withResponseTimeout(embedded.getResponseTimeout())
-			.withSameHost(embedded.isSameHost());
+		return EmbeddedOptions.builder()
+			.listenAddress(new InetSocketAddress(address, embedded.getPort()))
+			.inProcessCopies(embedded.isInProcessCopies())
+			.maxConnections(embedded.getMaxConnections())
+			.helloTimeout(embedded.getHelloTimeout())
+			.frameTimeout(embedded.getFrameTimeout())
+			.responseTimeout(embedded.getResponseTimeout())
+			.sameHost(embedded.isSameHost())
+			.build();
 	}
 
 	/**

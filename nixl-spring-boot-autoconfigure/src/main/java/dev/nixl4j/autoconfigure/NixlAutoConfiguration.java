@@ -13,6 +13,7 @@ import dev.nixl4j.connect.Connector;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.KvDirectory;
 import dev.nixl4j.kv.PagedKvCache;
+import dev.nixl4j.lifecycle.AgentLifecycle;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 
@@ -103,28 +104,27 @@ public final class NixlAutoConfiguration {
 		kvProducer.ifUnique(users::add);
 		connector.ifUnique(users::add);
 		kvCache.ifUnique(users::add);
+		AgentLifecycle.Builder builder = AgentLifecycle.builder(agent)
+			.drain(drain)
+			.participants(participants.orderedStream().toList())
+			.publishAtStart(properties.getMetadata().isPublish())
+			.checkInterval(properties.getMetadata().getCheckInterval())
+			.shutdownTimeout(properties.getShutdown().getTimeout())
+			.closeBeforeAgent(users);
 		MetadataExchange available = exchange.getIfUnique();
 		NixlEtcdMetadata nixlOwn = nixlEtcd.getIfUnique();
-		List<DrainParticipant> ordered = participants.orderedStream().toList();
 		if (available == null && nixlOwn != null) {
-			return new NixlLifecycle(agent, drain, ordered, nixlOwn, properties.getMetadata().isPublish(),
-					properties.getShutdown().getTimeout(), users);
+			return new NixlLifecycle(builder.nixlEtcd(nixlOwn).build());
 		}
-		NixlLifecycle lifecycle;
-		if (available == null) {
-			lifecycle = new NixlLifecycle(agent, drain, ordered, (MetadataExchange) null,
-					properties.getMetadata().isPublish(), properties.getMetadata().getCheckInterval(),
-					properties.getShutdown().getTimeout(), users);
-		}
-		else {
+		if (available != null) {
 			MetadataPublication.Builder publication = MetadataPublication.builder(available, agent)
 				.checkInterval(properties.getMetadata().getCheckInterval());
 			// consumers find a producer's cache by its name: the handle goes beside the
 			// metadata
 			kvCache.ifUnique(cache -> publication.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson()));
-			lifecycle = new NixlLifecycle(agent, drain, ordered, publication.build(),
-					properties.getMetadata().isPublish(), properties.getShutdown().getTimeout(), users);
+			builder.publication(publication.build());
 		}
+		NixlLifecycle lifecycle = new NixlLifecycle(builder.build());
 		NixlProperties.Metadata metadata = properties.getMetadata();
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (metadata.getExchange() == NixlProperties.ExchangeType.ETCD && etcd != null) {

@@ -24,6 +24,7 @@ import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.metadata.MetadataRegistryHandler;
 import dev.nixl4j.metadata.MetadataValues;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
+import dev.nixl4j.lifecycle.AgentLifecycle;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -1213,7 +1214,7 @@ public class NixlProperties implements Validator {
 		 * How long shutdown waits for transfers in flight to finish before it cancels
 		 * them.
 		 */
-		private Duration timeout = Duration.ofSeconds(30);
+		private Duration timeout = AgentLifecycle.DEFAULT_SHUTDOWN_TIMEOUT;
 
 		public Duration getTimeout() {
 			return this.timeout;

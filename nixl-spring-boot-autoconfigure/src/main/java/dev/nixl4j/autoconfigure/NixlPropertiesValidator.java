@@ -107,11 +107,14 @@ final class NixlPropertiesValidator {
 			reject("embedded.port", "must be within 0..65535 (0 picks a free port)");
 		}
 		NixlProperties.Embedded embedded = this.properties.getEmbedded();
-		EmbeddedOptions defaults = EmbeddedOptions.defaults();
-		core("embedded.maxConnections", embedded.getMaxConnections(), defaults::withMaxConnections);
-		core("embedded.helloTimeout", embedded.getHelloTimeout(), defaults::withHelloTimeout);
-		core("embedded.frameTimeout", embedded.getFrameTimeout(), defaults::withFrameTimeout);
-		core("embedded.responseTimeout", embedded.getResponseTimeout(), defaults::withResponseTimeout);
+		core("embedded.maxConnections", embedded.getMaxConnections(),
+				(value) -> EmbeddedOptions.builder().maxConnections(value).build());
+		core("embedded.helloTimeout", embedded.getHelloTimeout(),
+				(value) -> EmbeddedOptions.builder().helloTimeout(value).build());
+		core("embedded.frameTimeout", embedded.getFrameTimeout(),
+				(value) -> EmbeddedOptions.builder().frameTimeout(value).build());
+		core("embedded.responseTimeout", embedded.getResponseTimeout(),
+				(value) -> EmbeddedOptions.builder().responseTimeout(value).build());
 	}
 
 	private void validateMetadata() {

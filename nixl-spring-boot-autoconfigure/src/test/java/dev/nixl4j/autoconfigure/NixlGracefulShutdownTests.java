@@ -26,6 +26,7 @@ import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.lifecycle.AgentLifecycle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -129,7 +130,11 @@ class NixlGracefulShutdownTests {
 					seenWhileStopping.add(ex.status() + ": " + ex.getMessage());
 				}
 			};
-			NixlLifecycle lifecycle = new NixlLifecycle(initiator, registry, true, WAIT, List.of(lateCaller));
+			NixlLifecycle lifecycle = new NixlLifecycle(AgentLifecycle.builder(initiator)
+				.exchange(registry)
+				.shutdownTimeout(WAIT)
+				.closeBeforeAgent(List.of(lateCaller))
+				.build());
 			lifecycle.start();
 			assertThat(registry.isPublished(initiator.name())).isTrue();
 			lifecycle.stop();

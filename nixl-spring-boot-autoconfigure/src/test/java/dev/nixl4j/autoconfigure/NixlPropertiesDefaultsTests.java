@@ -13,6 +13,8 @@ import java.util.Objects;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
+import dev.nixl4j.lifecycle.AgentLifecycle;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -61,6 +63,14 @@ class NixlPropertiesDefaultsTests {
 		assertThat(etcd.getNamespace()).isEqualTo(EtcdMetadataExchange.DEFAULT_NAMESPACE);
 		assertThat(etcd.getLeaseTtl()).isEqualTo(EtcdMetadataExchange.DEFAULT_LEASE_TTL);
 		assertThat(etcd.getOperationTimeout()).isEqualTo(EtcdMetadataExchange.DEFAULT_OPERATION_TIMEOUT);
+	}
+
+	@Test
+	void lifecycleDefaultsAreTheCoreLifecycles() {
+		NixlProperties properties = freshlyBound();
+		assertThat(properties.getShutdown().getTimeout()).isEqualTo(AgentLifecycle.DEFAULT_SHUTDOWN_TIMEOUT);
+		assertThat(properties.getMetadata().getCheckInterval()).isEqualTo(MetadataPublication.DEFAULT_CHECK_INTERVAL);
+		assertThat(properties.getMetadata().isPublish()).as("publishing at start").isTrue();
 	}
 
 	@Test

@@ -64,7 +64,7 @@ class EmbeddedThreadFaultTest {
 		this.arena = Arena.ofShared();
 		this.driver = EmbeddedDriver.open(AgentConfig.builder("fault-target-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).build())
 			.build());
 		this.driver.faultListener(this.faults);
 		this.driver.progressListener(() -> {

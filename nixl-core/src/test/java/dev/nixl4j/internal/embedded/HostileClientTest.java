@@ -66,10 +66,11 @@ class HostileClientTest {
 		this.arena = Arena.ofShared();
 		this.target = NixlAgent.create(AgentConfig.builder("hostile-target-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults()
-				.withMaxConnections(MAX_CONNECTIONS)
-				.withHelloTimeout(DEADLINE)
-				.withFrameTimeout(DEADLINE))
+			.embedded(EmbeddedOptions.builder()
+				.maxConnections(MAX_CONNECTIONS)
+				.helloTimeout(DEADLINE)
+				.frameTimeout(DEADLINE)
+				.build())
 			.build());
 		this.memory = Bytes.pattern(this.arena, SIZE, 7);
 		this.target.register(this.memory);
@@ -262,7 +263,7 @@ class HostileClientTest {
 		// meanwhile a real peer transfers as usual
 		try (NixlAgent peer = NixlAgent.create(AgentConfig.builder("honest-peer-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).build())
 			.build())) {
 			MemorySegment local = Bytes.pattern(this.arena, 4096, 3);
 			peer.register(local);
@@ -439,7 +440,7 @@ class HostileClientTest {
 	private void honestReadSucceeds(long offset) {
 		try (NixlAgent peer = NixlAgent.create(AgentConfig.builder("honest-peer-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).build())
 			.build())) {
 			MemorySegment local = Bytes.pattern(this.arena, 4096, 3);
 			peer.register(local);

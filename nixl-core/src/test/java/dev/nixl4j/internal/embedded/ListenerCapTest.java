@@ -61,10 +61,11 @@ class ListenerCapTest {
 		this.arena = Arena.ofShared();
 		this.driver = EmbeddedDriver.open(AgentConfig.builder("cap-target-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults()
-				.withInProcessCopies(false)
-				.withMaxConnections(MAX_CONNECTIONS)
-				.withHelloTimeout(Duration.ofSeconds(20)))
+			.embedded(EmbeddedOptions.builder()
+				.inProcessCopies(false)
+				.maxConnections(MAX_CONNECTIONS)
+				.helloTimeout(Duration.ofSeconds(20))
+				.build())
 			.build());
 		this.driver.createBackend("EMBEDDED", Map.of());
 		MemorySegment memory = Bytes.pattern(this.arena, 4096, 5);

@@ -65,7 +65,7 @@ class NotificationBackPressureTest {
 	private static NixlAgent tcpAgent(String name) {
 		return NixlAgent.create(AgentConfig.builder(name + "-" + ProcessHandle.current().pid())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withInProcessCopies(false))
+			.embedded(EmbeddedOptions.builder().inProcessCopies(false).build())
 			.build());
 	}
 

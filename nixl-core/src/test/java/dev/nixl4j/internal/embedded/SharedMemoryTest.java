@@ -67,7 +67,7 @@ class SharedMemoryTest {
 			.build();
 		AgentConfig.Builder sameHost = AgentConfig.builder("kv-same-host-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.defaults().withSameHost(true));
+			.embedded(EmbeddedOptions.builder().sameHost(true).build());
 		AgentConfig.Builder parameter = AgentConfig.builder("kv-same-host-parameter-" + System.nanoTime())
 			.engine(Engine.EMBEDDED)
 			.backends(new BackendConfig("EMBEDDED", java.util.Map.of("same_host", "true")));
