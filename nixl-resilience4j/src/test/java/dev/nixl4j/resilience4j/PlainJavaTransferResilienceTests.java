@@ -17,6 +17,7 @@ import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.timelimiter.TimeLimiterConfig;
 import io.github.resilience4j.timelimiter.TimeLimiterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -46,26 +47,26 @@ class PlainJavaTransferResilienceTests {
 			MemorySegment local = Bytes.pattern(arena, SIZE, 0);
 			try (Registration _ = peer.register(remote); Registration _ = agent.register(local)) {
 				agent.loadRemoteMetadata(peer.localMetadata());
-				Transfer read = agent.createTransfer(XferOp.READ, DescriptorList.of(local), DescriptorList.of(remote),
-						"plain-peer", null);
-				Bulkhead permits = bulkhead.bulkhead();
-				assertThat(permits.getName()).isEqualTo(TransferBulkhead.NAME);
-				permits.acquirePermission();
-				BulkheadFullException full = catchThrowableOfType(BulkheadFullException.class, read::post);
-				assertThat(full).hasMessageContaining("'nixl-transfers' is full");
-				assertThat(Bytes.hasPattern(local, 0)).as("the refused READ moved nothing").isTrue();
-				permits.releasePermission();
+				try (Transfer read = agent.createTransfer(XferOp.READ, DescriptorList.of(local),
+						DescriptorList.of(remote), "plain-peer", null)) {
+					Bulkhead permits = bulkhead.bulkhead();
+					assertThat(permits.getName()).isEqualTo(TransferBulkhead.NAME);
+					permits.acquirePermission();
+					BulkheadFullException full = catchThrowableOfType(BulkheadFullException.class, read::post);
+					assertThat(full).hasMessageContaining("'nixl-transfers' is full");
+					assertThat(Bytes.hasPattern(local, 0)).as("the refused READ moved nothing").isTrue();
+					permits.releasePermission();
 
-				read.post();
-				assertThat(timeLimiter.await(read).state()).isEqualTo(TransferState.COMPLETED);
-				assertThat(Bytes.hasPattern(local, 7)).isTrue();
-				assertThat(permits.getMetrics().getAvailableConcurrentCalls()).isEqualTo(1);
-				assertThat(breakers.circuitBreaker("plain-peer").getName()).isEqualTo("nixl-peer-plain-peer");
-				assertThat(breakers.circuitBreaker("plain-peer").getMetrics().getNumberOfSuccessfulCalls())
-					.isEqualTo(1);
-				assertThat(timeLimiter.timeout()).isEqualTo(Duration.ofSeconds(30));
-				assertThat(timeLimiter.timeLimiter().getName()).isEqualTo(TransferTimeLimiter.NAME);
-				read.close();
+					read.post();
+					assertThat(timeLimiter.await(read).state()).isEqualTo(TransferState.COMPLETED);
+					assertThat(Bytes.hasPattern(local, 7)).isTrue();
+					assertThat(permits.getMetrics().getAvailableConcurrentCalls()).isEqualTo(1);
+					assertThat(breakers.circuitBreaker("plain-peer").getName()).isEqualTo("nixl-peer-plain-peer");
+					assertThat(breakers.circuitBreaker("plain-peer").getMetrics().getNumberOfSuccessfulCalls())
+						.isEqualTo(1);
+					assertThat(timeLimiter.timeout()).isEqualTo(Duration.ofSeconds(30));
+					assertThat(timeLimiter.timeLimiter().getName()).isEqualTo(TransferTimeLimiter.NAME);
+				}
 			}
 		}
 	}
@@ -73,9 +74,10 @@ class PlainJavaTransferResilienceTests {
 	@Test
 	void aConfiguredTimeLimiterKeepsItsOwnTimeout() {
 		TimeLimiterRegistry registry = TimeLimiterRegistry.ofDefaults();
-		registry.timeLimiter(TransferTimeLimiter.NAME, registry.getDefaultConfig());
+		registry.timeLimiter(TransferTimeLimiter.NAME,
+				TimeLimiterConfig.custom().timeoutDuration(Duration.ofSeconds(3)).build());
 		assertThat(new TransferTimeLimiter(registry, Duration.ofSeconds(30)).timeout())
-			.isEqualTo(registry.getDefaultConfig().getTimeoutDuration());
+			.isEqualTo(Duration.ofSeconds(3));
 	}
 
 }
