@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 
-import dev.nixl4j.autoconfigure.metrics.NixlKvMetrics;
 import dev.nixl4j.autoconfigure.metrics.NixlMetricsAutoConfiguration;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvIntegrity;
@@ -14,6 +13,7 @@ import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.micrometer.NixlKvMetrics;
 import dev.nixl4j.testsupport.Bytes;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -11,7 +11,6 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import dev.nixl4j.autoconfigure.tracing.NixlKvTracingAutoConfiguration;
-import dev.nixl4j.autoconfigure.tracing.ObservationKvObserver;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvLease;
 import dev.nixl4j.kv.KvObserver;
@@ -20,6 +19,7 @@ import dev.nixl4j.kv.LeaseOutcome;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.micrometer.tracing.ObservationKvObserver;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler.FirstMatchingCompositeObservationHandler;
 import io.micrometer.observation.ObservationRegistry;

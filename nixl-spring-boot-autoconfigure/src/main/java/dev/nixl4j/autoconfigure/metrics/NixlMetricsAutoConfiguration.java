@@ -6,6 +6,11 @@ import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TransferListenerOrder;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvProducer;
+import dev.nixl4j.micrometer.NixlAgentMetrics;
+import dev.nixl4j.micrometer.NixlCompatibleMetrics;
+import dev.nixl4j.micrometer.NixlCompatibleTransfers;
+import dev.nixl4j.micrometer.NixlKvMetrics;
+import dev.nixl4j.micrometer.NixlTransferDurations;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -38,7 +43,7 @@ import org.springframework.core.annotation.Order;
 		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
-@ConditionalOnClass(MeterBinder.class)
+@ConditionalOnClass({ MeterBinder.class, NixlAgentMetrics.class })
 @ConditionalOnBean({ NixlAgent.class, MeterRegistry.class })
 public final class NixlMetricsAutoConfiguration {
 

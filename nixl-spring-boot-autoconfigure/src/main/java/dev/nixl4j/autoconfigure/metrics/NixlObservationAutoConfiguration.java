@@ -4,6 +4,9 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.TransferListenerOrder;
+import dev.nixl4j.micrometer.MetadataObservationConvention;
+import dev.nixl4j.micrometer.ObservationTransferListener;
+import dev.nixl4j.micrometer.TransferObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,7 +26,7 @@ import org.springframework.core.annotation.Order;
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
-@ConditionalOnClass(ObservationRegistry.class)
+@ConditionalOnClass({ ObservationRegistry.class, ObservationTransferListener.class })
 @ConditionalOnBean({ NixlAgent.class, ObservationRegistry.class })
 public final class NixlObservationAutoConfiguration {
 

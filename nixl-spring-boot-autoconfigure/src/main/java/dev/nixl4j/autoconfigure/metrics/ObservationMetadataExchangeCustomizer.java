@@ -2,6 +2,8 @@ package dev.nixl4j.autoconfigure.metrics;
 
 import dev.nixl4j.autoconfigure.MetadataExchangeCustomizer;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.micrometer.MetadataObservationConvention;
+import dev.nixl4j.micrometer.ObservedMetadataExchange;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 

@@ -1,7 +1,7 @@
 /**
- * Micrometer meters and observations of the NIXL agent: transfers, bytes, durations,
- * in-flight and stalled transfers, registered memory, notifications, peers and metadata
- * fetches.
+ * Auto-configuration of nixl-micrometer's meters and observations
+ * ({@code dev.nixl4j.micrometer}): the beans that bind them and the transfer listener
+ * beans that feed them, and the customizer that observes the metadata exchange.
  */
 @NullMarked
 package dev.nixl4j.autoconfigure.metrics;

@@ -1,9 +1,14 @@
 package dev.nixl4j.autoconfigure.resilience;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.autoconfigure.MetadataExchangeCustomizer;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlProperties;
 import dev.nixl4j.autoconfigure.TransferListenerOrder;
+import dev.nixl4j.resilience4j.MetadataExchangeRetry;
+import dev.nixl4j.resilience4j.PeerCircuitBreakers;
+import dev.nixl4j.resilience4j.TransferBulkhead;
+import dev.nixl4j.resilience4j.TransferTimeLimiter;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.retry.RetryRegistry;
@@ -17,13 +22,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 /**
- * Resilience4j around nixl4j, each part present when Resilience4j's registry for it is:
- * the {@value #METADATA_RETRY} retry of metadata fetches ({@link MetadataExchangeRetry}),
- * a circuit breaker per peer ({@link PeerCircuitBreakers}) and the
- * {@value #TRANSFER_BULKHEAD} bulkhead of transfers in flight ({@link TransferBulkhead}),
- * the last two transfer listener beans that the agent applies in the orders
- * {@link TransferListenerOrder#CIRCUIT_BREAKER} and
- * {@link TransferListenerOrder#BULKHEAD}. The {@value #TRANSFER_TIME_LIMITER} time
+ * Resilience4j around nixl4j with nixl-resilience4j's classes, each part present when
+ * Resilience4j's registry for it is: the {@value MetadataExchangeRetry#NAME} retry of
+ * metadata fetches ({@link MetadataExchangeRetry}, applied to the exchange by a
+ * {@link MetadataExchangeCustomizer} bean), a circuit breaker per peer
+ * ({@link PeerCircuitBreakers}) and the {@value TransferBulkhead#NAME} bulkhead of
+ * transfers in flight ({@link TransferBulkhead}), the last two transfer listener beans
+ * that the agent applies in the orders {@link TransferListenerOrder#CIRCUIT_BREAKER} and
+ * {@link TransferListenerOrder#BULKHEAD}. The {@value TransferTimeLimiter#NAME} time
  * limiter is configured by {@link NixlTimeLimiterAutoConfiguration}.
  *
  * <p>
@@ -38,32 +44,11 @@ import org.springframework.core.annotation.Order;
 @ConditionalOnClass(name = "io.github.resilience4j.core.Registry")
 public final class NixlResilienceAutoConfiguration {
 
-	/** Name of the retry of metadata fetches and loads. */
-	public static final String METADATA_RETRY = "nixl-metadata";
-
-	/**
-	 * Name of the circuit breaker configuration
-	 * ({@code resilience4j.circuitbreaker.configs.nixl-peer}) that per-peer breakers are
-	 * created from, when defined.
-	 */
-	public static final String PEER_CIRCUIT_BREAKER_CONFIG = "nixl-peer";
-
-	/**
-	 * Prefix of the per-peer circuit breakers' names, followed by the peer's agent name.
-	 */
-	public static final String PEER_CIRCUIT_BREAKER_PREFIX = "nixl-peer-";
-
-	/** Name of the bulkhead bounding transfers in flight. */
-	public static final String TRANSFER_BULKHEAD = "nixl-transfers";
-
-	/** Name of the time limiter giving the default deadline of waits on transfers. */
-	public static final String TRANSFER_TIME_LIMITER = "nixl-transfer";
-
 	NixlResilienceAutoConfiguration() {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(RetryRegistry.class)
+	@ConditionalOnClass({ RetryRegistry.class, MetadataExchangeRetry.class })
 	@ConditionalOnBean(RetryRegistry.class)
 	static class MetadataRetryConfiguration {
 
@@ -73,10 +58,19 @@ public final class NixlResilienceAutoConfiguration {
 			return new MetadataExchangeRetry(registry);
 		}
 
+		/**
+		 * Wraps the exchange in the retry, whichever bean it is; in the default order, so
+		 * after the observation's customizer: each attempt is observed on its own.
+		 */
+		@Bean
+		MetadataExchangeCustomizer nixlMetadataExchangeRetryCustomizer(MetadataExchangeRetry retry) {
+			return retry::wrap;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(CircuitBreakerRegistry.class)
+	@ConditionalOnClass({ CircuitBreakerRegistry.class, PeerCircuitBreakers.class })
 	@ConditionalOnBean({ CircuitBreakerRegistry.class, NixlAgent.class })
 	static class PeerCircuitBreakerConfiguration {
 
@@ -90,7 +84,7 @@ public final class NixlResilienceAutoConfiguration {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(BulkheadRegistry.class)
+	@ConditionalOnClass({ BulkheadRegistry.class, TransferBulkhead.class })
 	@ConditionalOnBean({ BulkheadRegistry.class, NixlAgent.class })
 	static class TransferBulkheadConfiguration {
 

@@ -3,8 +3,7 @@ package dev.nixl4j.autoconfigure.resilience;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlProperties;
 import dev.nixl4j.autoconfigure.NixlTimeouts;
-import io.github.resilience4j.timelimiter.TimeLimiter;
-import io.github.resilience4j.timelimiter.TimeLimiterConfig;
+import dev.nixl4j.resilience4j.TransferTimeLimiter;
 import io.github.resilience4j.timelimiter.TimeLimiterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -15,10 +14,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link NixlTimeouts} from Resilience4j's
- * {@value NixlResilienceAutoConfiguration#TRANSFER_TIME_LIMITER} time limiter. It runs
- * before {@link NixlAutoConfiguration}, whose bean reads {@code nixl.transfer.timeout}
- * and backs off.
+ * {@link NixlTimeouts} from Resilience4j's {@value TransferTimeLimiter#NAME} time limiter
+ * (nixl-resilience4j's {@link TransferTimeLimiter}). It runs before
+ * {@link NixlAutoConfiguration}, whose bean reads {@code nixl.transfer.timeout} and backs
+ * off.
  *
  * <p>
  * The time limiter is {@code resilience4j.timelimiter.instances.nixl-transfer} when that
@@ -29,7 +28,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(before = NixlAutoConfiguration.class,
 		afterName = "io.github.resilience4j.springboot.timelimiter.autoconfigure.TimeLimiterAutoConfiguration")
-@ConditionalOnClass(TimeLimiterRegistry.class)
+@ConditionalOnClass({ TimeLimiterRegistry.class, TransferTimeLimiter.class })
 @ConditionalOnBean(TimeLimiterRegistry.class)
 @EnableConfigurationProperties(NixlProperties.class)
 public final class NixlTimeLimiterAutoConfiguration {
@@ -40,13 +39,7 @@ public final class NixlTimeLimiterAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	NixlTimeouts nixlTimeouts(TimeLimiterRegistry registry, NixlProperties properties) {
-		String name = NixlResilienceAutoConfiguration.TRANSFER_TIME_LIMITER;
-		TimeLimiter timeLimiter = registry.find(name)
-			.orElseGet(() -> registry.timeLimiter(name,
-					TimeLimiterConfig.from(registry.getDefaultConfig())
-						.timeoutDuration(properties.getTransfer().getTimeout())
-						.build()));
-		return new TimeLimiterNixlTimeouts(timeLimiter);
+		return new TimeLimiterNixlTimeouts(new TransferTimeLimiter(registry, properties.getTransfer().getTimeout()));
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.nixl4j.autoconfigure.tracing;
 
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.kv.KvObserver;
+import dev.nixl4j.micrometer.tracing.ObservationKvObserver;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.propagation.Propagator;
 
@@ -23,7 +24,7 @@ import org.springframework.context.annotation.Bean;
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
 		"org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
 		"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
-@ConditionalOnClass({ ObservationRegistry.class, Propagator.class })
+@ConditionalOnClass({ ObservationRegistry.class, Propagator.class, ObservationKvObserver.class })
 @ConditionalOnBean({ ObservationRegistry.class, Propagator.class })
 public final class NixlKvTracingAutoConfiguration {
 

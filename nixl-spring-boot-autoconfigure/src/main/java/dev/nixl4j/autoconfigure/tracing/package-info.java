@@ -1,7 +1,7 @@
 /**
- * Traces across the KV hand-off: the producer's and the consumer's steps of one request
- * as Micrometer observations, their W3C trace context carried with the lease and the done
- * message through micrometer-tracing's {@code Propagator}.
+ * Auto-configuration of traces across the KV hand-off: nixl-micrometer's
+ * {@code ObservationKvObserver} (in {@code dev.nixl4j.micrometer.tracing}) as the
+ * {@code KvObserver} of the managed KV producer and consumer.
  */
 @NullMarked
 package dev.nixl4j.autoconfigure.tracing;

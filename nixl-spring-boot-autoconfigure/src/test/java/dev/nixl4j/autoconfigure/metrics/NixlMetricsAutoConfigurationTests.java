@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.micrometer.NixlAgentMetrics;
+import dev.nixl4j.micrometer.NixlTransferDurations;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
@@ -199,6 +201,14 @@ class NixlMetricsAutoConfigurationTests {
 	void backsOffWithoutMicrometer() {
 		this.runner.withClassLoader(new FilteredClassLoader(MeterBinder.class))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(NixlAgentMetrics.class));
+	}
+
+	@Test
+	void backsOffWithoutNixlMicrometer() {
+		this.runner.withClassLoader(new FilteredClassLoader("dev.nixl4j.micrometer"))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(NixlAgentMetrics.class)
+				.doesNotHaveBean(NixlTransferDurations.class));
 	}
 
 	@Test

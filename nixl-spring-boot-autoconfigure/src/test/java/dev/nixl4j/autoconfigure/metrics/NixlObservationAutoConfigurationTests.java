@@ -6,6 +6,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.nixl4j.micrometer.DefaultTransferObservationConvention;
+import dev.nixl4j.micrometer.ObservationTransferListener;
+import dev.nixl4j.micrometer.ObservedMetadataExchange;
+import dev.nixl4j.micrometer.TransferObservationConvention;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.NixlAgent;

@@ -6,6 +6,9 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlTimeouts;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.resilience4j.MetadataExchangeRetry;
+import dev.nixl4j.resilience4j.PeerCircuitBreakers;
+import dev.nixl4j.resilience4j.TransferBulkhead;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.retry.Retry;
@@ -154,6 +157,19 @@ class NixlResilienceAutoConfigurationTests {
 			.run(context -> {
 				assertThat(context).hasNotFailed()
 					.hasSingleBean(NixlAgent.class)
+					.doesNotHaveBean(MetadataExchangeRetry.class)
+					.doesNotHaveBean(PeerCircuitBreakers.class)
+					.doesNotHaveBean(TransferBulkhead.class);
+				assertThat(context.getBean(NixlTimeouts.class).transferTimeout()).isEqualTo(Duration.ofSeconds(12));
+			});
+	}
+
+	@Test
+	void backsOffWithoutNixlResilience4j() {
+		this.runner.withClassLoader(new FilteredClassLoader("dev.nixl4j.resilience4j"))
+			.withPropertyValues("nixl.transfer.timeout=12s")
+			.run(context -> {
+				assertThat(context).hasNotFailed()
 					.doesNotHaveBean(MetadataExchangeRetry.class)
 					.doesNotHaveBean(PeerCircuitBreakers.class)
 					.doesNotHaveBean(TransferBulkhead.class);

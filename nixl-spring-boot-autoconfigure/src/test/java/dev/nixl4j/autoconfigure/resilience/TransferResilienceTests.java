@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Map;
 
+import dev.nixl4j.resilience4j.TransferBulkhead;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
