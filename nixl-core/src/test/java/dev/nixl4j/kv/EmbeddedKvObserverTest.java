@@ -71,8 +71,10 @@ class EmbeddedKvObserverTest {
 		track(MetadataPublication.builder(this.exchange, prefill)
 			.document(KvDirectory.HANDLE_DOCUMENT, producerCache.handle().toJson())
 			.build()).publish();
-		KvProducer producer = track(new KvProducer(producerCache, PeerLoader.of(this.exchange)))
-			.observer(new ProducerSteps());
+		KvProducer producer = track(KvProducer.builder(producerCache)
+			.peers(PeerLoader.of(this.exchange))
+			.observer(new ProducerSteps())
+			.build());
 		NixlAgent decode = track(NixlAgent.create(AgentConfig.builder("decode-obs").engine(Engine.EMBEDDED).build()));
 		PagedKvCache consumerCache = track(PagedKvCache.allocate(decode, LAYOUT, "m"));
 		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, decode).build());

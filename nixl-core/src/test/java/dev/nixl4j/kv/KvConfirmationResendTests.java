@@ -93,7 +93,7 @@ public abstract class KvConfirmationResendTests {
 			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
 			.build());
 		publication.publish();
-		KvProducer producer = track(new KvProducer(cache, PeerLoader.of(this.exchange)));
+		KvProducer producer = track(KvProducer.builder(cache).peers(PeerLoader.of(this.exchange)).build());
 		return new Producer(driver, cache, producer);
 	}
 

@@ -78,12 +78,11 @@ public abstract class KvIntegrityTests {
 	}
 
 	private KvProducer producer(PagedKvCache cache, KvIntegrity integrity) {
-		return track(new KvProducer(cache, PeerLoader.of(this.exchange), KvProducer.DEFAULT_PREFIX,
-				KvProducer.DEFAULT_PEER_TIMEOUT, integrity));
+		return track(KvProducer.builder(cache).peers(PeerLoader.of(this.exchange)).integrity(integrity).build());
 	}
 
 	private KvConsumer consumer(PagedKvCache cache, int rank, KvProducer producer) {
-		KvConsumer consumer = new KvConsumer(cache, rank, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(cache).rank(rank).peers(PeerLoader.of(this.exchange)).build();
 		consumer.connect(producer.handle());
 		return consumer;
 	}

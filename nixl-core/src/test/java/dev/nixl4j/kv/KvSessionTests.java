@@ -81,13 +81,25 @@ public abstract class KvSessionTests {
 
 	/** A producer that publishes its metadata and handle, as a worker does at start. */
 	private Producer startProducer(String name, String model) {
+		return startProducer(name, model, false);
+	}
+
+	/**
+	 * A producer that publishes its metadata and handle and, when told, watches its
+	 * consumers' entries.
+	 */
+	private Producer startProducer(String name, String model, boolean watchConsumers) {
 		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine()).build());
 		PagedKvCache cache = PagedKvCache.allocate(agent, LAYOUT, model);
 		MetadataPublication publication = MetadataPublication.builder(this.exchange, agent)
 			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
 			.build();
 		publication.publish();
-		KvProducer producer = new KvProducer(cache, PeerLoader.of(this.exchange));
+		KvProducer.Builder builder = KvProducer.builder(cache).peers(PeerLoader.of(this.exchange));
+		if (watchConsumers) {
+			builder.watchConsumers(this.exchange);
+		}
+		KvProducer producer = builder.build();
 		Producer started = new Producer(agent, cache, publication, producer);
 		track(started);
 		return started;
@@ -302,8 +314,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void theLeasesOfAConsumerThatIsGoneAreReleasedWithoutWaitingForTheirTimeToLive() {
-		Producer producer = startProducer(name("prefill"), "model-a");
-		producer.producer.watchConsumers(this.exchange);
+		Producer producer = startProducer(name("prefill"), "model-a", true);
 		Consumer consumer = startConsumer("model-a");
 		Consumer other = startConsumer("model-a");
 		consumer.publication.publish();

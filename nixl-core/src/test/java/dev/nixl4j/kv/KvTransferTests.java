@@ -134,11 +134,11 @@ public abstract class KvTransferTests {
 	}
 
 	private KvProducer producer(PagedKvCache cache) {
-		return track(new KvProducer(cache, PeerLoader.of(this.exchange)));
+		return track(KvProducer.builder(cache).peers(PeerLoader.of(this.exchange)).build());
 	}
 
 	private KvConsumer consumer(PagedKvCache cache, int rank, KvProducer producer) {
-		KvConsumer consumer = new KvConsumer(cache, rank, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(cache).rank(rank).peers(PeerLoader.of(this.exchange)).build();
 		consumer.connect(producer.handle());
 		return consumer;
 	}
@@ -307,7 +307,7 @@ public abstract class KvTransferTests {
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.exchange)).build();
 		List<Long> posted = postedDescriptors(producerCache.agent());
 		int[] all = range(0, LAYOUT.numBlocks());
 		producerCache.allocator().allocate(LAYOUT.numBlocks());
@@ -413,7 +413,7 @@ public abstract class KvTransferTests {
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT.withNumBlocks(16));
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.exchange)).build();
 		int[] remote = producerCache.allocator().allocate(9);
 		fill(producerCache, remote, 7);
 		consumerCache.allocator().allocate(3);
@@ -631,7 +631,7 @@ public abstract class KvTransferTests {
 		KvConsumer mismatched = consumer(otherShape, 0, producer);
 		int[] otherLocal = otherShape.allocator().allocate(3);
 		assertInvalid(() -> mismatched.pull(params, otherLocal, WAIT), "layout mismatch");
-		KvConsumer unconnected = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer unconnected = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.exchange)).build();
 		assertThatThrownBy(() -> unconnected.pull(params, local, WAIT))
 			.isInstanceOfSatisfying(NixlException.class,
 					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND))
@@ -697,7 +697,7 @@ public abstract class KvTransferTests {
 		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.exchange)).build();
 		String producerName = producerCache.agent().name();
 		// a handle whose regions lie where the producer registered nothing: its READ
 		// cannot be made
@@ -732,12 +732,12 @@ public abstract class KvTransferTests {
 		// is tried again
 		PeerLoader loader = PeerLoader.of(this.exchange);
 		AtomicInteger refusals = new AtomicInteger(2);
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			if (refusals.getAndDecrement() > 0) {
 				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 9);
@@ -771,7 +771,7 @@ public abstract class KvTransferTests {
 		// the producer's answer to the first READ leaves once that pull gave up
 		CountDownLatch answerFirst = new CountDownLatch(1);
 		PeerLoader loader = PeerLoader.of(this.exchange);
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			try {
 				answerFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 			}
@@ -779,7 +779,7 @@ public abstract class KvTransferTests {
 				Thread.currentThread().interrupt();
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 1);
@@ -906,8 +906,10 @@ public abstract class KvTransferTests {
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		Duration patient = Duration.ofMinutes(2);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange), KvMessages.DEFAULT_PREFIX,
-				patient);
+		KvConsumer consumer = KvConsumer.builder(consumerCache)
+			.peers(PeerLoader.of(this.exchange))
+			.peerTimeout(patient)
+			.build();
 		consumer.connect(producer.handle());
 		String producerName = producerCache.agent().name();
 		int[] remote = producerCache.allocator().allocate(4);
@@ -976,12 +978,12 @@ public abstract class KvTransferTests {
 		publish(producerCache, consumerCache);
 		PeerLoader loader = PeerLoader.of(this.exchange);
 		AtomicInteger loads = new AtomicInteger();
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			if (loads.getAndIncrement() == 0) {
 				throw new OutOfMemoryError("injected into the producer's peer loader");
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 7);
@@ -1009,14 +1011,14 @@ public abstract class KvTransferTests {
 		publish(producerCache, consumerCache);
 		PeerLoader loader = PeerLoader.of(this.exchange);
 		AtomicInteger loads = new AtomicInteger();
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			switch (loads.getAndIncrement()) {
 				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
 						"not yet");
 				case 1 -> throw new OutOfMemoryError("injected into the producer's peer loader on a second try");
 				default -> loader.load(agent, peer, timeout);
 			}
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 10);
