@@ -82,8 +82,10 @@ final class KvBenchProducerCommand extends Subcommand {
 		Random random = new Random(42);
 		try (NixlAgent agent = NixlAgent.create(this.agentOptions.config(name));
 				PagedKvCache cache = PagedKvCache.allocate(agent, layout);
-				KvProducer producer = new KvProducer(cache, PeerLoader.preloaded(), KvProducer.DEFAULT_PREFIX,
-						KvProducer.DEFAULT_PEER_TIMEOUT, this.integrity)) {
+				KvProducer producer = KvProducer.builder(cache)
+					.peers(PeerLoader.preloaded())
+					.integrity(this.integrity)
+					.build()) {
 			int[] pool = cache.allocator().allocate(layout.numBlocks());
 			ByteBuffer crcs = ByteBuffer.allocate(layout.descriptorCount() * Long.BYTES);
 			for (int r = 0; r < layout.regionCount(); r++) {

@@ -57,7 +57,7 @@ final class KvBenchPuller {
 	KvBenchPuller(PagedKvCache cache, RemoteCacheHandle producer, ByteBuffer crcs, int blocks, int inFlight,
 			Duration timeout) {
 		this.cache = cache;
-		this.consumer = new KvConsumer(cache, 0, PeerLoader.preloaded());
+		this.consumer = KvConsumer.builder(cache).peers(PeerLoader.preloaded()).build();
 		this.consumer.connect(producer);
 		this.producerName = producer.agentName();
 		this.remote = producer.layout();

@@ -3,80 +3,35 @@ package dev.nixl4j.kv;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.SettingChecks;
-import dev.nixl4j.Transfer;
-import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The decode side of a KV block transfer: it pulls a request's blocks from a producer
- * into its own cache (READ) and waits for blocks a producer pushes (WRITE).
+ * into its own cache (READ) and waits for blocks a producer pushes (WRITE). Built with
+ * {@link #builder}.
  *
  * <p>
- * <b>The session with each producer belongs to the consumer.</b> Built with a
- * {@link KvDirectory} ({@link #builder}), a consumer needs nothing but the lease's
- * {@link KvTransferParams}: on the first pull from a producer it resolves the producer's
- * {@link RemoteCacheHandle} by name, checks that the producer's cache can exchange blocks
- * with its own (layout and model fingerprint, before anything is read), publishes its own
- * metadata (the producer confirms leases with notifications), loads the producer's and
- * prepares the lists. A lease taken by another incarnation of the producer's cache
- * resolves it again; lists of two incarnations are never mixed, and a lease whose
- * producer restarted since fails at once with {@link KvProducerUnavailableException}. A
- * transfer that fails in the backend (the connection dropped) resets the session: this
- * side forgets the producer's metadata and lists and publishes its own again, so that the
- * producer forgets this consumer's too, and the next pull connects anew; a pull whose
- * READ was not posted yet is tried again at once within its deadline, since no byte can
- * have moved. While the producer publishes nothing, pulls fail at once with
- * {@link KvProducerUnavailableException} instead of waiting out their deadline.
- * {@link #sessions()} shows where each session stands. Without a directory, a consumer
- * learns each producer's handle from the application ({@link #connect}).
- *
- * <p>
- * A {@link #pull} returns only once the producer confirmed that it held the blocks when
- * the consumer's notification arrived (see {@link KvProducer}); otherwise it throws
- * {@link KvLeaseLostException} and the data in the local blocks must not be used. A pull
- * that fails for any reason gives the lease back to the producer at once
- * ({@link #release}), so its blocks do not stay out of its pool until the lease expires;
- * a consumer that will not pull a lease it was given (it cannot allocate local blocks,
- * say) calls {@link #release} itself. When no answer came within a short bound after the
- * READ completed ({@link Builder#confirmationResend}), the done message is sent again, so
- * that a lost notification delays the pull by about that bound instead of failing it at
- * its deadline ({@link #confirmationResends()}).
- *
- * <p>
- * With heterogeneous tensor parallelism (the consumer side has {@code k} times the
- * producer's ranks, {@link KvTransferParams#consumerRanks()} {@code = k}), consumer rank
- * {@code r} holds {@code numKvHeads / k} heads and reads slice {@code r % k} of the heads
- * of each producer block; that needs HND order, in which a slice of heads is contiguous.
- *
- * <p>
- * <b>Integrity.</b> The consumer's notification carries the lease's generation digest
- * ({@link KvTransferParams#generation()}), so a producer that handed a block out again
- * answers {@link LeaseConfirmation#STALE} rather than {@code HELD}. When the parameters
- * carry checksums ({@link KvIntegrity#CRC32C}), a pull that the producer confirmed
- * computes the CRC32C of every local block that was written and compares it with the
- * producer's before it returns; a mismatch throws {@link KvIntegrityException} (counted
- * by {@link #integrityFailures()}), and the data must not be used: the caller frees or
- * reuses its local blocks as after any failed pull.
+ * A {@link #pull} returns only once the producer confirmed that its lease held the blocks
+ * when the consumer's done message arrived (and, with {@link KvIntegrity#CRC32C}, the
+ * blocks that landed match the lease's checksums); otherwise it throws and the data in
+ * the local blocks must not be used. With a {@link KvDirectory}, the consumer owns its
+ * session with each producer ({@link #sessions()}): it resolves the producer's
+ * {@link RemoteCacheHandle} by name, checks compatibility before anything is read, and
+ * reconnects after a disconnect; without one, the application gives each producer's
+ * handle ({@link #connect}). The protocol, the session's states, resends of the done
+ * message, heterogeneous tensor parallelism and integrity checks: docs/architecture.md,
+ * section "KV cache".
  *
  * <p>
  * Thread-safe: concurrent pulls of different requests share the sessions and prepared
@@ -85,20 +40,6 @@ import org.jspecify.annotations.Nullable;
 public final class KvConsumer {
 
 	private static final System.Logger logger = System.getLogger(KvConsumer.class.getName());
-
-	/**
-	 * How long a late confirmation is waited for and dropped, so it does not sit in the
-	 * mailbox.
-	 */
-	private static final Duration LATE_ANSWER = Duration.ofMinutes(10);
-
-	/**
-	 * How long answers to repeated done messages are waited for and dropped once the
-	 * producer answered one: it answers each message it gets within about a round trip,
-	 * so a repeat whose answer did not come by then was lost, and the wait ends rather
-	 * than stay among the agent's waiters for {@link #LATE_ANSWER}.
-	 */
-	private static final Duration DUPLICATE_ANSWER = Duration.ofSeconds(30);
 
 	/**
 	 * The most producers a consumer keeps sessions with; past it, sessions of producers
@@ -127,9 +68,6 @@ public final class KvConsumer {
 	 */
 	public static final int MAX_CONFIRMATION_RESENDS = 5;
 
-	/** NIXL's name of the operation that posts a transfer. */
-	private static final String POST_OPERATION = "post_xfer_req";
-
 	private final PagedKvCache cache;
 
 	private final NixlAgent agent;
@@ -150,38 +88,9 @@ public final class KvConsumer {
 
 	private final Map<String, ProducerSession> sessions = new ConcurrentHashMap<>();
 
-	private final AtomicLong integrityFailures = new AtomicLong();
+	private final PullListeners listeners = new PullListeners();
 
-	private final AtomicLong confirmationResends = new AtomicLong();
-
-	private static final KvPullListener[] NO_LISTENERS = {};
-
-	/** Replaced as a whole when a listener is added, so a pull reads it once. */
-	private volatile KvPullListener[] listeners = NO_LISTENERS;
-
-	/**
-	 * Creates a consumer with the default notification prefix and peer timeout.
-	 * @param cache the cache blocks are pulled into
-	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
-	 * @param peers loads the metadata of producers
-	 */
-	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers) {
-		this(cache, rank, peers, KvMessages.DEFAULT_PREFIX, KvProducer.DEFAULT_PEER_TIMEOUT);
-	}
-
-	/**
-	 * Creates a consumer without a directory: it learns producers through
-	 * {@link #connect}.
-	 * @param cache the cache blocks are pulled into
-	 * @param rank this consumer's tensor-parallel rank (0 without tensor parallelism)
-	 * @param peers loads the metadata of producers
-	 * @param prefix the prefix of the protocol's notifications (the producers must use
-	 * the same)
-	 * @param peerTimeout how long loading a producer's metadata may take
-	 */
-	public KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, String prefix, Duration peerTimeout) {
-		this(cache, rank, peers, null, prefix, peerTimeout, DEFAULT_CONFIRMATION_RESEND, KvObserver.NONE);
-	}
+	private final ConfirmedRead reader;
 
 	private KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, @Nullable KvDirectory directory, String prefix,
 			Duration peerTimeout, Duration confirmationResend, KvObserver observer) {
@@ -198,6 +107,7 @@ public final class KvConsumer {
 		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
 		this.confirmationResend = SettingChecks.requireNotNegative(confirmationResend, "confirmationResend");
 		this.observer = Objects.requireNonNull(observer, "observer");
+		this.reader = new ConfirmedRead(cache, prefix, confirmationResend, this.listeners);
 	}
 
 	/**
@@ -270,7 +180,7 @@ public final class KvConsumer {
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long start = System.nanoTime();
 		KvObserver.Pull observed = this.observer.pullStarted(params);
-		KvPullListener[] told = this.listeners;
+		KvPullListener[] told = this.listeners.current();
 		long bytes;
 		try {
 			bytes = pull(params, localBlockIds, start + timeout.toNanos(), observed);
@@ -315,17 +225,8 @@ public final class KvConsumer {
 	 * ({@link KvPullListener}).
 	 * @param listener the listener
 	 */
-	public synchronized void addPullListener(KvPullListener listener) {
-		Objects.requireNonNull(listener, "listener");
-		KvPullListener[] grown = Arrays.copyOf(this.listeners, this.listeners.length + 1);
-		grown[grown.length - 1] = listener;
-		this.listeners = grown;
-	}
-
-	private void reconnected(String producer) {
-		for (KvPullListener listener : this.listeners) {
-			listener.reconnected(producer);
-		}
+	public void addPullListener(KvPullListener listener) {
+		this.listeners.add(listener);
 	}
 
 	private long pull(KvTransferParams params, int[] localBlockIds, long deadline, KvObserver.Pull observed) {
@@ -364,10 +265,10 @@ public final class KvConsumer {
 			// a pull that fails from here on gives it back.
 			int slice = checkRemote(params, remote, remoteIds);
 			try {
-				read(params, remote, localBlockIds, remoteIds, slice, deadline, observed);
+				this.reader.read(params, remote, localBlockIds, remoteIds, slice, deadline, observed);
 				return localBlockIds.length * (long) own.regionCount() * own.blockLength();
 			}
-			catch (NotPosted ex) {
+			catch (ConfirmedRead.NotPosted ex) {
 				NixlException failure = ex.failure;
 				boolean reset = failure.status() == NixlStatus.ERROR_BACKEND
 						&& session.reset(remote, failure.detail(), deadline);
@@ -440,7 +341,7 @@ public final class KvConsumer {
 			}
 		}
 		return this.sessions.computeIfAbsent(producer, name -> new ProducerSession(name, this.cache, this.peers,
-				this.directory, this.peerTimeout, this::reconnected));
+				this.directory, this.peerTimeout, this.listeners::reconnected));
 	}
 
 	/**
@@ -449,7 +350,7 @@ public final class KvConsumer {
 	 * @return the count since this consumer was created
 	 */
 	public long integrityFailures() {
-		return this.integrityFailures.get();
+		return this.reader.integrityFailures();
 	}
 
 	/**
@@ -467,213 +368,7 @@ public final class KvConsumer {
 	 * @return the count since this consumer was created
 	 */
 	public long confirmationResends() {
-		return this.confirmationResends.get();
-	}
-
-	/**
-	 * Compares the CRC32C of each local block with the producer's checksum of the slice
-	 * this rank read.
-	 */
-	private void verify(KvTransferParams params, int[] localBlockIds, int[] remoteIds, int slice) {
-		List<Integer> checksums = params.checksums();
-		if (checksums.isEmpty()) {
-			return;
-		}
-		int n = localBlockIds.length;
-		for (int i = 0; i < n; i++) {
-			if (this.cache.crc32c(localBlockIds[i], 1, 0) != checksums.get(slice * n + i)) {
-				this.integrityFailures.incrementAndGet();
-				throw new KvIntegrityException(this.agent.name(), params.producerAgent(), params.requestId(),
-						remoteIds[i], localBlockIds[i], slice);
-			}
-		}
-	}
-
-	/**
-	 * READs the blocks and waits for the producer's confirmation.
-	 * @throws NotPosted when the READ failed before it was posted: no byte moved
-	 */
-	private void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds,
-			int slice, long deadline, KvObserver.Pull observed) {
-		String producer = params.producerAgent();
-		int ranks = params.consumerRanks();
-		String ackPrefix = KvMessages.ackPrefix(this.prefix, params.requestId(), params.leaseId(), slice);
-		NotificationMatcher ackMatcher = NotificationMatcher.prefix(producer, ackPrefix);
-		CompletableFuture<Notification> ack = this.agent.expectNotification(ackMatcher, remaining(deadline));
-		// names this READ, so that the producer tells a repeat of its done message from
-		// the done message of another READ of the lease
-		long read = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
-		byte[] done = KvMessages.done(this.prefix, params.requestId(), params.leaseId(), slice, params.generation(),
-				read, observed.traceContext());
-		boolean posted = false;
-		KvObserver.Step reading = observed.read();
-		try (Transfer transfer = this.cache.createBlockTransfer(XferOp.READ, localBlockIds, remote, ranks, slice,
-				remoteIds, done)) {
-			posted = !failedToPost(transfer.post());
-			transfer.await(remaining(deadline));
-		}
-		catch (NixlException ex) {
-			reading.end(null, ex);
-			// a READ given up while in flight may still land, and be answered
-			boolean mayLand = posted && (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.CANCELLED);
-			giveUpAnswer(ackMatcher, ack, mayLand);
-			// The READ itself failed (the producer's connection dropped, say): no lease
-			// expired.
-			NixlException failure = new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
-					"reading the blocks of request '" + params.requestId() + "' from producer '" + producer
-							+ "' failed: " + ex.getMessage(),
-					ex, ex.retryable() || ex.status() == NixlStatus.ERROR_BACKEND);
-			if (!posted) {
-				throw new NotPosted(failure);
-			}
-			throw failure;
-		}
-		catch (RuntimeException ex) {
-			reading.end(null, ex);
-			giveUpAnswer(ackMatcher, ack, posted);
-			throw ex;
-		}
-		long landed = System.nanoTime();
-		reading.end(null, null);
-		KvObserver.Step confirming = observed.confirmation();
-		Resent resent = awaitAnswer(producer, ack, done, deadline);
-		Notification answer = resent.answer();
-		LeaseConfirmation confirmation = (answer != null) ? KvMessages.parseAck(ackPrefix, answer.text()) : null;
-		confirming.end(confirmation, resent.failure());
-		if (answer == null) {
-			// The READ landed, so the producer may still answer each done message sent:
-			// take those answers when they come.
-			dropLateAnswers(ackMatcher, 1 + resent.resends(), LATE_ANSWER);
-			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), null,
-					"no confirmation of the lease of request '" + params.requestId() + "' (lease " + params.leaseId()
-							+ ") came in time: the blocks read must not be used",
-					resent.failure());
-		}
-		long answered = System.nanoTime() - landed;
-		for (KvPullListener listener : this.listeners) {
-			listener.confirmed(producer, answered);
-		}
-		// each done message repeated may be answered too: those answers are dropped
-		dropLateAnswers(ackMatcher, resent.resends(), DUPLICATE_ANSWER);
-		if (confirmation != LeaseConfirmation.HELD) {
-			LeaseConfirmation refused = (confirmation != null) ? confirmation : LeaseConfirmation.UNKNOWN;
-			throw new KvLeaseLostException(this.agent.name(), producer, params.requestId(), refused,
-					"the producer answered " + refused + " for request '" + params.requestId() + "' (lease "
-							+ params.leaseId() + "): its blocks may have been reused, the data read must not be used",
-					null);
-		}
-		verify(params, localBlockIds, remoteIds, slice);
-	}
-
-	/**
-	 * Waits for the producer's answer to a READ that completed. When none came within the
-	 * resend bound, the done message is sent again on its own (the READ's notification or
-	 * the answer may have been lost; the producer answers a repeat as it answered the
-	 * first), and again after each further bound, doubled, up to
-	 * {@link #MAX_CONFIRMATION_RESENDS} times, until the answer comes or the deadline
-	 * passes.
-	 * @return the answer, or why none came by the deadline
-	 */
-	private Resent awaitAnswer(String producer, CompletableFuture<Notification> ack, byte[] done, long deadline) {
-		long bound = this.confirmationResend.toNanos();
-		int resends = 0;
-		while (bound > 0 && resends < MAX_CONFIRMATION_RESENDS) {
-			long left = deadline - System.nanoTime();
-			if (left <= bound) {
-				break;
-			}
-			try {
-				return new Resent(ack.get(bound, TimeUnit.NANOSECONDS), null, resends);
-			}
-			catch (TimeoutException ex) {
-				resends++;
-				resend(producer, done);
-				bound = Math.min(bound * 2, Long.MAX_VALUE / 4);
-			}
-			catch (ExecutionException ex) {
-				return new Resent(null, ex.getCause(), resends);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				ack.cancel(false);
-				return new Resent(null, ex, resends);
-			}
-		}
-		try {
-			return new Resent(ack.join(), null, resends);
-		}
-		catch (CompletionException ex) {
-			return new Resent(null, ex.getCause(), resends);
-		}
-	}
-
-	/**
-	 * Sends a done message again on its own. Counted even when the send fails: the wait
-	 * for the answer goes on until the deadline whatever the send did.
-	 */
-	private void resend(String producer, byte[] done) {
-		this.confirmationResends.incrementAndGet();
-		try {
-			this.agent.sendNotification(producer, done);
-		}
-		catch (RuntimeException ex) {
-			logger.log(System.Logger.Level.DEBUG, "Could not repeat a done message to ''{0}'': {1}", producer,
-					ex.getMessage());
-		}
-	}
-
-	/**
-	 * Waits for up to {@code count} answers that may still come, one after the other, and
-	 * drops them, so that none sits in the mailbox. One wait at a time per pull: the next
-	 * starts when the previous took an answer, and none after one waited {@code wait} in
-	 * vain.
-	 */
-	private void dropLateAnswers(NotificationMatcher ackMatcher, int count, Duration wait) {
-		if (count <= 0) {
-			return;
-		}
-		try {
-			this.agent.expectNotification(ackMatcher, wait).thenRun(() -> dropLateAnswers(ackMatcher, count - 1, wait));
-		}
-		catch (RuntimeException ex) {
-			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
-		}
-	}
-
-	/**
-	 * The answer to a READ (or why none came) and how many times its done message was
-	 * sent again.
-	 */
-	private record Resent(@Nullable Notification answer, @Nullable Throwable failure, int resends) {
-	}
-
-	/**
-	 * Whether the engine refused to post a transfer: it failed in {@code post_xfer_req},
-	 * so that nothing was transferred and no notification sent.
-	 */
-	private static boolean failedToPost(CompletableFuture<Transfer> completion) {
-		return completion.state() == Future.State.FAILED && completion.exceptionNow() instanceof NixlException ex
-				&& POST_OPERATION.equals(ex.operation());
-	}
-
-	/**
-	 * Stops waiting for the confirmation of a READ that failed on this side. When the
-	 * READ may still land, the producer may answer it later: that answer is waited for
-	 * and dropped, so it does not sit in the mailbox, where a retried pull of the same
-	 * lease would take it for the answer to its own READ.
-	 */
-	private void giveUpAnswer(NotificationMatcher ackMatcher, CompletableFuture<Notification> ack, boolean mayLand) {
-		ack.cancel(false);
-		if (!mayLand || !ack.isCompletedExceptionally()) {
-			// the answer came already, and was taken by the wait
-			return;
-		}
-		try {
-			this.agent.expectNotification(ackMatcher, LATE_ANSWER);
-		}
-		catch (RuntimeException ex) {
-			logger.log(System.Logger.Level.DEBUG, "Cannot wait for a late confirmation: {0}", ex.getMessage());
-		}
+		return this.reader.confirmationResends();
 	}
 
 	/**
@@ -751,28 +446,8 @@ public final class KvConsumer {
 		}
 	}
 
-	private static Duration remaining(long deadline) {
-		return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
-	}
-
 	private NixlException invalid(String producer, String detail) {
 		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_pull", this.agent.name(), producer, detail);
-	}
-
-	/**
-	 * A READ that failed before it was posted, so that no byte moved.
-	 */
-	private static final class NotPosted extends RuntimeException {
-
-		private static final long serialVersionUID = 1L;
-
-		private final transient NixlException failure;
-
-		NotPosted(NixlException failure) {
-			super(failure.getMessage(), failure, false, false);
-			this.failure = failure;
-		}
-
 	}
 
 	/**

@@ -6,29 +6,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The notification messages of the KV protocol, all UTF-8 and starting with a
- * configurable prefix:
- * <ul>
- * <li>{@code <prefix>done:<requestId>:<leaseId>:<rank>[:<generation>][:r<read>][:t<traceparent>]}:
- * carried by a consumer's READ, so the producer gets it only after the data landed, and
- * sent again on its own when no answer came (the same message, after the READ completed);
- * the generation digest of the lease ({@link KvTransferParams#generation()}, 1 to 16
- * lower-case hex digits, unsigned) is left out when the parameters carry none, and a
- * message without it (as consumers before it sent) is read as "no generation given"; the
- * read id ({@code r} and 1 to 16 lower-case hex digits, not zero) names the READ, so that
- * a repeat is told from another READ of the same lease, and is left out by consumers that
- * never repeat; the W3C {@code traceparent} of the consumer's pull ({@code t} and
- * {@value KvTraceContext#TRACEPARENT_LENGTH} characters) is there only when the consumer
- * observes its pulls with a trace context ({@link KvObserver}), and a malformed one is
- * dropped without dropping the message; producers before it do not know the field and
- * ignore the whole message as malformed, so producers are upgraded before their consumers
- * trace;</li>
- * <li>{@code <prefix>ack:<requestId>:<leaseId>:<rank>:HELD|EXPIRED|RELEASED|UNKNOWN|STALE}:
- * the producer's answer, sent on its own;</li>
- * <li>{@code <prefix>release:<requestId>:<leaseId>:<rank>}: a consumer that will not
- * finish its pull gives the lease back, sent on its own;</li>
- * <li>{@code <prefix>push:<requestId>}: carried by a producer's WRITE.</li>
- * </ul>
- * Request ids therefore may not contain {@code ':'}.
+ * configurable prefix: {@code done} (with a consumer's READ, and again on its own),
+ * {@code ack} (the producer's answer), {@code release} (a consumer gives a lease back)
+ * and {@code push} (with a producer's WRITE). Their fields and who sends what when:
+ * docs/architecture.md, section "KV cache", "Messages". Request ids therefore may not
+ * contain {@code ':'}.
  */
 final class KvMessages {
 

@@ -1,22 +1,19 @@
 package dev.nixl4j.kv;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.testsupport.Bytes;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,40 +42,31 @@ class EmbeddedKvObserverTest {
 		.headDim(8)
 		.build();
 
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+	@RegisterExtension
+	final KvFixture kv = new KvFixture(() -> Engine.EMBEDDED);
 
 	private final Queue<String> steps = new ConcurrentLinkedQueue<>();
 
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-		this.exchange.close();
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
-
 	@Test
 	void theLeasesContextReachesThePullAndThePullsReachesTheProducersAnswer() {
-		NixlAgent prefill = track(NixlAgent.create(AgentConfig.builder("prefill-obs").engine(Engine.EMBEDDED).build()));
-		PagedKvCache producerCache = track(PagedKvCache.allocate(prefill, LAYOUT, "m"));
-		track(MetadataPublication.builder(this.exchange, prefill)
-			.document(KvDirectory.HANDLE_DOCUMENT, producerCache.handle().toJson())
-			.build()).publish();
-		KvProducer producer = track(new KvProducer(producerCache, PeerLoader.of(this.exchange)))
-			.observer(new ProducerSteps());
-		NixlAgent decode = track(NixlAgent.create(AgentConfig.builder("decode-obs").engine(Engine.EMBEDDED).build()));
-		PagedKvCache consumerCache = track(PagedKvCache.allocate(decode, LAYOUT, "m"));
-		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, decode).build());
+		NixlAgent prefill = this.kv.track(NixlAgent.create(this.kv.config("prefill-obs").build()));
+		PagedKvCache producerCache = this.kv.track(PagedKvCache.allocate(prefill, LAYOUT, "m"));
+		this.kv
+			.track(MetadataPublication.builder(this.kv.exchange(), prefill)
+				.document(KvDirectory.HANDLE_DOCUMENT, producerCache.handle().toJson())
+				.build())
+			.publish();
+		KvProducer producer = this.kv.track(KvProducer.builder(producerCache)
+			.peers(PeerLoader.of(this.kv.exchange()))
+			.observer(new ProducerSteps())
+			.build());
+		NixlAgent decode = this.kv.track(NixlAgent.create(this.kv.config("decode-obs").build()));
+		PagedKvCache consumerCache = this.kv.track(PagedKvCache.allocate(decode, LAYOUT, "m"));
+		MetadataPublication publication = this.kv
+			.track(MetadataPublication.builder(this.kv.exchange(), decode).build());
 		KvConsumer consumer = KvConsumer.builder(consumerCache)
-			.peers(PeerLoader.of(this.exchange))
-			.directory(KvDirectory.of(this.exchange, publication))
+			.peers(PeerLoader.of(this.kv.exchange()))
+			.directory(KvDirectory.of(this.kv.exchange(), publication))
 			.observer(new ConsumerSteps())
 			.build();
 

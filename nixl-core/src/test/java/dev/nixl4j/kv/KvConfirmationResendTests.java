@@ -6,21 +6,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
-import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.testsupport.FaultInjectingDriver;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,8 +44,6 @@ public abstract class KvConfirmationResendTests {
 
 	private static final String PREFIX = KvMessages.DEFAULT_PREFIX;
 
-	private static final AtomicInteger ids = new AtomicInteger();
-
 	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
 		.layers(2)
 		.blocks(32)
@@ -57,9 +52,8 @@ public abstract class KvConfirmationResendTests {
 		.headDim(8)
 		.build();
 
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+	@RegisterExtension
+	final KvFixture kv = new KvFixture(this::engine);
 
 	/**
 	 * Returns the engine under test.
@@ -67,49 +61,24 @@ public abstract class KvConfirmationResendTests {
 	 */
 	protected abstract Engine engine();
 
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-		this.exchange.close();
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
-
-	private static String name(String role) {
-		return role + "-" + ids.incrementAndGet();
-	}
-
 	private Producer startProducer() {
-		AgentConfig config = AgentConfig.builder(name("prefill")).engine(engine()).build();
-		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
-		NixlAgent agent = track(driver.agent(config));
-		PagedKvCache cache = track(PagedKvCache.allocate(agent, LAYOUT, "model-a"));
-		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, agent)
-			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
-			.build());
-		publication.publish();
-		KvProducer producer = track(new KvProducer(cache, PeerLoader.of(this.exchange)));
-		return new Producer(driver, cache, producer);
+		KvFixture.FaultInjectingAgent prefill = this.kv.faultInjectingAgent("prefill");
+		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(prefill.agent(), LAYOUT, "model-a"));
+		this.kv.publication(prefill.agent(), cache).publish();
+		return new Producer(prefill.driver(), cache, this.kv.producer(cache));
 	}
 
 	private Consumer startConsumer(Duration resend) {
-		AgentConfig config = AgentConfig.builder(name("decode")).engine(engine()).build();
-		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
-		NixlAgent agent = track(driver.agent(config));
-		PagedKvCache cache = track(PagedKvCache.allocate(agent, LAYOUT, "model-a"));
-		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, agent).build());
+		KvFixture.FaultInjectingAgent decode = this.kv.faultInjectingAgent("decode");
+		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(decode.agent(), LAYOUT, "model-a"));
+		MetadataPublication publication = this.kv.publication(decode.agent(), null);
 		KvConsumer consumer = KvConsumer.builder(cache)
-			.peers(PeerLoader.of(this.exchange))
-			.directory(KvDirectory.of(this.exchange, publication))
+			.peers(PeerLoader.of(this.kv.exchange()))
+			.directory(KvDirectory.of(this.kv.exchange(), publication))
 			.peerTimeout(WAIT)
 			.confirmationResend(resend)
 			.build();
-		return new Consumer(driver, cache, consumer);
+		return new Consumer(decode.driver(), cache, consumer);
 	}
 
 	/** Leases freshly filled blocks of the producer under a request. */

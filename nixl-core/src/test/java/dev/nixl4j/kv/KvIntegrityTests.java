@@ -3,19 +3,14 @@ package dev.nixl4j.kv;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.nixl4j.NixlAgent;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlStatus;
-import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.testsupport.Bytes;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,8 +30,6 @@ public abstract class KvIntegrityTests {
 
 	private static final Duration LONG_LEASE = Duration.ofMinutes(5);
 
-	private static final AtomicInteger ids = new AtomicInteger();
-
 	/** 3 layers, K and V, 32 blocks of 16 tokens x 4 heads x 8 elements x 2 bytes. */
 	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
 		.layers(3)
@@ -46,46 +39,29 @@ public abstract class KvIntegrityTests {
 		.headDim(8)
 		.build();
 
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+	@RegisterExtension
+	final KvFixture kv = new KvFixture(this::engine);
 
 	/**
-	 * Creates an agent of the engine under test.
-	 * @param name the agent name
-	 * @return the agent
+	 * Returns the engine under test.
+	 * @return the engine
 	 */
-	protected abstract NixlAgent newAgent(String name);
+	protected abstract Engine engine();
 
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-		this.exchange.close();
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
-
-	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout) {
-		String name = role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
-		PagedKvCache cache = track(PagedKvCache.allocate(track(newAgent(name)), layout));
-		this.exchange.publish(cache.agent());
+	/** A cache with its own agent, published. */
+	private PagedKvCache cache(String role, KvCacheLayout layout) {
+		PagedKvCache cache = this.kv.cache(role, layout, (config) -> {
+		});
+		this.kv.publish(cache);
 		return cache;
 	}
 
 	private KvProducer producer(PagedKvCache cache, KvIntegrity integrity) {
-		return track(new KvProducer(cache, PeerLoader.of(this.exchange), KvProducer.DEFAULT_PREFIX,
-				KvProducer.DEFAULT_PEER_TIMEOUT, integrity));
+		return this.kv.producer(cache, (builder) -> builder.integrity(integrity));
 	}
 
 	private KvConsumer consumer(PagedKvCache cache, int rank, KvProducer producer) {
-		KvConsumer consumer = new KvConsumer(cache, rank, PeerLoader.of(this.exchange));
-		consumer.connect(producer.handle());
-		return consumer;
+		return this.kv.consumer(cache, rank, producer);
 	}
 
 	private static long seed(int region, int block, long generation) {
@@ -111,9 +87,9 @@ public abstract class KvIntegrityTests {
 	}
 
 	@Test
-	void aBlockWrittenToAfterTheLeaseFailsTheCrc32cPullNamingItAndIsCounted(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aBlockWrittenToAfterTheLeaseFailsTheCrc32cPullNamingItAndIsCounted() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.CRC32C);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(6);
@@ -140,9 +116,9 @@ public abstract class KvIntegrityTests {
 	}
 
 	@Test
-	void aBlockHandedOutAgainWhileLeasedIsAnsweredStaleAndLeftToItsNewOwner(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aBlockHandedOutAgainWhileLeasedIsAnsweredStaleAndLeftToItsNewOwner() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.GENERATION);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(4);
@@ -171,9 +147,9 @@ public abstract class KvIntegrityTests {
 	}
 
 	@Test
-	void aPullWithTheParametersOfALeaseWhoseBlocksWereLeasedAgainIsNotHeld(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aPullWithTheParametersOfALeaseWhoseBlocksWereLeasedAgainIsNotHeld() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.GENERATION);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(3);
@@ -202,9 +178,9 @@ public abstract class KvIntegrityTests {
 	}
 
 	@Test
-	void aConsumerThatReportsAnotherGenerationIsAnsweredStale(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aConsumerThatReportsAnotherGenerationIsAnsweredStale() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.GENERATION);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(2);
@@ -224,8 +200,8 @@ public abstract class KvIntegrityTests {
 
 	@ParameterizedTest
 	@ValueSource(ints = { 1, 2 })
-	void honestCrc32cPullsPassEveryCheckForEveryConsumerRanksSlice(int ranks, TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+	void honestCrc32cPullsPassEveryCheckForEveryConsumerRanksSlice(int ranks) {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.CRC32C);
 		int[] remote = producerCache.allocator().allocate(5);
 		fill(producerCache, remote, 7);
@@ -237,7 +213,7 @@ public abstract class KvIntegrityTests {
 		long headBytes = (long) LAYOUT.blockSize() * LAYOUT.headDim() * LAYOUT.dtypeSize();
 
 		for (int r = 0; r < ranks; r++) {
-			PagedKvCache cache = cache("decode" + r, info, LAYOUT.headSlice(ranks).withNumBlocks(12));
+			PagedKvCache cache = cache("decode" + r, LAYOUT.headSlice(ranks).withNumBlocks(12));
 			KvConsumer consumer = consumer(cache, r, producer);
 			int[] local = cache.allocator().allocate(5);
 
@@ -264,9 +240,9 @@ public abstract class KvIntegrityTests {
 
 	@ParameterizedTest
 	@EnumSource(KvIntegrity.class)
-	void eachIntegrityCarriesItsOwnDataAndHonestPullsMoveEveryByte(KvIntegrity integrity, TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void eachIntegrityCarriesItsOwnDataAndHonestPullsMoveEveryByte(KvIntegrity integrity) {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, integrity);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = { 9, 3, 4, 5, 20 };
@@ -284,9 +260,9 @@ public abstract class KvIntegrityTests {
 	}
 
 	@Test
-	void parametersWithoutIntegrityDataArePulledWithTheOldDoneMessage(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void parametersWithoutIntegrityDataArePulledWithTheOldDoneMessage() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		KvProducer producer = producer(producerCache, KvIntegrity.GENERATION);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);

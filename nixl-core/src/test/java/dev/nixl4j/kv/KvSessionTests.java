@@ -5,22 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.FaultInjectingDriver;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -42,8 +39,6 @@ public abstract class KvSessionTests {
 	/** The native status code of a failure in the backend ({@code NIXL_ERR_BACKEND}). */
 	private static final int ERR_BACKEND = -2;
 
-	private static final AtomicInteger ids = new AtomicInteger();
-
 	private static final KvCacheLayout LAYOUT = KvCacheLayout.builder()
 		.layers(2)
 		.blocks(32)
@@ -52,9 +47,8 @@ public abstract class KvSessionTests {
 		.headDim(8)
 		.build();
 
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+	@RegisterExtension
+	final KvFixture kv = new KvFixture(this::engine);
 
 	/**
 	 * Returns the engine under test.
@@ -62,49 +56,43 @@ public abstract class KvSessionTests {
 	 */
 	protected abstract Engine engine();
 
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-		this.exchange.close();
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
-
-	private static String name(String role) {
-		return role + "-" + ids.incrementAndGet();
-	}
-
 	/** A producer that publishes its metadata and handle, as a worker does at start. */
 	private Producer startProducer(String name, String model) {
-		NixlAgent agent = NixlAgent.create(AgentConfig.builder(name).engine(engine()).build());
+		return startProducer(name, model, false);
+	}
+
+	/**
+	 * A producer that publishes its metadata and handle and, when told, watches its
+	 * consumers' entries.
+	 */
+	private Producer startProducer(String name, String model, boolean watchConsumers) {
+		NixlAgent agent = NixlAgent.create(this.kv.config(name).build());
 		PagedKvCache cache = PagedKvCache.allocate(agent, LAYOUT, model);
-		MetadataPublication publication = MetadataPublication.builder(this.exchange, agent)
+		MetadataPublication publication = MetadataPublication.builder(this.kv.exchange(), agent)
 			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
 			.build();
 		publication.publish();
-		KvProducer producer = new KvProducer(cache, PeerLoader.of(this.exchange));
+		KvProducer.Builder builder = KvProducer.builder(cache).peers(PeerLoader.of(this.kv.exchange()));
+		if (watchConsumers) {
+			builder.watchConsumers(this.kv.exchange());
+		}
+		KvProducer producer = builder.build();
 		Producer started = new Producer(agent, cache, publication, producer);
-		track(started);
+		this.kv.track(started);
 		return started;
 	}
 
 	private Consumer startConsumer(String model) {
-		AgentConfig config = AgentConfig.builder(name("decode")).engine(engine()).build();
-		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
-		NixlAgent agent = track(driver.agent(config));
-		PagedKvCache cache = track(PagedKvCache.allocate(agent, LAYOUT, model));
-		MetadataPublication publication = track(MetadataPublication.builder(this.exchange, agent).build());
+		KvFixture.FaultInjectingAgent decode = this.kv.faultInjectingAgent("decode");
+		NixlAgent agent = decode.agent();
+		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(agent, LAYOUT, model));
+		MetadataPublication publication = this.kv.publication(agent, null);
 		KvConsumer consumer = KvConsumer.builder(cache)
-			.peers(PeerLoader.of(this.exchange))
-			.directory(KvDirectory.of(this.exchange, publication))
+			.peers(PeerLoader.of(this.kv.exchange()))
+			.directory(KvDirectory.of(this.kv.exchange(), publication))
 			.peerTimeout(WAIT)
 			.build();
-		return new Consumer(driver, cache, publication, consumer);
+		return new Consumer(decode.driver(), cache, publication, consumer);
 	}
 
 	/** Leases freshly filled blocks of the producer under a request. */
@@ -149,7 +137,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aPullNeedsOnlyTheLeaseParameters() {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-a");
 		KvLease lease = lease(producer, "req-1", 3, 1);
 
@@ -167,7 +155,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aProducerOfAnotherModelIsRefusedBeforeAnythingIsReadAndItsLeaseGivenBack() {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-b");
 		KvLease lease = lease(producer, "req-1", 2, 1);
 		int[] local = consumer.cache.allocator().allocate(2);
@@ -188,14 +176,14 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aRestartedProducerIsPickedUpAndTheOldIncarnationsLeaseFailsAtOnce() throws Exception {
-		String name = name("prefill");
+		String name = this.kv.name("prefill");
 		Producer first = startProducer(name, "model-a");
 		Consumer consumer = startConsumer("model-a");
 		pullAndCheck(consumer, lease(first, "req-1", 2, 1), 1);
 		KvLease stale = lease(first, "req-2", 2, 2);
 		String oldIncarnation = first.cache.handle().incarnation();
 		first.close();
-		this.resources.remove(first);
+		this.kv.forget(first);
 
 		Producer second = startProducer(name, "model-a");
 		int[] local = consumer.cache.allocator().allocate(2);
@@ -214,7 +202,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aProducerThatIsGoneFailsPullsAtOnceAndIsPickedUpWhenItIsBack() {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-a");
 		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
 		KvLease lease = lease(producer, "req-2", 2, 2);
@@ -244,7 +232,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aPostRefusedByTheBackendResetsTheSessionAndIsTriedAgainWithinThePull() {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-a");
 		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
 		long published = consumer.publication.publications();
@@ -263,7 +251,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void aTransferLostInFlightFailsThePullAndTheNextPullConnectsAnew() {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-a");
 		pullAndCheck(consumer, lease(producer, "req-1", 2, 1), 1);
 		consumer.driver.loseTransfers(ERR_BACKEND, 1);
@@ -286,7 +274,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void concurrentPullsOfOneProducerShareOneResolution() throws Exception {
-		Producer producer = startProducer(name("prefill"), "model-a");
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a");
 		Consumer consumer = startConsumer("model-a");
 		List<CompletableFuture<Void>> pulls = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
@@ -302,8 +290,7 @@ public abstract class KvSessionTests {
 
 	@Test
 	void theLeasesOfAConsumerThatIsGoneAreReleasedWithoutWaitingForTheirTimeToLive() {
-		Producer producer = startProducer(name("prefill"), "model-a");
-		producer.producer.watchConsumers(this.exchange);
+		Producer producer = startProducer(this.kv.name("prefill"), "model-a", true);
 		Consumer consumer = startConsumer("model-a");
 		Consumer other = startConsumer("model-a");
 		consumer.publication.publish();

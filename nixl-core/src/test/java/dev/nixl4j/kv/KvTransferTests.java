@@ -22,7 +22,7 @@ import java.util.logging.Logger;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Drain;
 import dev.nixl4j.DrainResult;
-import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -30,14 +30,13 @@ import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
-import dev.nixl4j.testsupport.FaultInjectingDriver;
+import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.Eventually;
-import dev.nixl4j.metadata.InMemoryMetadataExchange;
+import dev.nixl4j.testsupport.FaultInjectingDriver;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -58,8 +57,6 @@ public abstract class KvTransferTests {
 
 	private static final Duration LONG_LEASE = Duration.ofMinutes(5);
 
-	private static final AtomicInteger ids = new AtomicInteger();
-
 	/**
 	 * 4 layers, K and V, 64 blocks of 16 tokens x 4 heads x 8 elements x 2 bytes (1 KiB
 	 * per block).
@@ -72,41 +69,22 @@ public abstract class KvTransferTests {
 		.headDim(8)
 		.build();
 
-	private final List<AutoCloseable> resources = new ArrayList<>();
-
-	private final InMemoryMetadataExchange exchange = new InMemoryMetadataExchange();
+	@RegisterExtension
+	final KvFixture kv = new KvFixture(this::engine);
 
 	/**
-	 * Creates an agent of the engine under test.
-	 * @param name the agent name
-	 * @param customizer changes to the default configuration
-	 * @return the agent
+	 * Returns the engine under test.
+	 * @return the engine
 	 */
-	protected abstract NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer);
+	protected abstract Engine engine();
 
-	@AfterEach
-	void closeResources() throws Exception {
-		for (int i = this.resources.size() - 1; i >= 0; i--) {
-			this.resources.get(i).close();
-		}
-		this.exchange.close();
-	}
-
-	private <T extends AutoCloseable> T track(T resource) {
-		this.resources.add(resource);
-		return resource;
-	}
-
-	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout) {
-		return cache(role, info, layout, builder -> {
+	private PagedKvCache cache(String role, KvCacheLayout layout) {
+		return this.kv.cache(role, layout, (builder) -> {
 		});
 	}
 
-	private PagedKvCache cache(String role, TestInfo info, KvCacheLayout layout,
-			Consumer<AgentConfig.Builder> customizer) {
-		String name = role + "-" + info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + ids.incrementAndGet();
-		NixlAgent agent = track(newAgent(name, customizer));
-		return track(PagedKvCache.allocate(agent, layout));
+	private PagedKvCache cache(String role, KvCacheLayout layout, Consumer<AgentConfig.Builder> customizer) {
+		return this.kv.cache(role, layout, customizer);
 	}
 
 	/**
@@ -128,19 +106,15 @@ public abstract class KvTransferTests {
 	}
 
 	private void publish(PagedKvCache... caches) {
-		for (PagedKvCache cache : caches) {
-			this.exchange.publish(cache.agent());
-		}
+		this.kv.publish(caches);
 	}
 
 	private KvProducer producer(PagedKvCache cache) {
-		return track(new KvProducer(cache, PeerLoader.of(this.exchange)));
+		return this.kv.producer(cache);
 	}
 
 	private KvConsumer consumer(PagedKvCache cache, int rank, KvProducer producer) {
-		KvConsumer consumer = new KvConsumer(cache, rank, PeerLoader.of(this.exchange));
-		consumer.connect(producer.handle());
-		return consumer;
+		return this.kv.consumer(cache, rank, producer);
 	}
 
 	static long seed(int region, int block, long generation) {
@@ -180,11 +154,11 @@ public abstract class KvTransferTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "split-HND", "joint-NHD" })
-	void pullsMoveRandomBlockSetsOfEveryLayerByteForByte(String shape, TestInfo info) {
+	void pullsMoveRandomBlockSetsOfEveryLayerByteForByte(String shape) {
 		KvCacheLayout layout = shape.equals("split-HND") ? LAYOUT
 				: new KvCacheLayout(3, false, 48, 16, 2, 8, 2, KvBlockOrder.NHD);
-		PagedKvCache producerCache = cache("prefill", info, layout);
-		PagedKvCache consumerCache = cache("decode", info, layout.withNumBlocks(40));
+		PagedKvCache producerCache = cache("prefill", layout);
+		PagedKvCache consumerCache = cache("decode", layout.withNumBlocks(40));
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -267,10 +241,9 @@ public abstract class KvTransferTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "contiguous", "scattered", "mixed" })
-	void pullsOfContiguousScatteredAndMixedRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape,
-			TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT, builder -> builder.telemetry(true));
+	void pullsOfContiguousScatteredAndMixedRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape) {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT, builder -> builder.telemetry(true));
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -302,12 +275,12 @@ public abstract class KvTransferTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "contiguous", "mixed" })
-	void pushesOfRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape, TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT, builder -> builder.telemetry(true));
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void pushesOfRunsMoveEveryByteWithOneDescriptorPerRunAndRegion(String shape) {
+		PagedKvCache producerCache = cache("prefill", LAYOUT, builder -> builder.telemetry(true));
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.kv.exchange())).build();
 		List<Long> posted = postedDescriptors(producerCache.agent());
 		int[] all = range(0, LAYOUT.numBlocks());
 		producerCache.allocator().allocate(LAYOUT.numBlocks());
@@ -327,10 +300,10 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void concurrentRequestsShareOneProducer(TestInfo info) throws Exception {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache decodeA = cache("decodeA", info, LAYOUT);
-		PagedKvCache decodeB = cache("decodeB", info, LAYOUT);
+	void concurrentRequestsShareOneProducer() throws Exception {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache decodeA = cache("decodeA", LAYOUT);
+		PagedKvCache decodeB = cache("decodeB", LAYOUT);
 		publish(producerCache, decodeA, decodeB);
 		KvProducer producer = producer(producerCache);
 		List<KvConsumer> consumers = List.of(consumer(decodeA, 0, producer), consumer(decodeB, 0, producer));
@@ -365,12 +338,12 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void pullsSucceedDuringAndAfterAFloodOfUnclaimedJunkFromAnotherAgent(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void pullsSucceedDuringAndAfterAFloodOfUnclaimedJunkFromAnotherAgent() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
-		NixlAgent flooder = track(newAgent("junk-" + ids.incrementAndGet(), (builder) -> {
-		}));
+		NixlAgent flooder = this.kv.agent("junk", (builder) -> {
+		});
 		String producerName = producerCache.agent().name();
 		flooder.loadRemoteMetadata(producerCache.agent().localMetadata());
 		KvProducer producer = producer(producerCache);
@@ -408,12 +381,12 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aPushLandsInTheConsumersBlocksAndItsNotificationCompletesTheWait(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT.withNumBlocks(16));
+	void aPushLandsInTheConsumersBlocksAndItsNotificationCompletesTheWait() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT.withNumBlocks(16));
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.kv.exchange())).build();
 		int[] remote = producerCache.allocator().allocate(9);
 		fill(producerCache, remote, 7);
 		consumerCache.allocator().allocate(3);
@@ -430,9 +403,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aLeaseThatExpiredBeforeTheReadFailsThePullEvenThoughTheReadSucceeded(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aLeaseThatExpiredBeforeTheReadFailsThePullEvenThoughTheReadSucceeded() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -460,8 +433,8 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aLeaseThatNobodyPullsReleasesItsBlocksAtExpiry(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
+	void aLeaseThatNobodyPullsReleasesItsBlocksAtExpiry() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
 		publish(producerCache);
 		KvProducer producer = producer(producerCache);
 		int[] blocks = producerCache.allocator().allocate(12);
@@ -477,9 +450,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aDrainWaitsForTheProducersLeasesAndNamesThoseLeftAtItsDeadline(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aDrainWaitsForTheProducersLeasesAndNamesThoseLeftAtItsDeadline() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -503,9 +476,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void awaitingTheEndOfLeasesWaitsForTheReadsConfirmationOrExpiry(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void awaitingTheEndOfLeasesWaitsForTheReadsConfirmationOrExpiry() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -527,7 +500,7 @@ public abstract class KvTransferTests {
 
 	@ParameterizedTest
 	@ValueSource(ints = { 2, 4 })
-	void consumerRanksEachReadTheirSliceOfHeadsAndTheLeaseWaitsForAll(int ranks, TestInfo info) throws Exception {
+	void consumerRanksEachReadTheirSliceOfHeadsAndTheLeaseWaitsForAll(int ranks) throws Exception {
 		KvCacheLayout producerLayout = KvCacheLayout.builder()
 			.layers(3)
 			.blocks(32)
@@ -535,10 +508,10 @@ public abstract class KvTransferTests {
 			.kvHeads(8)
 			.headDim(8)
 			.build();
-		PagedKvCache producerCache = cache("prefill", info, producerLayout);
+		PagedKvCache producerCache = cache("prefill", producerLayout);
 		List<PagedKvCache> consumerCaches = new ArrayList<>();
 		for (int r = 0; r < ranks; r++) {
-			consumerCaches.add(cache("decode" + r, info, producerLayout.headSlice(ranks).withNumBlocks(20)));
+			consumerCaches.add(cache("decode" + r, producerLayout.headSlice(ranks).withNumBlocks(20)));
 		}
 		publish(producerCache);
 		consumerCaches.forEach(this::publish);
@@ -579,8 +552,8 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void ranksCannotSplitAnNhdLayout(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info,
+	void ranksCannotSplitAnNhdLayout() {
+		PagedKvCache producerCache = cache("prefill",
 				KvCacheLayout.builder()
 					.layers(2)
 					.blocks(8)
@@ -602,10 +575,10 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void badBlockIdsAndMismatchedLayoutsAreRejectedBeforeAnyTransfer(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
-		PagedKvCache otherShape = cache("other", info,
+	void badBlockIdsAndMismatchedLayoutsAreRejectedBeforeAnyTransfer() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
+		PagedKvCache otherShape = cache("other",
 				KvCacheLayout.builder().layers(4).blocks(64).blockSize(16).kvHeads(4).headDim(16).build());
 		publish(producerCache, consumerCache, otherShape);
 		KvProducer producer = producer(producerCache);
@@ -631,7 +604,7 @@ public abstract class KvTransferTests {
 		KvConsumer mismatched = consumer(otherShape, 0, producer);
 		int[] otherLocal = otherShape.allocator().allocate(3);
 		assertInvalid(() -> mismatched.pull(params, otherLocal, WAIT), "layout mismatch");
-		KvConsumer unconnected = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer unconnected = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.kv.exchange())).build();
 		assertThatThrownBy(() -> unconnected.pull(params, local, WAIT))
 			.isInstanceOfSatisfying(NixlException.class,
 					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_NOT_FOUND))
@@ -645,9 +618,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aLeaseTheProducerNeverMadeIsAnsweredUnknown(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aLeaseTheProducerNeverMadeIsAnsweredUnknown() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -664,9 +637,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aConsumerWhoseCacheIsFullGivesTheLeaseBackAndTheProducersBlocksAreFreeAtOnce(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT.withNumBlocks(4));
+	void aConsumerWhoseCacheIsFullGivesTheLeaseBackAndTheProducersBlocksAreFreeAtOnce() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT.withNumBlocks(4));
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -692,12 +665,12 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aPullWhoseReadFailsGivesTheLeaseBackAndNamesTheProducer(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aPullWhoseReadFailsGivesTheLeaseBackAndNamesTheProducer() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange));
+		KvConsumer consumer = KvConsumer.builder(consumerCache).peers(PeerLoader.of(this.kv.exchange())).build();
 		String producerName = producerCache.agent().name();
 		// a handle whose regions lie where the producer registered nothing: its READ
 		// cannot be made
@@ -724,20 +697,20 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void awaitingTheEndOfLeasesWaitsForAnAnswerThatIsTriedAgain(TestInfo info) throws Exception {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void awaitingTheEndOfLeasesWaitsForAnAnswerThatIsTriedAgain() throws Exception {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		// the consumer cannot be loaded by the producer the first two times: its answer
 		// is tried again
-		PeerLoader loader = PeerLoader.of(this.exchange);
+		PeerLoader loader = PeerLoader.of(this.kv.exchange());
 		AtomicInteger refusals = new AtomicInteger(2);
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = this.kv.track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			if (refusals.getAndDecrement() > 0) {
 				throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer, "not yet");
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 9);
@@ -760,18 +733,16 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aPullRetriedAfterItsReadTimedOutDoesNotTakeTheAnswerToTheFirstRead(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		AgentConfig config = AgentConfig.builder("decode-retried-" + ids.incrementAndGet())
-			.engine(producerCache.agent().engine())
-			.build();
-		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
-		PagedKvCache consumerCache = track(PagedKvCache.allocate(track(driver.agent(config)), LAYOUT));
+	void aPullRetriedAfterItsReadTimedOutDoesNotTakeTheAnswerToTheFirstRead() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		KvFixture.FaultInjectingAgent decode = this.kv.faultInjectingAgent("decode-retried");
+		FaultInjectingDriver driver = decode.driver();
+		PagedKvCache consumerCache = this.kv.track(PagedKvCache.allocate(decode.agent(), LAYOUT));
 		publish(producerCache, consumerCache);
 		// the producer's answer to the first READ leaves once that pull gave up
 		CountDownLatch answerFirst = new CountDownLatch(1);
-		PeerLoader loader = PeerLoader.of(this.exchange);
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		PeerLoader loader = PeerLoader.of(this.kv.exchange());
+		KvProducer producer = this.kv.track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			try {
 				answerFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 			}
@@ -779,7 +750,7 @@ public abstract class KvTransferTests {
 				Thread.currentThread().interrupt();
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 1);
@@ -811,9 +782,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aPullFromAProducerWhoseAgentClosedFailsNamingItWithoutLeaseTimeAdvice(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aPullFromAProducerWhoseAgentClosedFailsNamingItWithoutLeaseTimeAdvice() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -834,7 +805,7 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aReleaseFromAnotherAgentOrOfAnotherLeaseChangesNothing(TestInfo info) throws InterruptedException {
+	void aReleaseFromAnotherAgentOrOfAnotherLeaseChangesNothing() throws InterruptedException {
 		KvCacheLayout producerLayout = KvCacheLayout.builder()
 			.layers(2)
 			.blocks(16)
@@ -842,10 +813,10 @@ public abstract class KvTransferTests {
 			.kvHeads(4)
 			.headDim(8)
 			.build();
-		PagedKvCache producerCache = cache("prefill", info, producerLayout);
-		PagedKvCache rank0 = cache("decode0", info, producerLayout.headSlice(2));
-		PagedKvCache rank1 = cache("decode1", info, producerLayout.headSlice(2));
-		PagedKvCache intruder = cache("intruder", info, producerLayout.headSlice(2));
+		PagedKvCache producerCache = cache("prefill", producerLayout);
+		PagedKvCache rank0 = cache("decode0", producerLayout.headSlice(2));
+		PagedKvCache rank1 = cache("decode1", producerLayout.headSlice(2));
+		PagedKvCache intruder = cache("intruder", producerLayout.headSlice(2));
 		publish(producerCache, rank0, rank1, intruder);
 		KvProducer producer = producer(producerCache);
 		String producerName = producerCache.agent().name();
@@ -854,7 +825,7 @@ public abstract class KvTransferTests {
 		KvLease lease = producer.lease("guarded", remote, 2, LONG_LEASE);
 		producerCache.allocator().release(remote);
 		consumer(rank0, 0, producer).pull(lease.params(), rank0.allocator().allocate(3), WAIT);
-		intruder.agent().loadRemoteMetadata(this.exchange.fetch(producerName, WAIT));
+		intruder.agent().loadRemoteMetadata(this.kv.exchange().fetch(producerName, WAIT));
 
 		// rank 0 was reported by another agent; the other lease id names no lease held
 		intruder.agent()
@@ -871,9 +842,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aProducerConnectedAgainAfterItsMetadataWasInvalidatedIsPulledFromWithListsPreparedAgain(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aProducerConnectedAgainAfterItsMetadataWasInvalidatedIsPulledFromWithListsPreparedAgain() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -900,21 +871,23 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void aConsumerFailsAtOnceOnAProducerWhoseEntryWasRemovedAndPullsAgainOnceItIsBack(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void aConsumerFailsAtOnceOnAProducerWhoseEntryWasRemovedAndPullsAgainOnceItIsBack() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		Duration patient = Duration.ofMinutes(2);
-		KvConsumer consumer = new KvConsumer(consumerCache, 0, PeerLoader.of(this.exchange), KvMessages.DEFAULT_PREFIX,
-				patient);
+		KvConsumer consumer = KvConsumer.builder(consumerCache)
+			.peers(PeerLoader.of(this.kv.exchange()))
+			.peerTimeout(patient)
+			.build();
 		consumer.connect(producer.handle());
 		String producerName = producerCache.agent().name();
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 6);
 		int[] local = consumerCache.allocator().allocate(4);
 
-		this.exchange.invalidate(producerName);
+		this.kv.exchange().invalidate(producerName);
 		dev.nixl4j.testsupport.Eventually.until(WAIT, "the consumer forgot the producer",
 				() -> !consumerCache.agent().hasRemoteMetadata(producerName));
 		KvLease first = producer.lease("while-gone", remote, 1, LONG_LEASE);
@@ -929,7 +902,7 @@ public abstract class KvTransferTests {
 		assertThat(took).as("failed without waiting for the peer timeout").isLessThan(patient.dividedBy(4));
 		System.out.printf("pull of a producer whose entry was removed failed after %.1f ms%n", took.toNanos() / 1e6);
 
-		this.exchange.publish(producerCache.agent());
+		this.kv.exchange().publish(producerCache.agent());
 		KvLease second = producer.lease("back", remote, 1, LONG_LEASE);
 		consumer.pull(second.params(), local, WAIT);
 
@@ -938,9 +911,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void theProducerTakesOnlyItsOwnNotificationsAndClosingStopsItsThread(TestInfo info) throws InterruptedException {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void theProducerTakesOnlyItsOwnNotificationsAndClosingStopsItsThread() throws InterruptedException {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
@@ -970,18 +943,18 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void anErrorWhileAnsweringAConsumerIsSurvivedAndLaterPullsMoveEveryByte(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void anErrorWhileAnsweringAConsumerIsSurvivedAndLaterPullsMoveEveryByte() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
-		PeerLoader loader = PeerLoader.of(this.exchange);
+		PeerLoader loader = PeerLoader.of(this.kv.exchange());
 		AtomicInteger loads = new AtomicInteger();
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = this.kv.track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			if (loads.getAndIncrement() == 0) {
 				throw new OutOfMemoryError("injected into the producer's peer loader");
 			}
 			loader.load(agent, peer, timeout);
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 7);
@@ -1003,20 +976,20 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void anErrorWhileTryingAnAnswerAgainIsCountedAndLaterPullsMoveEveryByte(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void anErrorWhileTryingAnAnswerAgainIsCountedAndLaterPullsMoveEveryByte() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
-		PeerLoader loader = PeerLoader.of(this.exchange);
+		PeerLoader loader = PeerLoader.of(this.kv.exchange());
 		AtomicInteger loads = new AtomicInteger();
-		KvProducer producer = track(new KvProducer(producerCache, (agent, peer, timeout) -> {
+		KvProducer producer = this.kv.track(KvProducer.builder(producerCache).peers((agent, peer, timeout) -> {
 			switch (loads.getAndIncrement()) {
 				case 0 -> throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", agent.name(), peer,
 						"not yet");
 				case 1 -> throw new OutOfMemoryError("injected into the producer's peer loader on a second try");
 				default -> loader.load(agent, peer, timeout);
 			}
-		}));
+		}).build());
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 10);
@@ -1037,9 +1010,9 @@ public abstract class KvTransferTests {
 	}
 
 	@Test
-	void anErrorDuringAnExpiryStillReleasesTheBlocksAndTheThreadGoesOn(TestInfo info) {
-		PagedKvCache producerCache = cache("prefill", info, LAYOUT);
-		PagedKvCache consumerCache = cache("decode", info, LAYOUT);
+	void anErrorDuringAnExpiryStillReleasesTheBlocksAndTheThreadGoesOn() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
 		publish(producerCache, consumerCache);
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);

@@ -1,8 +1,6 @@
 package dev.nixl4j.kv;
 
-import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
-import dev.nixl4j.NixlAgent;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -17,8 +15,8 @@ class NativeKvIntegrityTest extends KvIntegrityTests {
 	}
 
 	@Override
-	protected NixlAgent newAgent(String name) {
-		return NixlAgent.create(AgentConfig.builder(name).engine(Engine.NATIVE).build());
+	protected Engine engine() {
+		return Engine.NATIVE;
 	}
 
 }

@@ -1,11 +1,7 @@
 package dev.nixl4j.kv;
 
-import java.util.function.Consumer;
-
-import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.testsupport.NativeNixl;
-import dev.nixl4j.NixlAgent;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -19,10 +15,8 @@ class NativeKvTransferTest extends KvTransferTests {
 	}
 
 	@Override
-	protected NixlAgent newAgent(String name, Consumer<AgentConfig.Builder> customizer) {
-		AgentConfig.Builder builder = AgentConfig.builder(name).engine(Engine.NATIVE);
-		customizer.accept(builder);
-		return NixlAgent.create(builder.build());
+	protected Engine engine() {
+		return Engine.NATIVE;
 	}
 
 }

@@ -76,12 +76,15 @@ class NixlKvCacheConfiguration {
 	@ConditionalOnMissingBean
 	KvProducer nixlKvProducer(PagedKvCache cache, PeerLoader peers, NixlProperties properties,
 			ObjectProvider<MetadataExchange> exchange, ObjectProvider<KvObserver> observer) {
-		KvProducer producer = new KvProducer(cache, peers, KvProducer.DEFAULT_PREFIX,
-				properties.getMetadata().getFetchTimeout(), properties.getKv().getIntegrity());
+		KvProducer.Builder producer = KvProducer.builder(cache)
+			.peers(peers)
+			.prefix(KvProducer.DEFAULT_PREFIX)
+			.peerTimeout(properties.getMetadata().getFetchTimeout())
+			.integrity(properties.getKv().getIntegrity());
 		observer.ifUnique(producer::observer);
 		// the leases of a consumer whose entry leaves the exchange end at once
 		exchange.ifUnique(producer::watchConsumers);
-		return producer;
+		return producer.build();
 	}
 
 	/**

@@ -530,7 +530,7 @@ public class NixlProperties implements Validator {
 		 * "nixl-metadata" retry makes further attempts, each with this deadline, after a
 		 * fetch failed with TIMEOUT or UNAVAILABLE.
 		 */
-		private Duration fetchTimeout = Duration.ofSeconds(10);
+		private Duration fetchTimeout = KvProducer.DEFAULT_PEER_TIMEOUT;
 
 		/**
 		 * Largest metadata value accepted from a peer or a client.

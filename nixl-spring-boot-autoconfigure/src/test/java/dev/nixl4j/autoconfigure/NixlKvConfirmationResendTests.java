@@ -78,7 +78,9 @@ class NixlKvConfirmationResendTests {
 			try (NixlAgent agent = driver.agent(config);
 					PagedKvCache producerCache = PagedKvCache.allocate(agent, consumerCache.layout());
 					MetadataPublication publication = MetadataPublication.builder(this.registry, agent).build();
-					KvProducer producer = new KvProducer(producerCache, PeerLoader.of(this.registry))) {
+					KvProducer producer = KvProducer.builder(producerCache)
+						.peers(PeerLoader.of(this.registry))
+						.build()) {
 				publication.publish();
 				int[] blocks = producerCache.allocator().allocate(2);
 				for (int r = 0; r < producerCache.layout().regionCount(); r++) {

@@ -49,7 +49,7 @@ class NixlKvMetersCostTests {
 		try (NixlAgent pa = NixlAgent.create(AgentConfig.builder("p-" + pid).engine(Engine.EMBEDDED).build());
 				PagedKvCache pc = PagedKvCache.allocate(pa, layout);
 				MetadataPublication pp = MetadataPublication.builder(exchange, pa).build();
-				KvProducer producer = new KvProducer(pc, PeerLoader.of(exchange));
+				KvProducer producer = KvProducer.builder(pc).peers(PeerLoader.of(exchange)).build();
 				NixlAgent a1 = NixlAgent.create(AgentConfig.builder("c1-" + pid).engine(Engine.EMBEDDED).build());
 				PagedKvCache c1 = PagedKvCache.allocate(a1, layout);
 				MetadataPublication p1 = MetadataPublication.builder(exchange, a1).build();
