@@ -384,7 +384,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder basePath(String basePath) {
-			this.basePath = MetadataRegistryHandler.checkBasePath(basePath);
+			this.basePath = AgentPaths.checkBasePath(basePath);
 			return this;
 		}
 
@@ -406,7 +406,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder maxBytes(int maxBytes) {
-			this.maxBytes = MetadataRegistryHandler.checkMaxBytes(maxBytes);
+			this.maxBytes = RegistryEntries.checkMaxBytes(maxBytes);
 			return this;
 		}
 
@@ -419,7 +419,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#maxEntries(int)
 		 */
 		public Builder maxEntries(int maxEntries) {
-			this.maxEntries = MetadataRegistryHandler.checkMaxEntries(maxEntries);
+			this.maxEntries = RegistryEntries.checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -432,7 +432,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#maxTotalBytes(long)
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			this.maxTotalBytes = MetadataRegistryHandler.checkMaxTotalBytes(maxTotalBytes);
+			this.maxTotalBytes = RegistryEntries.checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -444,7 +444,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#entryTtl(Duration)
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			this.entryTtl = MetadataRegistryHandler.checkEntryTtl(entryTtl);
+			this.entryTtl = RegistryEntries.checkEntryTtl(entryTtl);
 			return this;
 		}
 

@@ -368,48 +368,6 @@ public final class MetadataRegistryHandler {
 
 	}
 
-	/** Trims a base path and checks that a non-root one starts with {@code /}. */
-	static String checkBasePath(String basePath) {
-		String trimmed = AgentPaths.trimBase(basePath);
-		if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
-			throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
-		}
-		return trimmed;
-	}
-
-	/** Checks a body cap: positive and below {@link Integer#MAX_VALUE}. */
-	static int checkMaxBytes(int maxBytes) {
-		if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
-			throw new IllegalArgumentException(
-					"maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
-		}
-		return maxBytes;
-	}
-
-	/** Checks a cap on entries: positive. */
-	static int checkMaxEntries(int maxEntries) {
-		if (maxEntries <= 0) {
-			throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
-		}
-		return maxEntries;
-	}
-
-	/** Checks a cap on the bytes of all entries: positive. */
-	static long checkMaxTotalBytes(long maxTotalBytes) {
-		if (maxTotalBytes <= 0) {
-			throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
-		}
-		return maxTotalBytes;
-	}
-
-	/** Checks an entry TTL: at least a millisecond. */
-	static Duration checkEntryTtl(Duration entryTtl) {
-		if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
-			throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
-		}
-		return entryTtl;
-	}
-
 	/**
 	 * Builds a {@link MetadataRegistryHandler}.
 	 */
@@ -505,7 +463,7 @@ public final class MetadataRegistryHandler {
 				}
 			}
 			this.clients.put(clientId, new ClientGrant(clientId, BearerToken.of(token), prefixes,
-					checkMaxEntries(maxEntries), checkMaxTotalBytes(maxTotalBytes)));
+					RegistryEntries.checkMaxEntries(maxEntries), RegistryEntries.checkMaxTotalBytes(maxTotalBytes)));
 			this.clientTokenDigests.add(digest);
 			return this;
 		}
@@ -519,7 +477,7 @@ public final class MetadataRegistryHandler {
 		 * {@code /}
 		 */
 		public Builder basePath(String basePath) {
-			this.basePath = checkBasePath(basePath);
+			this.basePath = AgentPaths.checkBasePath(basePath);
 			return this;
 		}
 
@@ -542,7 +500,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive or {@link Integer#MAX_VALUE}
 		 */
 		public Builder maxBytes(int maxBytes) {
-			this.maxBytes = checkMaxBytes(maxBytes);
+			this.maxBytes = RegistryEntries.checkMaxBytes(maxBytes);
 			return this;
 		}
 
@@ -554,7 +512,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxEntries(int maxEntries) {
-			this.maxEntries = checkMaxEntries(maxEntries);
+			this.maxEntries = RegistryEntries.checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -567,7 +525,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			this.maxTotalBytes = checkMaxTotalBytes(maxTotalBytes);
+			this.maxTotalBytes = RegistryEntries.checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -579,7 +537,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when shorter than a millisecond
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			this.entryTtl = checkEntryTtl(entryTtl);
+			this.entryTtl = RegistryEntries.checkEntryTtl(entryTtl);
 			return this;
 		}
 

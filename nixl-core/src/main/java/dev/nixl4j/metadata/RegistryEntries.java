@@ -440,6 +440,39 @@ final class RegistryEntries {
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
+	/** Checks a body cap: positive and below {@link Integer#MAX_VALUE}. */
+	static int checkMaxBytes(int maxBytes) {
+		if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
+			throw new IllegalArgumentException(
+					"maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
+		}
+		return maxBytes;
+	}
+
+	/** Checks a cap on entries: positive. */
+	static int checkMaxEntries(int maxEntries) {
+		if (maxEntries <= 0) {
+			throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
+		}
+		return maxEntries;
+	}
+
+	/** Checks a cap on the bytes of all entries: positive. */
+	static long checkMaxTotalBytes(long maxTotalBytes) {
+		if (maxTotalBytes <= 0) {
+			throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
+		}
+		return maxTotalBytes;
+	}
+
+	/** Checks an entry TTL: at least a millisecond. */
+	static Duration checkEntryTtl(Duration entryTtl) {
+		if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
+			throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
+		}
+		return entryTtl;
+	}
+
 	@Override
 	public String toString() {
 		return "RegistryEntries[store=" + this.store + "]";
