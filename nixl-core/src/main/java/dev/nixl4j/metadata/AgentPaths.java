@@ -129,4 +129,13 @@ final class AgentPaths {
 		return trimmed;
 	}
 
+	/** Trims a base path and checks that a non-root one starts with {@code /}. */
+	static String checkBasePath(String basePath) {
+		String trimmed = trimBase(basePath);
+		if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
+			throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
+		}
+		return trimmed;
+	}
+
 }

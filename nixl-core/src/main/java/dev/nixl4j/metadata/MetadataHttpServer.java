@@ -21,19 +21,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A small HTTP/1.1 metadata server on a plain server socket, for applications without a
- * web framework: it serves the layout {@link HttpMetadataExchange} talks to, {@code GET},
- * {@code PUT} and {@code DELETE} of {@code {base}/agents/{name}/metadata}, from a backing
- * {@link MetadataExchange} or from its own {@link InMemoryMetadataExchange}.
+ * web framework: it serves the registry {@link HttpMetadataExchange} talks to, from a
+ * backing {@link MetadataExchange} or from its own {@link InMemoryMetadataExchange}.
  *
  * <p>
- * Requests are answered by a {@link MetadataRegistryHandler}: every request needs
- * {@code Authorization: Bearer <token>}; without it, or with another token, the answer is
- * 401 with {@code WWW-Authenticate: Bearer} and no metadata. Each entry can be replaced,
- * renewed or deleted only by the agent that created it (403 otherwise), entries expire
- * when their owner stops renewing them, and the number and bytes of entries are capped
- * (507 when full); see the handler for the rules. A {@code PUT} body over the cap is
- * refused with 413 and one that is not NIXL metadata of the agent in the path with 400;
- * other methods get 405. Bodies, tokens and owner secrets are never logged.
+ * Requests are answered by a {@link MetadataRegistryHandler}, which owns every rule of
+ * the protocol (bearer tokens, owners, expiry, bounds, status codes), described in
+ * docs/architecture.md, "The HTTP metadata registry". Bodies, tokens and owner secrets
+ * are never logged.
  *
  * <p>
  * Everything a client controls is bounded in time and number, so that clients which
@@ -384,7 +379,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder basePath(String basePath) {
-			this.basePath = MetadataRegistryHandler.checkBasePath(basePath);
+			this.basePath = AgentPaths.checkBasePath(basePath);
 			return this;
 		}
 
@@ -406,7 +401,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder maxBytes(int maxBytes) {
-			this.maxBytes = MetadataRegistryHandler.checkMaxBytes(maxBytes);
+			this.maxBytes = RegistryEntries.checkMaxBytes(maxBytes);
 			return this;
 		}
 
@@ -419,7 +414,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#maxEntries(int)
 		 */
 		public Builder maxEntries(int maxEntries) {
-			this.maxEntries = MetadataRegistryHandler.checkMaxEntries(maxEntries);
+			this.maxEntries = RegistryEntries.checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -432,7 +427,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#maxTotalBytes(long)
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			this.maxTotalBytes = MetadataRegistryHandler.checkMaxTotalBytes(maxTotalBytes);
+			this.maxTotalBytes = RegistryEntries.checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -444,7 +439,7 @@ public final class MetadataHttpServer implements AutoCloseable {
 		 * @see MetadataRegistryHandler.Builder#entryTtl(Duration)
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			this.entryTtl = MetadataRegistryHandler.checkEntryTtl(entryTtl);
+			this.entryTtl = RegistryEntries.checkEntryTtl(entryTtl);
 			return this;
 		}
 

@@ -8,9 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -91,7 +89,7 @@ public final class MetadataPublication implements AutoCloseable {
 
 	private final long maxRetryNanos;
 
-	private final ScheduledThreadPoolExecutor scheduler;
+	private final PublicationThreads threads;
 
 	private final Object lock = new Object();
 
@@ -137,16 +135,7 @@ public final class MetadataPublication implements AutoCloseable {
 		this.checkTimeout = builder.checkTimeout;
 		this.documents = Collections.unmodifiableMap(new LinkedHashMap<>(builder.documents));
 		this.maxRetryNanos = builder.maxRetryInterval.toNanos();
-		String threadName = "nixl4j-metadata-publication-" + this.agent.name();
-		// two threads: a removal the exchange reports is acted on while a check waits for
-		// its fetch
-		this.scheduler = new ScheduledThreadPoolExecutor(2, runnable -> {
-			Thread thread = new Thread(runnable, threadName);
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.scheduler.setRemoveOnCancelPolicy(true);
-		this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		this.threads = new PublicationThreads(this.agent.name(), this.failures);
 	}
 
 	/**
@@ -288,7 +277,7 @@ public final class MetadataPublication implements AutoCloseable {
 			this.generation++;
 			stopWatching();
 		}
-		this.scheduler.shutdownNow();
+		this.threads.shutdown();
 	}
 
 	@Override
@@ -365,7 +354,7 @@ public final class MetadataPublication implements AutoCloseable {
 			long pause = this.retryNanos;
 			this.retryNanos = Math.min(this.retryNanos * 2, this.maxRetryNanos);
 			String again = (repair != null) ? repair : EARLIER_ATTEMPT_FAILED;
-			this.retry = schedule(() -> attempt(forGeneration, again), pause);
+			this.retry = this.threads.schedule(() -> attempt(forGeneration, again), pause);
 		}
 	}
 
@@ -377,7 +366,7 @@ public final class MetadataPublication implements AutoCloseable {
 		MetadataExchange.@Nullable Watch started = null;
 		if (this.canWatch) {
 			try {
-				started = this.exchange.watch(agentName(), gone -> submit(() -> vanished(forGeneration)));
+				started = this.exchange.watch(agentName(), gone -> this.threads.submit(() -> vanished(forGeneration)));
 			}
 			catch (NixlException ex) {
 				if (ex.status() == NixlStatus.NOT_SUPPORTED) {
@@ -398,7 +387,7 @@ public final class MetadataPublication implements AutoCloseable {
 			}
 			this.watch = started;
 			if (this.canFetch) {
-				this.checks = scheduleRepeated(() -> check(forGeneration), this.checkInterval.toNanos());
+				this.checks = this.threads.scheduleRepeated(() -> check(forGeneration), this.checkInterval.toNanos());
 			}
 		}
 	}
@@ -491,47 +480,6 @@ public final class MetadataPublication implements AutoCloseable {
 			}
 		}
 		return null;
-	}
-
-	private void submit(Runnable task) {
-		try {
-			this.scheduler.execute(guarded(task));
-		}
-		catch (RejectedExecutionException ex) {
-			logger.log(Level.DEBUG, "Publication of agent ''{0}'' closed while a removal was reported", agentName());
-		}
-	}
-
-	private @Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
-		try {
-			return this.scheduler.schedule(guarded(task), delayNanos, TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			return null;
-		}
-	}
-
-	private @Nullable ScheduledFuture<?> scheduleRepeated(Runnable task, long intervalNanos) {
-		try {
-			return this.scheduler.scheduleWithFixedDelay(guarded(task), intervalNanos, intervalNanos,
-					TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			return null;
-		}
-	}
-
-	/** A failing check or republish must not end the repeated task or the thread. */
-	private Runnable guarded(Runnable task) {
-		return () -> {
-			try {
-				task.run();
-			}
-			catch (RuntimeException | Error ex) {
-				this.failures.incrementAndGet();
-				logger.log(Level.WARNING, "Publication of agent '" + agentName() + "' failed a check", ex);
-			}
-		};
 	}
 
 	/**

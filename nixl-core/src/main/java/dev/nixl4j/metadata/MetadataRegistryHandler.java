@@ -4,91 +4,37 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 
-import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
-import dev.nixl4j.NixlStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The request handling of a metadata registry, apart from any HTTP server: {@code GET},
  * {@code PUT}, {@code POST} and {@code DELETE} of {@code {base}/agents/{name}/metadata}
- * (the layout {@link HttpMetadataExchange} talks to), answered from a backing
+ * and of {@code {base}/agents/{name}/documents/{kind}} (the layout
+ * {@link HttpMetadataExchange} talks to), answered from a backing
  * {@link MetadataExchange}. {@link MetadataHttpServer} and the Spring Boot starter's
- * servlet both delegate to it, so the rules below hold for every transport:
- * <ul>
- * <li>every request needs {@code Authorization: Bearer <token>}: the shared token
- * ({@link Builder#token}) or a client's own ({@link Builder#client}); tokens are compared
- * in constant time through their SHA-256 digests; without one, or with another token, the
- * answer is 401 with {@code WWW-Authenticate: Bearer} and no body;</li>
- * <li><b>clients have names and quotas.</b> A client's token is granted agent-name
- * prefixes: its {@code PUT}, {@code POST} and {@code DELETE} requests (metadata and
- * documents) for a name that starts with none of them get 403, so a client cannot take
- * another's names. The entries a client created count against its own quota (entries and
- * bytes, documents included): one past it gets 429 with a plain-text reason, while other
- * clients still publish. The shared token may change any free name and has no quota of
- * its own: a holder can take a name before its agent does, or fill the registry up to its
- * global bounds; per-client tokens without a shared one close both. Every authenticated
- * caller may read every entry;</li>
- * <li>a path that is not an agent's metadata gets 404, and so does a {@code GET} of an
- * agent with no metadata published;</li>
- * <li><b>each entry has an owner.</b> A {@code PUT} of a free name creates the entry
- * (201) and hands out a new random owner secret in the {@value #OWNER_SECRET_HEADER}
- * response header; only a request carrying that secret in the same request header may
- * replace the entry ({@code PUT}, 204), renew it ({@code POST}, 204) or delete it
- * ({@code DELETE}, 204). Any other request for a taken name gets 403 and leaves the entry
- * unchanged. The registry keeps only the secret's SHA-256 digest and compares in constant
- * time. Entries the backing exchange holds without having come through this handler (the
- * serving application's own agent) are never changed over HTTP: 403, also when one was
- * published there over an entry created over HTTP, whose claim then ends;</li>
- * <li><b>entries expire.</b> An entry created over HTTP lives for the entry TTL
- * ({@link Builder#entryTtl(Duration)}, default 30 s, sent back in
- * {@value #ENTRY_TTL_HEADER} as milliseconds) after its last {@code PUT} or {@code POST}
- * by its owner, as an etcd lease does; then it is withdrawn from the backing exchange
- * (its watches are told) and the name is free again. A restarted agent that lost its
- * secret therefore gets its name back at most one TTL after its old process stopped
- * renewing; one that shut down cleanly deleted its entry at once. Expiry is checked on
- * every request (for the entry asked about, and for all entries at most ten times per
- * TTL) and whenever the server calls {@link #expireDue()}, which the servers of this
- * project do every tenth of the TTL; the handler has no thread of its own;</li>
- * <li><b>the registry is bounded</b>: at most {@link Builder#maxEntries(int)} entries
- * (default {@value #DEFAULT_MAX_ENTRIES}) and {@link Builder#maxTotalBytes(long)} bytes
- * of metadata (default 256 MiB) created over HTTP. A {@code PUT} that does not fit gets
- * 507 with a plain-text reason; the room for its body is reserved before the body is
- * read, so concurrent uploads never hold more than the budget;</li>
- * <li>a {@code PUT} body over the cap gets 413 (it is read no further than the cap), and
- * one that is not NIXL metadata of the agent in the path gets 400
- * ({@link MetadataValues#check}); nothing is stored then;</li>
- * <li>a {@code DELETE} of a free name is a 204, a {@code POST} of one a 404;</li>
- * <li><b>documents</b> ({@link MetadataExchange#publishDocument}) live at
- * {@code {base}/agents/{name}/documents/{kind}} ({@code GET}, {@code PUT},
- * {@code DELETE}) and belong to the agent's entry: a {@code PUT} or {@code DELETE} needs
- * the entry's owner secret (403 otherwise), a {@code PUT} needs the entry to exist (409
- * otherwise); a document counts against the registry's bytes, at most
- * {@value #MAX_DOCUMENTS_PER_ENTRY} kinds per entry (507 beyond), each at most
- * {@link MetadataExchange#MAX_DOCUMENT_BYTES} (413 beyond); a kind that
- * {@link MetadataExchange#requireDocumentKind} refuses gets 400. Documents are renewed
- * with their entry and go away when it is deleted or expires;</li>
- * <li>other methods get 405 with {@code Allow: GET, PUT, POST, DELETE};</li>
- * <li>a failing backing exchange gives 503.</li>
- * </ul>
+ * servlet both delegate to it, so its rules hold for every transport: bearer tokens
+ * (shared, or a client's own with agent-name prefixes and a quota), an owner secret per
+ * entry ({@value #OWNER_SECRET_HEADER}), an entry TTL ({@value #ENTRY_TTL_HEADER}),
+ * bounds on entries and bytes, and the status code of every answer. They are described in
+ * docs/architecture.md, "The HTTP metadata registry"; docs/operations.md says what each
+ * party can do with them.
  *
  * <p>
- * A {@code GET} asks the backing exchange with a zero timeout, so a request never waits
- * for metadata to appear. Bodies, tokens and owner secrets are never logged. Instances
- * are thread-safe.
+ * The handler authenticates and routes; {@link RegistryEntries} keeps the entries, their
+ * owners, bounds and expiry, and {@link RegistryDocuments} the entries' documents. A
+ * {@code GET} asks the backing exchange with a zero timeout, so a request never waits for
+ * metadata to appear. The handler has no thread of its own: a server calls
+ * {@link #expireDue()} every {@link #sweepInterval()}. Bodies, tokens and owner secrets
+ * are never logged. Instances are thread-safe.
  */
 public final class MetadataRegistryHandler {
 
@@ -127,12 +73,6 @@ public final class MetadataRegistryHandler {
 	/** The default time an entry lives after its owner last renewed it. */
 	public static final Duration DEFAULT_ENTRY_TTL = Duration.ofSeconds(30);
 
-	private static final String OCTET_STREAM = "application/octet-stream";
-
-	private static final int SECRET_BYTES = 32;
-
-	private final MetadataExchange store;
-
 	private final String basePath;
 
 	private final @Nullable BearerToken token;
@@ -147,29 +87,11 @@ public final class MetadataRegistryHandler {
 
 	private final Duration entryTtl;
 
-	private final long ttlNanos;
+	private final RegistryEntries entries;
 
-	private final long sweepIntervalNanos;
-
-	private final SecureRandom random = new SecureRandom();
-
-	private final ReentrantLock lock = new ReentrantLock();
-
-	/** Entries created over HTTP, by agent name; guarded by {@link #lock}. */
-	private final Map<String, Claim> claims = new HashMap<>();
-
-	/** Bytes of the entries in {@link #claims}; guarded by {@link #lock}. */
-	private long storedBytes;
-
-	/** Bytes and entries held for bodies being read; guarded by {@link #lock}. */
-	private long reservedBytes;
-
-	private int reservedEntries;
-
-	private long lastSweep;
+	private final RegistryDocuments documents;
 
 	private MetadataRegistryHandler(Builder builder, MetadataExchange store, @Nullable String token) {
-		this.store = store;
 		this.basePath = builder.basePath;
 		this.token = (token != null) ? BearerToken.of(token) : null;
 		this.clients = List.copyOf(builder.clients.values());
@@ -177,9 +99,9 @@ public final class MetadataRegistryHandler {
 		this.maxEntries = builder.maxEntries;
 		this.maxTotalBytes = builder.maxTotalBytes;
 		this.entryTtl = builder.entryTtl;
-		this.ttlNanos = builder.entryTtl.toNanos();
-		this.sweepIntervalNanos = Math.max(this.ttlNanos / 10, 1);
-		this.lastSweep = System.nanoTime();
+		this.entries = new RegistryEntries(store, builder.maxBytes, builder.maxEntries, builder.maxTotalBytes,
+				builder.entryTtl);
+		this.documents = new RegistryDocuments(this.entries);
 	}
 
 	/**
@@ -281,27 +203,27 @@ public final class MetadataRegistryHandler {
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
 					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
 			if (!method.equals("GET") && !caller.permits(agentName)) {
-				return text(403, "client '" + caller.id + "' may not change the entry of agent '" + agentName
-						+ "': its agent names start with one of " + caller.agentNamePrefixes);
+				return RegistryAnswers.text(403, "client '" + caller.id + "' may not change the entry of agent '"
+						+ agentName + "': its agent names start with one of " + caller.agentNamePrefixes);
 			}
 			String kind = target.kind();
 			if (kind != null) {
-				String problem = kindProblem(kind);
+				String problem = RegistryDocuments.kindProblem(kind);
 				if (problem != null) {
-					return text(400, problem);
+					return RegistryAnswers.text(400, problem);
 				}
 				return switch (method) {
-					case "GET" -> getDocument(agentName, kind);
-					case "PUT" -> putDocument(agentName, kind, secretDigest, contentLength, body);
-					case "DELETE" -> deleteDocument(agentName, kind, secretDigest);
+					case "GET" -> this.documents.get(agentName, kind);
+					case "PUT" -> this.documents.put(agentName, kind, secretDigest, contentLength, body);
+					case "DELETE" -> this.documents.delete(agentName, kind, secretDigest);
 					default -> Response.of(405, Map.of("Allow", "GET, PUT, DELETE"), null);
 				};
 			}
 			return switch (method) {
-				case "GET" -> get(agentName);
-				case "PUT" -> put(agentName, caller, secretDigest, contentLength, body);
-				case "POST" -> renew(agentName, secretDigest);
-				case "DELETE" -> delete(agentName, secretDigest);
+				case "GET" -> this.entries.get(agentName);
+				case "PUT" -> this.entries.put(agentName, caller, secretDigest, contentLength, body);
+				case "POST" -> this.entries.renew(agentName, secretDigest);
+				case "DELETE" -> this.entries.delete(agentName, secretDigest);
 				default -> Response.of(405, Map.of("Allow", "GET, PUT, POST, DELETE"), null);
 			};
 		}
@@ -309,32 +231,6 @@ public final class MetadataRegistryHandler {
 			logger.log(System.Logger.Level.WARNING, "The metadata store failed: " + ex.status());
 			return Response.of(503, Map.of(), null);
 		}
-	}
-
-	private Response get(String agentName) {
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			sweep(now);
-			expireIfDue(agentName, now);
-		}
-		finally {
-			this.lock.unlock();
-		}
-		AgentMetadata metadata;
-		try {
-			metadata = this.store.fetch(agentName, Duration.ZERO);
-		}
-		catch (NixlException ex) {
-			if (ex.status() == NixlStatus.TIMEOUT) {
-				return Response.of(404, Map.of(), null);
-			}
-			throw ex;
-		}
-		Map<String, String> headers = new LinkedHashMap<>();
-		headers.put("Content-Type", OCTET_STREAM);
-		headers.put("Cache-Control", "no-store");
-		return Response.of(200, headers, metadata.toByteArray());
 	}
 
 	/** The grant of the token a request carries; {@code null} when it carries none. */
@@ -356,384 +252,6 @@ public final class MetadataRegistryHandler {
 		return found;
 	}
 
-	private Response put(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength,
-			InputStream in) throws IOException {
-		if (contentLength > this.maxBytes) {
-			return Response.of(413, Map.of(), null);
-		}
-		int room;
-		int newEntries;
-		this.lock.lock();
-		try {
-			Response refused = admit(agentName, caller, secretDigest, Math.max(contentLength, 0), System.nanoTime());
-			if (refused != null) {
-				return refused;
-			}
-			Claim claim = this.claims.get(agentName);
-			long available = this.maxTotalBytes - this.storedBytes - this.reservedBytes
-					+ ((claim != null) ? claim.bytes : 0);
-			// a body of unknown length may take what is left of the budget, up to the cap
-			room = (contentLength >= 0) ? (int) contentLength : (int) Math.min(this.maxBytes, available);
-			newEntries = (claim != null) ? 0 : 1;
-			this.reservedBytes += room;
-			this.reservedEntries += newEntries;
-		}
-		finally {
-			this.lock.unlock();
-		}
-		byte[] body;
-		try {
-			body = in.readNBytes(room + 1);
-		}
-		finally {
-			this.lock.lock();
-			try {
-				this.reservedBytes -= room;
-				this.reservedEntries -= newEntries;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-		if (body.length > room) {
-			return (room < this.maxBytes && contentLength < 0)
-					? full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata")
-					: Response.of(413, Map.of(), null);
-		}
-		AgentMetadata metadata;
-		try {
-			metadata = MetadataValues.check("send_local_md", agentName, body, this.maxBytes);
-		}
-		catch (NixlException ex) {
-			return Response.of(400, Map.of(), null);
-		}
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			// the decision is taken again: the entry may have changed hands or expired
-			// during the read
-			Response refused = admit(agentName, caller, secretDigest, body.length, now);
-			if (refused != null) {
-				return refused;
-			}
-			Claim claim = this.claims.get(agentName);
-			this.store.publish(agentName, metadata);
-			if (claim != null) {
-				this.storedBytes += body.length - claim.bytes;
-				claim.bytes = body.length;
-				claim.valueDigest = BearerToken.sha256(body);
-				claim.expiresAt = now + this.ttlNanos;
-				return Response.of(204, ttlHeader(), null);
-			}
-			String secret = newSecret();
-			byte[] newSecretDigest = BearerToken.sha256(secret.getBytes(StandardCharsets.UTF_8));
-			this.claims.put(agentName,
-					new Claim(caller, newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
-			this.storedBytes += body.length;
-			Map<String, String> headers = ttlHeader();
-			headers.put(OWNER_SECRET_HEADER, secret);
-			headers.put("Cache-Control", "no-store");
-			return Response.of(201, headers, null);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/**
-	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when
-	 * it may, the refusal otherwise. Called with the lock held.
-	 */
-	private @Nullable Response admit(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long size,
-			long now) {
-		sweep(now);
-		expireIfDue(agentName, now);
-		Claim claim = this.claims.get(agentName);
-		if (claim != null) {
-			if (!claim.ownedBy(secretDigest)) {
-				return notOwner(agentName);
-			}
-			if (stillHolds(agentName, claim)) {
-				if (this.storedBytes - claim.bytes + this.reservedBytes + size > this.maxTotalBytes) {
-					return full("the registry holds its maximum of " + this.maxTotalBytes
-							+ " bytes of metadata; the entry cannot grow");
-				}
-				return overClientBytes(claim.client, size - claim.bytes);
-			}
-		}
-		if (isStored(agentName)) {
-			return notOwner(agentName);
-		}
-		if (this.claims.size() + this.reservedEntries >= this.maxEntries) {
-			return full("the registry holds its maximum of " + this.maxEntries + " entries");
-		}
-		if (this.storedBytes + this.reservedBytes + size > this.maxTotalBytes) {
-			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
-		}
-		if (caller != ClientGrant.SHARED && entriesOf(caller) >= caller.maxEntries) {
-			return overQuota("client '" + caller.id + "' holds its maximum of " + caller.maxEntries + " entries");
-		}
-		return overClientBytes(caller, size);
-	}
-
-	/**
-	 * Refuses {@code growth} more bytes for a client past its quota; {@code null} when
-	 * they fit. Called with the lock held.
-	 */
-	private @Nullable Response overClientBytes(ClientGrant client, long growth) {
-		if (client == ClientGrant.SHARED || growth <= 0 || bytesOf(client) + growth <= client.maxTotalBytes) {
-			return null;
-		}
-		return overQuota("client '" + client.id + "' holds its maximum of " + client.maxTotalBytes + " bytes");
-	}
-
-	private int entriesOf(ClientGrant client) {
-		int entries = 0;
-		for (Claim claim : this.claims.values()) {
-			if (claim.client == client) {
-				entries++;
-			}
-		}
-		return entries;
-	}
-
-	private long bytesOf(ClientGrant client) {
-		long bytes = 0;
-		for (Claim claim : this.claims.values()) {
-			if (claim.client == client) {
-				bytes += claim.bytes + claim.documentBytes();
-			}
-		}
-		return bytes;
-	}
-
-	private Response renew(String agentName, byte @Nullable [] secretDigest) {
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			sweep(now);
-			expireIfDue(agentName, now);
-			Claim claim = this.claims.get(agentName);
-			if (claim == null) {
-				return isStored(agentName) ? notOwner(agentName) : Response.of(404, Map.of(), null);
-			}
-			if (!claim.ownedBy(secretDigest)) {
-				return notOwner(agentName);
-			}
-			if (!isStored(agentName)) {
-				// withdrawn from the backing exchange directly: the entry is gone, so is
-				// its claim
-				drop(agentName, claim);
-				return Response.of(404, Map.of(), null);
-			}
-			claim.expiresAt = now + this.ttlNanos;
-			return Response.of(204, ttlHeader(), null);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private Response delete(String agentName, byte @Nullable [] secretDigest) {
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			sweep(now);
-			expireIfDue(agentName, now);
-			Claim claim = this.claims.get(agentName);
-			if (claim == null) {
-				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
-			}
-			if (!claim.ownedBy(secretDigest)) {
-				return notOwner(agentName);
-			}
-			if (!stillHolds(agentName, claim)) {
-				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
-			}
-			// withdrawn first: when the store fails, the claim stays and its owner can
-			// try again
-			this.store.invalidate(agentName);
-			drop(agentName, claim);
-			return Response.of(204, Map.of(), null);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	private Response getDocument(String agentName, String kind) {
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			sweep(now);
-			expireIfDue(agentName, now);
-		}
-		finally {
-			this.lock.unlock();
-		}
-		byte[] document;
-		try {
-			document = this.store.fetchDocument(agentName, kind, Duration.ZERO);
-		}
-		catch (NixlException ex) {
-			if (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.NOT_SUPPORTED) {
-				return Response.of(404, Map.of(), null);
-			}
-			throw ex;
-		}
-		Map<String, String> headers = new LinkedHashMap<>();
-		headers.put("Content-Type", OCTET_STREAM);
-		headers.put("Cache-Control", "no-store");
-		return Response.of(200, headers, document);
-	}
-
-	private Response putDocument(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength,
-			InputStream in) throws IOException {
-		int cap = MetadataExchange.MAX_DOCUMENT_BYTES;
-		if (contentLength > cap) {
-			return documentTooLarge(kind);
-		}
-		int room;
-		this.lock.lock();
-		try {
-			Response refused = admitDocument(agentName, kind, secretDigest, Math.max(contentLength, 0),
-					System.nanoTime());
-			if (refused != null) {
-				return refused;
-			}
-			Claim claim = this.claims.get(agentName);
-			long available = this.maxTotalBytes - this.storedBytes - this.reservedBytes
-					+ ((claim != null) ? claim.documentBytes(kind) : 0);
-			room = (contentLength >= 0) ? (int) contentLength : (int) Math.max(0, Math.min(cap, available));
-			this.reservedBytes += room;
-		}
-		finally {
-			this.lock.unlock();
-		}
-		byte[] body;
-		try {
-			body = in.readNBytes(room + 1);
-		}
-		finally {
-			this.lock.lock();
-			try {
-				this.reservedBytes -= room;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-		if (body.length > room) {
-			return (room < cap && contentLength < 0)
-					? full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata")
-					: documentTooLarge(kind);
-		}
-		this.lock.lock();
-		try {
-			// the decision is taken again: the entry may have changed hands or expired
-			// during the read
-			Response refused = admitDocument(agentName, kind, secretDigest, body.length, System.nanoTime());
-			if (refused != null) {
-				return refused;
-			}
-			Claim claim = Objects.requireNonNull(this.claims.get(agentName));
-			this.store.publishDocument(agentName, kind, body);
-			Integer previous = claim.documents.put(kind, body.length);
-			this.storedBytes += body.length - ((previous != null) ? previous : 0);
-			return Response.of((previous != null) ? 204 : 201, Map.of(), null);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/**
-	 * Decides whether a {@code PUT} of a document of {@code size} bytes may go ahead:
-	 * {@code null} when it may (then the agent's claim exists), the refusal otherwise.
-	 * Called with the lock held.
-	 */
-	private @Nullable Response admitDocument(String agentName, String kind, byte @Nullable [] secretDigest, long size,
-			long now) {
-		sweep(now);
-		expireIfDue(agentName, now);
-		Claim claim = this.claims.get(agentName);
-		if (claim != null && !claim.ownedBy(secretDigest)) {
-			return notOwner(agentName);
-		}
-		if (claim == null || !stillHolds(agentName, claim)) {
-			return isStored(agentName) ? notOwner(agentName)
-					: text(409, "the registry holds no metadata entry of agent '" + agentName
-							+ "'; publish its metadata before its documents");
-		}
-		if (!claim.documents.containsKey(kind) && claim.documents.size() >= MAX_DOCUMENTS_PER_ENTRY) {
-			return full("the entry of agent '" + agentName + "' holds its maximum of " + MAX_DOCUMENTS_PER_ENTRY
-					+ " documents");
-		}
-		if (this.storedBytes - claim.documentBytes(kind) + this.reservedBytes + size > this.maxTotalBytes) {
-			return full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
-		}
-		return overClientBytes(claim.client, size - claim.documentBytes(kind));
-	}
-
-	private Response deleteDocument(String agentName, String kind, byte @Nullable [] secretDigest) {
-		this.lock.lock();
-		try {
-			long now = System.nanoTime();
-			sweep(now);
-			expireIfDue(agentName, now);
-			Claim claim = this.claims.get(agentName);
-			if (claim == null) {
-				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
-			}
-			if (!claim.ownedBy(secretDigest)) {
-				return notOwner(agentName);
-			}
-			if (!stillHolds(agentName, claim)) {
-				return isStored(agentName) ? notOwner(agentName) : Response.of(204, Map.of(), null);
-			}
-			Integer size = claim.documents.get(kind);
-			if (size == null) {
-				return Response.of(204, Map.of(), null);
-			}
-			InMemoryMetadataExchange memory = inMemoryStore();
-			if (memory == null) {
-				return text(501, "the registry's store cannot remove one document; delete the entry instead");
-			}
-			memory.removeDocument(agentName, kind);
-			claim.documents.remove(kind);
-			this.storedBytes -= size;
-			return Response.of(204, Map.of(), null);
-		}
-		finally {
-			this.lock.unlock();
-		}
-	}
-
-	/** The in-memory exchange behind the store, through forwarding wrappers. */
-	private @Nullable InMemoryMetadataExchange inMemoryStore() {
-		MetadataExchange current = this.store;
-		while (current instanceof ForwardingMetadataExchange forwarding) {
-			current = forwarding.getDelegate();
-		}
-		return (current instanceof InMemoryMetadataExchange memory) ? memory : null;
-	}
-
-	private static Response documentTooLarge(String kind) {
-		return text(413,
-				"the document '" + kind + "' is over the limit of " + MetadataExchange.MAX_DOCUMENT_BYTES + " bytes");
-	}
-
-	private static @Nullable String kindProblem(String kind) {
-		try {
-			MetadataExchange.requireDocumentKind(kind);
-			return null;
-		}
-		catch (NixlException ex) {
-			return "the document kind in the path is refused: it must be 1 to 64 characters of a-z, 0-9, '.' "
-					+ "and '-', starting with a letter or digit";
-		}
-	}
-
 	/**
 	 * Withdraws every entry whose owner did not renew it in time, now. Requests do it as
 	 * they arrive; a server also calls it every {@link #sweepInterval()}, so that an
@@ -741,18 +259,7 @@ public final class MetadataRegistryHandler {
 	 * of its TTL after its deadline even when no request comes.
 	 */
 	public void expireDue() {
-		this.lock.lock();
-		try {
-			this.lastSweep = System.nanoTime() - this.sweepIntervalNanos;
-			sweep(System.nanoTime());
-		}
-		catch (RuntimeException ex) {
-			// the claim stays: the next call or request expires it
-			logger.log(System.Logger.Level.WARNING, "Could not expire a registry entry now: {0}", ex.getMessage());
-		}
-		finally {
-			this.lock.unlock();
-		}
+		this.entries.expireDue();
 	}
 
 	/**
@@ -761,119 +268,7 @@ public final class MetadataRegistryHandler {
 	 * @return the interval
 	 */
 	public Duration sweepInterval() {
-		return Duration.ofNanos(this.sweepIntervalNanos);
-	}
-
-	/**
-	 * Withdraws every expired entry, at most ten times per TTL. Called with the lock
-	 * held.
-	 */
-	private void sweep(long now) {
-		if (now - this.lastSweep < this.sweepIntervalNanos) {
-			return;
-		}
-		this.lastSweep = now;
-		List<String> expired = new ArrayList<>();
-		this.claims.forEach((name, claim) -> {
-			if (now - claim.expiresAt >= 0) {
-				expired.add(name);
-			}
-		});
-		expired.forEach(name -> expireIfDue(name, now));
-	}
-
-	/**
-	 * Withdraws one entry if its owner did not renew it in time. Called with the lock
-	 * held.
-	 */
-	private void expireIfDue(String agentName, long now) {
-		Claim claim = this.claims.get(agentName);
-		if (claim != null && now - claim.expiresAt >= 0 && stillHolds(agentName, claim)) {
-			// withdrawn first: when the store fails, the claim stays and a later request
-			// expires it
-			this.store.invalidate(agentName);
-			drop(agentName, claim);
-			logger.log(System.Logger.Level.INFO, () -> "The registry entry of agent '" + agentName
-					+ "' expired: its owner did not renew it within " + this.entryTtl);
-		}
-	}
-
-	/**
-	 * Whether the backing exchange still holds the value the claim's owner stored. When
-	 * it holds none, or another one published there by other means (the serving
-	 * application's own agent of that name), the claim is dropped: the owner may no
-	 * longer change or withdraw what is there. Called with the lock held.
-	 */
-	private boolean stillHolds(String agentName, Claim claim) {
-		byte @Nullable [] stored = storedValue(agentName);
-		if (stored != null && MessageDigest.isEqual(claim.valueDigest, BearerToken.sha256(stored))) {
-			return true;
-		}
-		drop(agentName, claim);
-		return false;
-	}
-
-	private byte @Nullable [] storedValue(String agentName) {
-		try {
-			return this.store.fetch(agentName, Duration.ZERO).toByteArray();
-		}
-		catch (NixlException ex) {
-			if (ex.status() == NixlStatus.TIMEOUT) {
-				return null;
-			}
-			throw ex;
-		}
-	}
-
-	private void drop(String agentName, Claim claim) {
-		this.claims.remove(agentName);
-		this.storedBytes -= claim.bytes + claim.documentBytes();
-	}
-
-	private boolean isStored(String agentName) {
-		if (this.store instanceof InMemoryMetadataExchange memory) {
-			return memory.isPublished(agentName);
-		}
-		try {
-			this.store.fetch(agentName, Duration.ZERO);
-			return true;
-		}
-		catch (NixlException ex) {
-			if (ex.status() == NixlStatus.TIMEOUT) {
-				return false;
-			}
-			throw ex;
-		}
-	}
-
-	private Map<String, String> ttlHeader() {
-		Map<String, String> headers = new LinkedHashMap<>();
-		headers.put(ENTRY_TTL_HEADER, Long.toString(Math.max(1, this.entryTtl.toMillis())));
-		return headers;
-	}
-
-	private static Response notOwner(String agentName) {
-		return text(403, "the entry of agent '" + agentName + "' belongs to another owner; only the request carrying "
-				+ "its owner secret (" + OWNER_SECRET_HEADER + ") may change it");
-	}
-
-	private static Response overQuota(String reason) {
-		return text(429, reason + "; try again when its entries expire or are deleted");
-	}
-
-	private static Response full(String reason) {
-		return text(507, reason + "; try again when entries expire or are deleted");
-	}
-
-	private static Response text(int status, String reason) {
-		return Response.of(status, Map.of("Content-Type", "text/plain; charset=utf-8"),
-				reason.getBytes(StandardCharsets.UTF_8));
-	}
-
-	private String newSecret() {
-		byte[] bytes = new byte[SECRET_BYTES];
-		this.random.nextBytes(bytes);
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+		return this.entries.sweepInterval();
 	}
 
 	/**
@@ -913,97 +308,7 @@ public final class MetadataRegistryHandler {
 
 	@Override
 	public String toString() {
-		return "MetadataRegistryHandler[basePath=" + this.basePath + ", store=" + this.store + "]";
-	}
-
-	/**
-	 * An entry created over HTTP: its owner secret's digest, the digest of the value its
-	 * owner stored, its size and when it expires.
-	 */
-	private static final class Claim {
-
-		/** Whose quota the entry counts against. */
-		private final ClientGrant client;
-
-		private final byte[] secretDigest;
-
-		private byte[] valueDigest;
-
-		private long bytes;
-
-		private long expiresAt;
-
-		/** The sizes of the entry's documents, by kind. */
-		private final Map<String, Integer> documents = new HashMap<>();
-
-		Claim(ClientGrant client, byte[] secretDigest, byte[] valueDigest, long bytes, long expiresAt) {
-			this.client = client;
-			this.secretDigest = secretDigest;
-			this.valueDigest = valueDigest;
-			this.bytes = bytes;
-			this.expiresAt = expiresAt;
-		}
-
-		long documentBytes() {
-			long total = 0;
-			for (int size : this.documents.values()) {
-				total += size;
-			}
-			return total;
-		}
-
-		long documentBytes(String kind) {
-			Integer size = this.documents.get(kind);
-			return (size != null) ? size : 0;
-		}
-
-		boolean ownedBy(byte @Nullable [] presented) {
-			return presented != null && MessageDigest.isEqual(this.secretDigest, presented);
-		}
-
-	}
-
-	/**
-	 * What a token may do: the shared token any name without a quota of its own, a
-	 * client's token the names that start with its prefixes, within its quota.
-	 */
-	private static final class ClientGrant {
-
-		static final ClientGrant SHARED = new ClientGrant("shared", BearerToken.of("shared"), List.of(""),
-				Integer.MAX_VALUE, Long.MAX_VALUE);
-
-		private final String id;
-
-		private final BearerToken token;
-
-		private final List<String> agentNamePrefixes;
-
-		private final int maxEntries;
-
-		private final long maxTotalBytes;
-
-		ClientGrant(String id, BearerToken token, List<String> agentNamePrefixes, int maxEntries, long maxTotalBytes) {
-			this.id = id;
-			this.token = token;
-			this.agentNamePrefixes = agentNamePrefixes;
-			this.maxEntries = maxEntries;
-			this.maxTotalBytes = maxTotalBytes;
-		}
-
-		boolean permits(String agentName) {
-			for (String prefix : this.agentNamePrefixes) {
-				if (agentName.startsWith(prefix)) {
-					return true;
-				}
-			}
-			return false;
-		}
-
-		@Override
-		public String toString() {
-			return "ClientGrant[" + this.id + ", prefixes=" + this.agentNamePrefixes + "]";
-		}
-
+		return "MetadataRegistryHandler[basePath=" + this.basePath + ", store=" + this.entries.store + "]";
 	}
 
 	/**
@@ -1026,7 +331,7 @@ public final class MetadataRegistryHandler {
 			this.body = body;
 		}
 
-		private static Response of(int status, Map<String, String> headers, byte @Nullable [] body) {
+		static Response of(int status, Map<String, String> headers, byte @Nullable [] body) {
 			return new Response(status, Collections.unmodifiableMap(headers), (body != null) ? body : EMPTY);
 		}
 
@@ -1061,48 +366,6 @@ public final class MetadataRegistryHandler {
 			return "Response[status=" + this.status + ", " + this.body.length + " bytes]";
 		}
 
-	}
-
-	/** Trims a base path and checks that a non-root one starts with {@code /}. */
-	static String checkBasePath(String basePath) {
-		String trimmed = AgentPaths.trimBase(basePath);
-		if (!trimmed.isEmpty() && !trimmed.startsWith("/")) {
-			throw new IllegalArgumentException("the base path must start with '/', was " + basePath);
-		}
-		return trimmed;
-	}
-
-	/** Checks a body cap: positive and below {@link Integer#MAX_VALUE}. */
-	static int checkMaxBytes(int maxBytes) {
-		if (maxBytes <= 0 || maxBytes == Integer.MAX_VALUE) {
-			throw new IllegalArgumentException(
-					"maxBytes must be positive and below Integer.MAX_VALUE, was " + maxBytes);
-		}
-		return maxBytes;
-	}
-
-	/** Checks a cap on entries: positive. */
-	static int checkMaxEntries(int maxEntries) {
-		if (maxEntries <= 0) {
-			throw new IllegalArgumentException("maxEntries must be positive, was " + maxEntries);
-		}
-		return maxEntries;
-	}
-
-	/** Checks a cap on the bytes of all entries: positive. */
-	static long checkMaxTotalBytes(long maxTotalBytes) {
-		if (maxTotalBytes <= 0) {
-			throw new IllegalArgumentException("maxTotalBytes must be positive, was " + maxTotalBytes);
-		}
-		return maxTotalBytes;
-	}
-
-	/** Checks an entry TTL: at least a millisecond. */
-	static Duration checkEntryTtl(Duration entryTtl) {
-		if (entryTtl.compareTo(Duration.ofMillis(1)) < 0) {
-			throw new IllegalArgumentException("entryTtl must be at least 1 ms, was " + entryTtl);
-		}
-		return entryTtl;
 	}
 
 	/**
@@ -1200,7 +463,7 @@ public final class MetadataRegistryHandler {
 				}
 			}
 			this.clients.put(clientId, new ClientGrant(clientId, BearerToken.of(token), prefixes,
-					checkMaxEntries(maxEntries), checkMaxTotalBytes(maxTotalBytes)));
+					RegistryEntries.checkMaxEntries(maxEntries), RegistryEntries.checkMaxTotalBytes(maxTotalBytes)));
 			this.clientTokenDigests.add(digest);
 			return this;
 		}
@@ -1214,7 +477,7 @@ public final class MetadataRegistryHandler {
 		 * {@code /}
 		 */
 		public Builder basePath(String basePath) {
-			this.basePath = checkBasePath(basePath);
+			this.basePath = AgentPaths.checkBasePath(basePath);
 			return this;
 		}
 
@@ -1237,7 +500,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive or {@link Integer#MAX_VALUE}
 		 */
 		public Builder maxBytes(int maxBytes) {
-			this.maxBytes = checkMaxBytes(maxBytes);
+			this.maxBytes = RegistryEntries.checkMaxBytes(maxBytes);
 			return this;
 		}
 
@@ -1249,7 +512,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxEntries(int maxEntries) {
-			this.maxEntries = checkMaxEntries(maxEntries);
+			this.maxEntries = RegistryEntries.checkMaxEntries(maxEntries);
 			return this;
 		}
 
@@ -1262,7 +525,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when not positive
 		 */
 		public Builder maxTotalBytes(long maxTotalBytes) {
-			this.maxTotalBytes = checkMaxTotalBytes(maxTotalBytes);
+			this.maxTotalBytes = RegistryEntries.checkMaxTotalBytes(maxTotalBytes);
 			return this;
 		}
 
@@ -1274,7 +537,7 @@ public final class MetadataRegistryHandler {
 		 * @throws IllegalArgumentException when shorter than a millisecond
 		 */
 		public Builder entryTtl(Duration entryTtl) {
-			this.entryTtl = checkEntryTtl(entryTtl);
+			this.entryTtl = RegistryEntries.checkEntryTtl(entryTtl);
 			return this;
 		}
 
