@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Assumptions;
  * {@code etcd} on the {@code PATH}, else {@code /usr/bin/etcd}) on free loopback ports
  * with a temporary data directory, started by the {@link EtcdLauncher} that the command
  * line's {@code registry-bench} uses too. It can be stopped and started again on the same
- * ports and data, and is killed on {@link #close()}.
+ * ports and data, and is killed on {@link #close()}. {@link EtcdServerExtension} gives a
+ * test class one.
  */
 public final class EtcdServer implements AutoCloseable {
 
