@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import dev.nixl4j.AgentMetadata;
+import dev.nixl4j.etcd.launcher.EtcdLauncher;
 import dev.nixl4j.json.JsonWriter;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
@@ -166,8 +168,8 @@ final class RegistryBenchCommand extends Subcommand {
 		checkOptions();
 		Path etcdBinary = null;
 		if (this.exchanges.contains(Exchange.ETCD) && this.etcdEndpoint == null) {
-			etcdBinary = RegistryBenchEtcd.binary();
-			if (etcdBinary == null) {
+			etcdBinary = EtcdLauncher.binary();
+			if (!Files.isExecutable(etcdBinary)) {
 				err().println("registry-bench: etcd is not installed (no $ETCD_BINARY, no etcd on the PATH, no "
 						+ "/usr/bin/etcd): install it with src/etcd/install-etcd.sh, name one with --etcd-endpoint, "
 						+ "or measure only --exchange http");
@@ -267,8 +269,8 @@ final class RegistryBenchCommand extends Subcommand {
 		if (System.getProperty("slf4j.internal.verbosity") == null) {
 			System.setProperty("slf4j.internal.verbosity", "ERROR");
 		}
-		RegistryBenchEtcd started = (this.etcdEndpoint == null && etcdBinary != null)
-				? RegistryBenchEtcd.start(etcdBinary) : null;
+		EtcdLauncher started = (this.etcdEndpoint == null && etcdBinary != null)
+				? EtcdLauncher.builder(etcdBinary).name("nixl4j-registry-bench").start() : null;
 		String endpoint = (started != null) ? started.endpoint() : Objects.requireNonNull(this.etcdEndpoint);
 		String namespace = "/nixl4j-registry-bench/" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "/";
 		return new Registry(exchange,

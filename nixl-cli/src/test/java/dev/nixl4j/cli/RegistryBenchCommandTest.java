@@ -14,8 +14,10 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -29,6 +31,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class RegistryBenchCommandTest {
+
+	/** An etcd named by its endpoint, for the test that needs one. */
+	@RegisterExtension
+	static final EtcdServerExtension etcdServer = new EtcdServerExtension();
 
 	/** Every number as a double: the document's figures are compared as doubles. */
 	private static final JsonReader JSON = JsonReader.builder().numbers(JsonReader.Numbers.DOUBLE).build();
@@ -55,17 +61,16 @@ class RegistryBenchCommandTest {
 
 	@Test
 	void anEtcdNamedByItsEndpointIsMeasuredAndLeftWithoutTheBenchmarksKeys() throws Exception {
-		try (EtcdServer etcd = EtcdServer.start()) {
-			assertEveryFetchVerified("etcd", "--etcd-endpoint", etcd.endpoint());
+		EtcdServer etcd = etcdServer.server();
+		assertEveryFetchVerified("etcd", "--etcd-endpoint", etcd.endpoint());
 
-			try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
-				ByteSequence prefix = ByteSequence.from("/nixl4j-registry-bench/", StandardCharsets.UTF_8);
-				long keys = client.getKVClient()
-					.get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-					.get(10, TimeUnit.SECONDS)
-					.getCount();
-				assertThat(keys).isZero();
-			}
+		try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
+			ByteSequence prefix = ByteSequence.from("/nixl4j-registry-bench/", StandardCharsets.UTF_8);
+			long keys = client.getKVClient()
+				.get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+				.get(10, TimeUnit.SECONDS)
+				.getCount();
+			assertThat(keys).isZero();
 		}
 	}
 

@@ -9,12 +9,13 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
@@ -37,19 +38,15 @@ class NixlEtcdAuthenticationIntegrationTests {
 
 	private static final String NAMESPACE = "/nixl4j-auth/";
 
-	private static EtcdServer etcd;
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
+
+	@RegisterExtension
+	static final EtcdServerExtension tlsEtcd = EtcdServerExtension.withClientCertificates();
 
 	@BeforeAll
-	static void startEtcd() {
-		etcd = EtcdServer.start();
-		etcd.enableAuthentication(USER, PASSWORD, NAMESPACE);
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (etcd != null) {
-			etcd.close();
-		}
+	static void enableAuthentication() {
+		etcd.server().enableAuthentication(USER, PASSWORD, NAMESPACE);
 	}
 
 	private ApplicationContextRunner application(String name) {
@@ -126,22 +123,21 @@ class NixlEtcdAuthenticationIntegrationTests {
 
 	@Test
 	void anSslBundleGivesTheClientCertificateOfATlsCluster() {
-		try (EtcdServer tls = EtcdServer.startWithClientCertificates()) {
-			new ApplicationContextRunner()
-				.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, SslAutoConfiguration.class))
-				.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=auth-tls",
-						"nixl.metadata.exchange=etcd", "nixl.metadata.etcd.endpoints=" + tls.endpoint(),
-						"nixl.metadata.etcd.operation-timeout=15s", "nixl.metadata.etcd.ssl-bundle=etcd-client",
-						"spring.ssl.bundle.pem.etcd-client.keystore.certificate=file:" + tls.tls().clientCertificate(),
-						"spring.ssl.bundle.pem.etcd-client.keystore.private-key=file:" + tls.tls().clientKey(),
-						"spring.ssl.bundle.pem.etcd-client.truststore.certificate=file:" + tls.tls().caCertificate())
-				.run(context -> {
-					assertThat(context).hasNotFailed();
-					assertThat(context.getBean(MetadataExchange.class)
-						.fetch("auth-tls", Duration.ofSeconds(5))
-						.toByteArray()).isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
-				});
-		}
+		EtcdServer tls = tlsEtcd.server();
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class, SslAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.agent.name=auth-tls", "nixl.metadata.exchange=etcd",
+					"nixl.metadata.etcd.endpoints=" + tls.endpoint(), "nixl.metadata.etcd.operation-timeout=15s",
+					"nixl.metadata.etcd.ssl-bundle=etcd-client",
+					"spring.ssl.bundle.pem.etcd-client.keystore.certificate=file:" + tls.tls().clientCertificate(),
+					"spring.ssl.bundle.pem.etcd-client.keystore.private-key=file:" + tls.tls().clientKey(),
+					"spring.ssl.bundle.pem.etcd-client.truststore.certificate=file:" + tls.tls().caCertificate())
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThat(
+						context.getBean(MetadataExchange.class).fetch("auth-tls", Duration.ofSeconds(5)).toByteArray())
+					.isEqualTo(context.getBean(NixlAgent.class).localMetadata().toByteArray());
+			});
 	}
 
 	@Test

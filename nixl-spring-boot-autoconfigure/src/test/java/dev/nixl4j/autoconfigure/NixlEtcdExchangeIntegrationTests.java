@@ -15,12 +15,11 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.metadata.MetadataExchange;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -37,19 +36,8 @@ class NixlEtcdExchangeIntegrationTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(30);
 
-	private static EtcdServer etcd;
-
-	@BeforeAll
-	static void startEtcd() {
-		etcd = EtcdServer.start();
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (etcd != null) {
-			etcd.close();
-		}
-	}
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
 
 	private ApplicationContextRunner application(String name) {
 		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))

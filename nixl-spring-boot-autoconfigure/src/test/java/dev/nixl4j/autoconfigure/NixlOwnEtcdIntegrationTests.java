@@ -18,13 +18,13 @@ import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import dev.nixl4j.testsupport.Bytes;
-import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.testsupport.NativeNixl;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -45,19 +45,12 @@ class NixlOwnEtcdIntegrationTests {
 
 	private static final String NAMESPACE = "/nixl4j-own-it/";
 
-	private static EtcdServer etcd;
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
 
 	@BeforeAll
-	static void startEtcd() {
+	static void requireNative() {
 		NativeNixl.require();
-		etcd = EtcdServer.start();
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (etcd != null) {
-			etcd.close();
-		}
 	}
 
 	private ApplicationContextRunner application(String name) {

@@ -1,68 +1,34 @@
 package dev.nixl4j.testsupport;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Comparator;
-import java.util.Deque;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
-import dev.nixl4j.json.JsonException;
-import dev.nixl4j.json.JsonReader;
+import dev.nixl4j.etcd.launcher.EtcdLauncher;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * A real etcd server for tests: Debian's {@code etcd-server} ({@code /usr/bin/etcd}, or
- * {@code $ETCD_BINARY}) on free loopback ports with a temporary data directory. It can be
- * stopped and started again on the same ports and data, and is killed on
- * {@link #close()}.
+ * A real etcd server for tests: Debian's {@code etcd-server} ({@code $ETCD_BINARY}, else
+ * {@code etcd} on the {@code PATH}, else {@code /usr/bin/etcd}) on free loopback ports
+ * with a temporary data directory, started by the {@link EtcdLauncher} that the command
+ * line's {@code registry-bench} uses too. It can be stopped and started again on the same
+ * ports and data, and is killed on {@link #close()}. {@link EtcdServerExtension} gives a
+ * test class one.
  */
 public final class EtcdServer implements AutoCloseable {
 
-	private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
-
-	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
-
-	private final Path binary;
-
-	private final Path dataDirectory;
-
-	private final int clientPort;
-
-	private final int peerPort;
-
-	private final Deque<String> log = new ArrayDeque<>();
-
-	private @Nullable Process process;
+	private final EtcdLauncher launcher;
 
 	private final @Nullable TestEtcdTls tls;
 
-	private final List<String> alsoOn;
-
-	private EtcdServer(Path binary, Path dataDirectory, int clientPort, int peerPort, @Nullable TestEtcdTls tls,
-			List<String> alsoOn) {
-		this.binary = binary;
-		this.dataDirectory = dataDirectory;
-		this.clientPort = clientPort;
-		this.peerPort = peerPort;
+	private EtcdServer(EtcdLauncher launcher, @Nullable TestEtcdTls tls) {
+		this.launcher = launcher;
 		this.tls = tls;
-		this.alsoOn = alsoOn;
 	}
 
 	/**
@@ -71,7 +37,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the etcd binary
 	 */
 	public static Path require() {
-		Path binary = binary();
+		Path binary = EtcdLauncher.binary();
 		if (!Files.isExecutable(binary)) {
 			String message = "etcd is not installed (no " + binary + "); install it with: apt-get install etcd-server "
 					+ "(or point ETCD_BINARY at an etcd binary)";
@@ -83,29 +49,28 @@ public final class EtcdServer implements AutoCloseable {
 		return binary;
 	}
 
-	private static Path binary() {
-		String configured = System.getenv("ETCD_BINARY");
-		return Path.of((configured != null && !configured.isBlank()) ? configured : "/usr/bin/etcd");
-	}
-
 	/**
 	 * Prepares a server on free ports without starting it.
 	 * @return the server, stopped
 	 */
 	public static EtcdServer prepare() {
-		return prepare(false);
-	}
-
-	private static EtcdServer prepare(boolean tls) {
-		return prepare(tls, List.of());
+		return prepare(false, List.of());
 	}
 
 	private static EtcdServer prepare(boolean tls, List<String> alsoOn) {
 		Path binary = require();
 		try {
 			Path data = Files.createTempDirectory("nixl4j-etcd-");
-			int[] ports = freePorts(2);
-			return new EtcdServer(binary, data, ports[0], ports[1], tls ? TestEtcdTls.create(data) : null, alsoOn);
+			EtcdLauncher.Builder launcher = EtcdLauncher.builder(binary)
+				.name("nixl4j-test")
+				.directory(data)
+				.alsoListenOn(alsoOn);
+			TestEtcdTls material = tls ? TestEtcdTls.create(data) : null;
+			if (material != null) {
+				launcher.clientCertificates(material.serverCertificate(), material.serverKey(),
+						material.caCertificate());
+			}
+			return new EtcdServer(launcher.build(), material);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -117,7 +82,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static EtcdServer start() {
-		return start(prepare(false));
+		return start(prepare(false, List.of()));
 	}
 
 	/**
@@ -137,7 +102,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static EtcdServer startWithClientCertificates() {
-		return start(prepare(true));
+		return start(prepare(true, List.of()));
 	}
 
 	/**
@@ -163,85 +128,20 @@ public final class EtcdServer implements AutoCloseable {
 		}
 	}
 
-	private static int[] freePorts(int count) throws IOException {
-		ServerSocket[] sockets = new ServerSocket[count];
-		try {
-			int[] ports = new int[count];
-			for (int i = 0; i < count; i++) {
-				sockets[i] = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-				ports[i] = sockets[i].getLocalPort();
-			}
-			return ports;
-		}
-		finally {
-			for (ServerSocket socket : sockets) {
-				if (socket != null) {
-					socket.close();
-				}
-			}
-		}
-	}
-
 	/**
 	 * Returns the client URL.
 	 * @return {@code http://127.0.0.1:<port>}
 	 */
 	public String endpoint() {
-		return ((this.tls != null) ? "https" : "http") + "://127.0.0.1:" + this.clientPort;
+		return this.launcher.endpoint();
 	}
 
 	/**
 	 * Starts the server (again) on its ports and data directory, and waits until it
 	 * serves clients.
 	 */
-	public synchronized void startAgain() {
-		if (this.process != null && this.process.isAlive()) {
-			throw new IllegalStateException("etcd is already running");
-		}
-		String peer = "http://127.0.0.1:" + this.peerPort;
-		List<String> command = new java.util.ArrayList<>(List.of(this.binary.toString(), "--name", "nixl4j-test",
-				"--data-dir", this.dataDirectory.resolve("data").toString(), "--listen-client-urls", listenClientUrls(),
-				"--advertise-client-urls", endpoint(), "--listen-peer-urls", peer, "--initial-advertise-peer-urls",
-				peer, "--initial-cluster", "nixl4j-test=" + peer));
-		if (this.tls != null) {
-			command.addAll(List.of("--cert-file", this.tls.serverCertificate().toString(), "--key-file",
-					this.tls.serverKey().toString(), "--trusted-ca-file", this.tls.caCertificate().toString(),
-					"--client-cert-auth"));
-		}
-		CompletableFuture<Void> ready = new CompletableFuture<>();
-		Process started;
-		try {
-			started = new ProcessBuilder(command).redirectErrorStream(true).start();
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("cannot start " + this.binary, ex);
-		}
-		this.process = started;
-		Thread reader = new Thread(() -> readLog(started, ready), "etcd-log-" + this.clientPort);
-		reader.setDaemon(true);
-		reader.start();
-		try {
-			ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-			if (this.tls == null) {
-				// over TLS the health endpoint wants a client certificate too; the log
-				// line suffices
-				awaitHealthy();
-			}
-		}
-		catch (Exception ex) {
-			started.destroyForcibly();
-			throw new IllegalStateException(
-					"etcd did not become ready within " + START_TIMEOUT + "; its log:\n" + String.join("\n", logTail()),
-					ex);
-		}
-	}
-
-	private String listenClientUrls() {
-		StringBuilder urls = new StringBuilder(endpoint());
-		for (String address : this.alsoOn) {
-			urls.append(",http://").append(address).append(':').append(this.clientPort);
-		}
-		return urls.toString();
+	public void startAgain() {
+		this.launcher.start();
 	}
 
 	/**
@@ -249,57 +149,7 @@ public final class EtcdServer implements AutoCloseable {
 	 * @return the port
 	 */
 	public int clientPort() {
-		return this.clientPort;
-	}
-
-	private void readLog(Process started, CompletableFuture<Void> ready) {
-		try (BufferedReader reader = new BufferedReader(
-				new InputStreamReader(started.getInputStream(), StandardCharsets.UTF_8))) {
-			String line;
-			while ((line = reader.readLine()) != null) {
-				synchronized (this.log) {
-					this.log.addLast(line);
-					if (this.log.size() > 200) {
-						this.log.removeFirst();
-					}
-				}
-				if (line.contains("ready to serve client requests")) {
-					ready.complete(null);
-				}
-			}
-		}
-		catch (IOException ex) {
-			// the process is gone
-		}
-		ready.completeExceptionally(new IllegalStateException("etcd's output ended before it was ready"));
-	}
-
-	private List<String> logTail() {
-		synchronized (this.log) {
-			return List.copyOf(this.log);
-		}
-	}
-
-	private void awaitHealthy() throws Exception {
-		try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
-			HttpResponse<String> response = http.send(
-					HttpRequest.newBuilder(URI.create(endpoint() + "/health")).timeout(Duration.ofSeconds(10)).build(),
-					HttpResponse.BodyHandlers.ofString());
-			if (response.statusCode() != 200 || !healthy(response.body())) {
-				throw new IllegalStateException(
-						"etcd is not healthy: " + response.statusCode() + " " + response.body());
-			}
-		}
-	}
-
-	/** Whether etcd's {@code /health} answer is {@code {"health":"true", ...}}. */
-	private static boolean healthy(String body) {
-		try {
-			return JsonReader.strict().read(body) instanceof Map<?, ?> health && "true".equals(health.get("health"));
-		}
-		catch (JsonException ex) {
-			return false;
-		}
+		return this.launcher.clientPort();
 	}
 
 	/**
@@ -353,65 +203,26 @@ public final class EtcdServer implements AutoCloseable {
 	/**
 	 * Stops the server (SIGTERM) and waits until it exited; the data directory stays.
 	 */
-	public synchronized void stop() {
-		Process running = this.process;
-		if (running == null || !running.isAlive()) {
-			return;
-		}
-		running.destroy();
-		try {
-			if (!running.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-				running.destroyForcibly().waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			running.destroyForcibly();
-		}
+	public void stop() {
+		this.launcher.stop();
 	}
 
 	/**
 	 * Deletes the data directory of a stopped server: started again, it has lost every
 	 * key and lease.
 	 */
-	public synchronized void wipe() {
-		if (this.process != null && this.process.isAlive()) {
-			throw new IllegalStateException("stop etcd before wiping its data");
-		}
-		delete(this.dataDirectory.resolve("data"));
+	public void wipe() {
+		this.launcher.wipe();
 	}
 
 	@Override
-	public synchronized void close() {
-		if (this.process != null) {
-			this.process.destroyForcibly();
-			try {
-				this.process.waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-		delete(this.dataDirectory);
-	}
-
-	private static void delete(Path directory) {
-		if (!Files.exists(directory)) {
-			return;
-		}
-		try (Stream<Path> paths = Files.walk(directory)) {
-			for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-				Files.deleteIfExists(path);
-			}
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
+	public void close() {
+		this.launcher.close();
 	}
 
 	@Override
 	public String toString() {
-		return "etcd at " + endpoint();
+		return this.launcher.toString();
 	}
 
 }

@@ -3,8 +3,9 @@
  * gate ({@link dev.nixl4j.testsupport.NativeNixl}), peer agents in child processes
  * ({@link dev.nixl4j.testsupport.PeerProcess}), byte patterns
  * ({@link dev.nixl4j.testsupport.Bytes}), a real etcd server
- * ({@link dev.nixl4j.testsupport.EtcdServer}), test-only TLS material, and real NIXL
- * metadata samples. Not for production code.
+ * ({@link dev.nixl4j.testsupport.EtcdServer}, one per test class with
+ * {@link dev.nixl4j.testsupport.EtcdServerExtension}), test-only TLS material, and real
+ * NIXL metadata samples. Not for production code.
  */
 @NullMarked
 package dev.nixl4j.testsupport;

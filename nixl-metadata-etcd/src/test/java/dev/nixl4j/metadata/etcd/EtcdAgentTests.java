@@ -8,7 +8,8 @@ import io.etcd.jetcd.Client;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import dev.nixl4j.testsupport.EtcdServer;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 
 /**
  * What the tests with native agents and a real etcd share: one etcd server for the class,
@@ -18,7 +19,8 @@ import dev.nixl4j.testsupport.EtcdServer;
 abstract class EtcdAgentTests {
 
 	/** The etcd server of the test class. */
-	static EtcdServer etcd;
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
 
 	/** A plain client of that server, beside the exchanges under test. */
 	static Client raw;
@@ -28,17 +30,13 @@ abstract class EtcdAgentTests {
 	@BeforeAll
 	static void startEtcd() {
 		NativeNixl.require();
-		etcd = EtcdServer.start();
 		raw = Client.builder().endpoints(etcd.endpoint()).build();
 	}
 
 	@AfterAll
-	static void stopEtcd() {
+	static void closeRaw() {
 		if (raw != null) {
 			raw.close();
-		}
-		if (etcd != null) {
-			etcd.close();
 		}
 	}
 

@@ -15,12 +15,13 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.auth.Permission;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,25 +43,18 @@ class EtcdAuthenticationTest {
 
 	private static final Duration WAIT = Duration.ofSeconds(10);
 
-	private static EtcdServer etcd;
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
 
 	private final List<EtcdMetadataExchange> exchanges = new ArrayList<>();
 
 	@BeforeAll
 	static void startEtcdWithAuthentication() throws Exception {
-		etcd = EtcdServer.start();
 		try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
 			EtcdServer.addUser(client.getAuthClient(), READER, PASSWORD, "nixl-ro",
 					EtcdMetadataExchange.DEFAULT_NAMESPACE, Permission.Type.READ);
 		}
-		etcd.enableAuthentication(WRITER, PASSWORD, EtcdMetadataExchange.DEFAULT_NAMESPACE);
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (etcd != null) {
-			etcd.close();
-		}
+		etcd.server().enableAuthentication(WRITER, PASSWORD, EtcdMetadataExchange.DEFAULT_NAMESPACE);
 	}
 
 	private EtcdMetadataExchange exchange(String user, String password) {

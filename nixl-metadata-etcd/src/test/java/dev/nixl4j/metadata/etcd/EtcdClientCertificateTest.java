@@ -6,11 +6,10 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import dev.nixl4j.testsupport.EtcdServer;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.MetadataSamples;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,19 +22,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class EtcdClientCertificateTest {
 
-	private static EtcdServer etcd;
-
-	@BeforeAll
-	static void startEtcd() {
-		etcd = EtcdServer.startWithClientCertificates();
-	}
-
-	@AfterAll
-	static void stopEtcd() {
-		if (etcd != null) {
-			etcd.close();
-		}
-	}
+	@RegisterExtension
+	static final EtcdServerExtension etcd = EtcdServerExtension.withClientCertificates();
 
 	private static EtcdMetadataExchange.Builder exchange() {
 		return EtcdMetadataExchange.builder()
@@ -48,9 +36,11 @@ class EtcdClientCertificateTest {
 
 	@Test
 	void aClientWithItsCertificatePublishesFetchesAndWithdraws() {
-		try (EtcdMetadataExchange writer = exchange().tls(etcd.tls().clientKeyManagers(), etcd.tls().trustManagers())
+		try (EtcdMetadataExchange writer = exchange()
+			.tls(etcd.server().tls().clientKeyManagers(), etcd.server().tls().trustManagers())
 			.build();
-				EtcdMetadataExchange reader = exchange().tls(etcd.tls().clientKeyManagers(), etcd.tls().trustManagers())
+				EtcdMetadataExchange reader = exchange()
+					.tls(etcd.server().tls().clientKeyManagers(), etcd.server().tls().trustManagers())
 					.build()) {
 			assertThat(etcd.endpoint()).startsWith("https://");
 			writer.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram()));
@@ -65,7 +55,7 @@ class EtcdClientCertificateTest {
 
 	@Test
 	void aClientWithoutACertificateIsRefusedWithinTheOperationTimeout() {
-		try (EtcdMetadataExchange anonymous = exchange().tls(null, etcd.tls().trustManagers()).build()) {
+		try (EtcdMetadataExchange anonymous = exchange().tls(null, etcd.server().tls().trustManagers()).build()) {
 			long start = System.nanoTime();
 			NixlException failure = catchThrowableOfType(NixlException.class,
 					() -> anonymous.publish(MetadataSamples.ONE_DRAM, AgentMetadata.of(MetadataSamples.oneDram())));

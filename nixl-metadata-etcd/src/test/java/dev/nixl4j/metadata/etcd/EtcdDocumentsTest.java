@@ -16,7 +16,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.testsupport.Eventually;
-import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.MetadataSamples;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -26,6 +26,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -40,7 +41,8 @@ class EtcdDocumentsTest {
 
 	private static final String KIND = "kv-cache-handle";
 
-	private static EtcdServer etcd;
+	@RegisterExtension
+	static final EtcdServerExtension etcd = new EtcdServerExtension();
 
 	private static Client raw;
 
@@ -48,18 +50,13 @@ class EtcdDocumentsTest {
 
 	@BeforeAll
 	static void startEtcd() {
-		EtcdServer.require();
-		etcd = EtcdServer.start();
 		raw = Client.builder().endpoints(etcd.endpoint()).build();
 	}
 
 	@AfterAll
-	static void stopEtcd() {
+	static void closeRaw() {
 		if (raw != null) {
 			raw.close();
-		}
-		if (etcd != null) {
-			etcd.close();
 		}
 	}
 

@@ -22,8 +22,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -42,6 +44,10 @@ class EtcdOutageTest {
 	private static NixlAgent agent;
 
 	private static Arena arena;
+
+	/** Each test's own etcd, which it starts, stops and wipes. */
+	@RegisterExtension
+	final EtcdServerExtension etcdPerTest = EtcdServerExtension.notStarted();
 
 	@BeforeAll
 	static void createAgent() {
@@ -103,7 +109,8 @@ class EtcdOutageTest {
 
 	@Test
 	void etcdDownAtStartFailsClearlyWithinTheDeadlineThenWorksOnceStarted() {
-		try (EtcdServer etcd = EtcdServer.prepare(); EtcdMetadataExchange exchange = exchange(etcd)) {
+		EtcdServer etcd = this.etcdPerTest.server();
+		try (EtcdMetadataExchange exchange = exchange(etcd)) {
 			long start = System.nanoTime();
 			NixlException publish = catchThrowableOfType(NixlException.class, () -> exchange.publish(agent));
 			assertFailsClearly(publish, etcd, since(start), OPERATION_TIMEOUT.plusSeconds(2));
@@ -124,9 +131,9 @@ class EtcdOutageTest {
 
 	@Test
 	void afterARestartOnTheSameDataPublishingFetchingAndWatchingRecover() throws Exception {
-		try (EtcdServer etcd = EtcdServer.start();
-				EtcdMetadataExchange publisher = exchange(etcd);
-				EtcdMetadataExchange watcher = exchange(etcd)) {
+		EtcdServer etcd = this.etcdPerTest.server();
+		etcd.startAgain();
+		try (EtcdMetadataExchange publisher = exchange(etcd); EtcdMetadataExchange watcher = exchange(etcd)) {
 			publisher.publish(agent);
 			assertThat(watcher.fetch(agent.name(), WAIT)).isEqualTo(agent.localMetadata());
 			CompletableFuture<String> removed = new CompletableFuture<>();
@@ -158,7 +165,9 @@ class EtcdOutageTest {
 
 	@Test
 	void whenEtcdLostTheLeaseThePublisherPutsItsKeysBackUnderANewOne() throws Exception {
-		try (EtcdServer etcd = EtcdServer.start(); EtcdMetadataExchange publisher = exchange(etcd)) {
+		EtcdServer etcd = this.etcdPerTest.server();
+		etcd.startAgain();
+		try (EtcdMetadataExchange publisher = exchange(etcd)) {
 			publisher.publish(agent);
 			etcd.stop();
 			etcd.wipe();

@@ -12,9 +12,11 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.testsupport.EtcdServer;
+import dev.nixl4j.testsupport.EtcdServerExtension;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
@@ -30,6 +32,9 @@ import static org.assertj.core.api.InstanceOfAssertFactories.MAP;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NixlEtcdHealthTests {
+
+	@RegisterExtension
+	static final EtcdServerExtension etcdServer = new EtcdServerExtension();
 
 	private static int closedPort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -60,7 +65,8 @@ class NixlEtcdHealthTests {
 
 	@Test
 	void aRunningEtcdIsUp() {
-		try (EtcdServer etcd = EtcdServer.start(); NixlAgent agent = embeddedAgent("running")) {
+		EtcdServer etcd = etcdServer.server();
+		try (NixlAgent agent = embeddedAgent("running")) {
 			Health health = new NixlHealthIndicator(agent)
 				.withEtcdEndpoints(List.of("http://127.0.0.1:" + closedPort(), etcd.endpoint()), Duration.ofSeconds(5))
 				.health();
