@@ -184,7 +184,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 					config.nativeProgressThread() || config.threadSync() == ThreadSync.RW);
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "create_agent");
+			throw NativeCalls.failure(ex, "create_agent", config.name(), null);
 		}
 	}
 
@@ -415,7 +415,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 		}
 	}
 
-	private static void destroyXferDlist(MemorySegment dlist) {
+	private void destroyXferDlist(MemorySegment dlist) {
 		try {
 			int ignored = (int) Capi.DESTROY_XFER_DLIST.invokeExact(dlist);
 		}
@@ -509,7 +509,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			return false;
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "check_remote_md");
+			throw rethrow(ex, "check_remote_md", remoteAgent);
 		}
 	}
 
@@ -520,7 +520,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			check(rc, "invalidate_remote_md", remoteAgent, "no metadata of this agent is loaded");
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "invalidate_remote_md");
+			throw rethrow(ex, "invalidate_remote_md", remoteAgent);
 		}
 	}
 
@@ -563,7 +563,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 					"NIXL could not start fetching the metadata from etcd (see NIXL's " + "log above)");
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "fetch_remote_md");
+			throw rethrow(ex, "fetch_remote_md", remoteAgent);
 		}
 	}
 
@@ -598,7 +598,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			return out.get(ADDRESS, 0).address();
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "create_xfer_req");
+			throw rethrow(ex, "create_xfer_req", remoteAgent);
 		}
 		finally {
 			destroyXferDlist(localList);
@@ -620,7 +620,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 			return out.get(ADDRESS, 0).address();
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "prep_xfer_dlist");
+			throw rethrow(ex, "prep_xfer_dlist", remoteAgent);
 		}
 		finally {
 			destroyXferDlist(dlist);
@@ -698,7 +698,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 		}
 	}
 
-	private static void destroyOptArgs(MemorySegment opt) {
+	private void destroyOptArgs(MemorySegment opt) {
 		try {
 			int ignored = (int) Capi.DESTROY_OPT_ARGS.invokeExact(opt);
 		}
@@ -757,7 +757,7 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 					"NIXL could not send the notification (is the agent's metadata loaded?)");
 		}
 		catch (Throwable ex) {
-			throw rethrow(ex, "gen_notif");
+			throw rethrow(ex, "gen_notif", remoteAgent);
 		}
 	}
 
@@ -835,28 +835,19 @@ public final class NativeDriver implements EngineDriver, EtcdExchangeDriver {
 	}
 
 	private void check(int rc, String operation, @Nullable String remoteAgent, String detail) {
-		if (rc != SUCCESS) {
-			NixlStatus status = NixlStatus.ofCode(rc);
-			throw new NixlException(status, operation, this.name, remoteAgent,
-					(detail.isEmpty() ? "" : detail + " ") + "(status " + rc + ")");
-		}
+		NativeCalls.check(rc, operation, this.name, remoteAgent, detail);
+	}
+
+	private RuntimeException rethrow(Throwable ex, String operation) {
+		return NativeCalls.failure(ex, operation, this.name, null);
+	}
+
+	private RuntimeException rethrow(Throwable ex, String operation, @Nullable String remoteAgent) {
+		return NativeCalls.failure(ex, operation, this.name, remoteAgent);
 	}
 
 	private static String cString(MemorySegment pointer) {
-		if (pointer.equals(NULL)) {
-			return "";
-		}
-		return pointer.reinterpret(Integer.MAX_VALUE).getString(0);
-	}
-
-	private static RuntimeException rethrow(Throwable ex, String operation) {
-		if (ex instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		if (ex instanceof Error error) {
-			throw error;
-		}
-		return new NixlException(NixlStatus.UNKNOWN, operation, null, null, ex.toString(), ex);
+		return NativeCalls.cString(pointer);
 	}
 
 }
