@@ -1,8 +1,6 @@
 package dev.nixl4j.internal.embedded;
 
-import java.io.Closeable;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -13,14 +11,10 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Backend;
@@ -35,6 +29,8 @@ import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.internal.embedded.EmbeddedMetadata.Connection;
 import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
+import dev.nixl4j.internal.embedded.LocalRegistrations.Access;
+import dev.nixl4j.internal.embedded.LocalRegistrations.AccessDenied;
 import dev.nixl4j.internal.engine.EngineDriver;
 import org.jspecify.annotations.Nullable;
 
@@ -51,13 +47,6 @@ public final class EmbeddedDriver implements EngineDriver {
 	static final String CLOSING = "the agent was closed";
 
 	private static final System.Logger logger = System.getLogger(EmbeddedDriver.class.getName());
-
-	/**
-	 * How long after its connection to a peer dropped the peer's own connections here may
-	 * take to end (delivering what they read) for the peer to count as lost. A peer that
-	 * keeps them open longer is alive and may still send.
-	 */
-	private static final long LOSS_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(2);
 
 	/** Reports faults to the log while no agent listens (a driver used on its own). */
 	private static final FaultListener LOGGED = new FaultListener() {
@@ -89,40 +78,21 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	private final Connection connection;
 
-	private final Listener listener;
+	private final ConnectionAcceptor acceptor;
 
 	private final List<Backend> backends = new ArrayList<>();
 
 	private final AtomicLong ids = new AtomicLong();
 
-	private final Map<Long, RegisteredMemory> registrations = new ConcurrentHashMap<>();
+	private final LocalRegistrations registrations = new LocalRegistrations();
 
-	private final Map<String, RemotePeer> peers = new ConcurrentHashMap<>();
+	private final LoadedPeers peers;
 
 	private final Map<Long, Request> requests = new ConcurrentHashMap<>();
 
 	private final Map<Long, Prepared> prepared = new ConcurrentHashMap<>();
 
-	private final ConcurrentLinkedQueue<Incoming> inbox = new ConcurrentLinkedQueue<>();
-
-	/** The most bytes of notifications from network peers that wait in {@link #inbox}. */
-	static final long MAX_NETWORK_INBOX_BYTES = 16L << 20;
-
-	private final Object networkInboxLock = new Object();
-
-	/**
-	 * Bytes of notifications from network peers in {@link #inbox}; guarded by
-	 * {@link #networkInboxLock}.
-	 */
-	private long networkInboxBytes;
-
-	/**
-	 * Peers whose connection dropped while their own connections here were still open.
-	 */
-	private final Map<String, Dropped> dropping = new ConcurrentHashMap<>();
-
-	private volatile Runnable wakeUp = () -> {
-	};
+	private final NotificationInbox inbox = new NotificationInbox(this::servesPeer);
 
 	private volatile FaultListener faults = LOGGED;
 
@@ -145,10 +115,11 @@ public final class EmbeddedDriver implements EngineDriver {
 	private EmbeddedDriver(AgentConfig config) throws IOException {
 		this.config = config;
 		this.sameHost = config.embedded().sameHost();
+		this.peers = new LoadedPeers(config.name());
 		byte[] instance = secret();
 		byte[] token = secret();
-		this.listener = new Listener(this, config.embedded(), token);
-		InetSocketAddress bound = this.listener.address();
+		this.acceptor = new ConnectionAcceptor(this, config.embedded(), token);
+		InetSocketAddress bound = this.acceptor.address();
 		this.connection = new Connection(instance, token, bound.getAddress().getHostAddress(), bound.getPort());
 		inProcess.put(this.connection.instanceId(), this);
 	}
@@ -188,85 +159,25 @@ public final class EmbeddedDriver implements EngineDriver {
 	}
 
 	void wakeUp() {
-		this.wakeUp.run();
+		this.inbox.wakeUp();
 	}
 
 	FaultListener faults() {
 		return this.faults;
 	}
 
-	/** Hands a notification from an agent of this JVM to this agent's progress loop. */
-	void deliver(String from, byte[] message) {
-		this.inbox.add(new Incoming(from, message, null));
-		wakeUp();
+	private boolean servesPeer(String peer) {
+		return this.acceptor.serves(peer);
 	}
 
-	/**
-	 * Hands a notification that a peer sent over the network to this agent's progress
-	 * loop. While notifications of {@value #MAX_NETWORK_INBOX_BYTES} bytes or more wait
-	 * for the progress loop (it stops draining while the agent's mailbox is full), the
-	 * calling connection thread waits too, and so stops reading from its peer: a peer
-	 * that sends faster than this agent takes its notifications is held back instead of
-	 * filling the heap.
-	 * @param open whether the connection is still open; the wait ends when it closes
-	 * @throws InterruptedIOException when the connection closed or the thread was
-	 * interrupted while waiting; the notification was not delivered
-	 */
-	void deliverFromNetwork(String from, byte[] message, BooleanSupplier open) throws InterruptedIOException {
-		synchronized (this.networkInboxLock) {
-			while (this.networkInboxBytes > 0 && this.networkInboxBytes + message.length > MAX_NETWORK_INBOX_BYTES) {
-				if (this.closed || !open.getAsBoolean()) {
-					throw new InterruptedIOException("the connection closed while its notification waited for room");
-				}
-				try {
-					this.networkInboxLock.wait(100);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new InterruptedIOException("interrupted while a notification waited for room");
-				}
-			}
-			this.networkInboxBytes += message.length;
-		}
-		this.inbox.add(new Incoming(from, message, null, true));
-		wakeUp();
+	/** The notifications waiting for this agent's progress loop. */
+	NotificationInbox inbox() {
+		return this.inbox;
 	}
 
-	/**
-	 * Learns that this agent's connection to a peer was dropped by the peer or the
-	 * network. Once the peer's own connections here have ended too (at once if there are
-	 * none), every notification it sent has been delivered and no more can come: waits
-	 * for its notifications fail then, after those notifications, in order.
-	 */
-	void linkDropped(String peer, String why) {
-		if (this.closed) {
-			return;
-		}
-		Dropped dropped = new Dropped(why, System.nanoTime() + LOSS_WINDOW_NANOS);
-		this.dropping.put(peer, dropped);
-		if (!this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
-			lost(peer, why);
-		}
-	}
-
-	/**
-	 * Learns that a connection from a peer ended; called after it delivered all it read.
-	 */
-	void inboundEnded(String peer) {
-		Dropped dropped = this.dropping.get(peer);
-		if (dropped != null && !this.listener.serves(peer) && this.dropping.remove(peer, dropped)) {
-			lost(peer, dropped.why());
-		}
-	}
-
-	/** Learns that a peer connected: it is alive, whatever its earlier connection did. */
-	void connectionFrom(String peer) {
-		this.dropping.remove(peer);
-	}
-
-	private void lost(String peer, String why) {
-		this.inbox.add(new Incoming(peer, new byte[0], why));
-		wakeUp();
+	/** The memory this agent registered, which peers' requests may touch. */
+	LocalRegistrations registrations() {
+		return this.registrations;
 	}
 
 	/**
@@ -274,14 +185,8 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * that kept their connections here open. Called by the listener's accepting thread.
 	 */
 	void checkDeadlines(long now) {
-		Duration limit = this.config.embedded().responseTimeout();
-		for (RemotePeer peer : this.peers.values()) {
-			PeerConnection link = peer.current();
-			if (link != null) {
-				link.check(now, limit);
-			}
-		}
-		this.dropping.values().removeIf(dropped -> now - dropped.until() > 0);
+		this.peers.checkDeadlines(now, this.config.embedded().responseTimeout());
+		this.inbox.checkDeadlines(now);
 	}
 
 	/**
@@ -289,7 +194,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * @return the count
 	 */
 	public int servedConnections() {
-		return this.listener.servedConnections();
+		return this.acceptor.servedConnections();
 	}
 
 	/**
@@ -298,7 +203,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * @return the count since the agent started
 	 */
 	public long refusedConnections() {
-		return this.listener.refusedConnections();
+		return this.acceptor.refusedConnections();
 	}
 
 	/**
@@ -307,7 +212,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * @return the count since the agent started
 	 */
 	public long timedOutConnections() {
-		return this.listener.timedOutConnections();
+		return this.acceptor.timedOutConnections();
 	}
 
 	/**
@@ -315,7 +220,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * failed thread start.
 	 */
 	void serveThreads(ThreadFactory factory) {
-		this.listener.serveThreads(factory);
+		this.acceptor.serveThreads(factory);
 	}
 
 	/**
@@ -323,7 +228,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * fault.
 	 */
 	void breakListener() throws IOException {
-		this.listener.breakServerSocket();
+		this.acceptor.breakServerSocket();
 	}
 
 	/**
@@ -331,7 +236,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * @return the bound address
 	 */
 	public InetSocketAddress listenAddress() {
-		return this.listener.address();
+		return this.acceptor.address();
 	}
 
 	@Override
@@ -347,7 +252,7 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	@Override
 	public void progressListener(Runnable wakeUp) {
-		this.wakeUp = wakeUp;
+		this.inbox.progressListener(wakeUp);
 	}
 
 	@Override
@@ -407,7 +312,7 @@ public final class EmbeddedDriver implements EngineDriver {
 		List<MemorySegment> views = segments.isEmpty()
 				? regions.descriptors().stream().map(EmbeddedDriver::view).toList() : List.copyOf(segments);
 		long id = this.ids.incrementAndGet();
-		this.registrations.put(id, new RegisteredMemory(id, secret(), regions.descriptors(), views));
+		this.registrations.add(new RegisteredMemory(id, secret(), regions.descriptors(), views));
 		return id;
 	}
 
@@ -418,20 +323,12 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	@Override
 	public void deregister(long registration) {
-		RegisteredMemory memory = this.registrations.remove(registration);
-		if (memory != null) {
-			memory.close();
-		}
+		this.registrations.remove(registration);
 	}
 
 	@Override
 	public byte[] localMetadata() {
-		List<RemoteRegion> regions = new ArrayList<>();
-		for (RegisteredMemory memory : this.registrations.values()) {
-			for (MemoryDescriptor region : memory.regions()) {
-				regions.add(new RemoteRegion(region, memory.id(), memory.key()));
-			}
-		}
+		List<RemoteRegion> regions = this.registrations.regions();
 		Connection offered = this.sameHost
 				? this.connection
 					.withSameHost(new EmbeddedMetadata.SameHost(this.hostIdentity, ProcessHandle.current().pid()))
@@ -441,51 +338,12 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	@Override
 	public byte[] localPartialMetadata(DescriptorList regions) {
-		List<RemoteRegion> described = new ArrayList<>();
-		for (MemoryDescriptor wanted : regions.descriptors()) {
-			for (RegisteredMemory memory : this.registrations.values()) {
-				if (memory.regions().contains(wanted)) {
-					described.add(new RemoteRegion(wanted, memory.id(), memory.key()));
-					break;
-				}
-			}
-		}
-		return EmbeddedMetadata.write(name(), null, described);
+		return EmbeddedMetadata.write(name(), null, this.registrations.regions(regions.descriptors()));
 	}
 
 	@Override
 	public String loadRemoteMetadata(byte[] metadata) {
-		EmbeddedMetadata.Parsed parsed = EmbeddedMetadata.read(metadata);
-		String peer = parsed.agent();
-		synchronized (this.peers) {
-			RemotePeer known = this.peers.get(peer);
-			Connection connection = parsed.connection();
-			if (connection == null) {
-				if (known == null) {
-					throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "load_remote_md", name(), peer,
-							"partial metadata of an agent whose full metadata was never loaded");
-				}
-				known.regions.addAll(parsed.regions());
-			}
-			else if (known == null) {
-				this.peers.put(peer, new RemotePeer(peer, connection, parsed.regions(), sameHostPath(connection)));
-			}
-			else if (known.connection.sameAs(connection)) {
-				known.regions.clear();
-				known.regions.addAll(parsed.regions());
-			}
-			else {
-				throw new NixlException(NixlStatus.ERROR_BACKEND, "load_remote_md", name(), peer,
-						"metadata of an agent "
-								+ "of this name is already loaded with other connection information (a restarted peer?); "
-								+ "invalidate it first");
-			}
-		}
-		return peer;
-	}
-
-	private SameHostPath sameHostPath(Connection peer) {
-		return new SameHostPath(peer.sameHost(), SameHostPath.check(this.sameHost, peer.sameHost(), this.hostIdentity));
+		return this.peers.load(metadata, this.sameHost, this.hostIdentity);
 	}
 
 	/**
@@ -493,77 +351,41 @@ public final class EmbeddedDriver implements EngineDriver {
 	 * do: for tests.
 	 */
 	SameHostPath.@Nullable Fallback sameHostFallback(String remoteAgent) {
-		return peer("same_host", remoteAgent).sameHost.off();
+		return this.peers.get("same_host", remoteAgent).sameHost.off();
 	}
 
 	/** Counts the transfers to a peer that took the same-host path: for tests. */
 	long sameHostTransfers(String remoteAgent) {
-		return peer("same_host", remoteAgent).sameHost.transfers();
+		return this.peers.get("same_host", remoteAgent).sameHost.transfers();
 	}
 
 	/**
 	 * Says where the memory of a same-host peer's request lies, for the peer to map it;
-	 * called once {@link #access} accepted the request's keys and ranges.
+	 * called once {@link LocalRegistrations#access} accepted the request's keys and
+	 * ranges.
 	 * @param regions the request's descriptors
 	 * @return one location per descriptor (see {@link Wire}), or {@code null} when this
 	 * agent does not offer the path or some of the memory is not shareable
 	 */
 	byte @Nullable [] sameHostLocations(List<RemoteRegion> regions) {
-		if (!this.sameHost) {
-			return null;
-		}
-		java.nio.ByteBuffer locations = java.nio.ByteBuffer.allocate(regions.size() * SameHostPath.LOCATION_BYTES);
-		for (RemoteRegion region : regions) {
-			RegisteredMemory memory = this.registrations.get(region.registration());
-			MemoryDescriptor registered = (memory != null) ? memory.regionOf(region.descriptor()) : null;
-			if (registered == null) {
-				return null;
-			}
-			SharedMemory.Allocation shared = SharedMemory.find(registered.address(), registered.length());
-			if (shared == null) {
-				return null;
-			}
-			locations.putInt(shared.fd())
-				.putLong(shared.inode())
-				.putLong(registered.address() - shared.address())
-				.putLong(registered.address())
-				.putLong(registered.length());
-		}
-		return locations.array();
+		return this.sameHost ? this.registrations.sameHostLocations(regions) : null;
 	}
 
 	@Override
 	public boolean hasRemoteMetadata(String remoteAgent) {
-		return this.peers.containsKey(remoteAgent);
+		return this.peers.contains(remoteAgent);
 	}
 
 	@Override
 	public void invalidateRemoteMetadata(String remoteAgent) {
-		RemotePeer peer;
-		synchronized (this.peers) {
-			peer = this.peers.remove(remoteAgent);
-		}
-		if (peer == null) {
-			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, "invalidate_remote_md", name(), remoteAgent,
-					"no metadata of this agent is loaded");
-		}
-		peer.close("the metadata of '" + remoteAgent + "' was invalidated");
-	}
-
-	private RemotePeer peer(String operation, String remoteAgent) {
-		RemotePeer peer = this.peers.get(remoteAgent);
-		if (peer == null) {
-			throw new NixlException(NixlStatus.ERROR_NOT_FOUND, operation, name(), remoteAgent,
-					"no metadata of agent '" + remoteAgent + "' is loaded");
-		}
-		return peer;
+		this.peers.invalidate(remoteAgent);
 	}
 
 	@Override
 	public long createRequest(XferOp op, DescriptorList local, DescriptorList remote, String remoteAgent) {
-		RemotePeer peer = peer("create_xfer_req", remoteAgent);
+		RemotePeer peer = this.peers.get("create_xfer_req", remoteAgent);
 		return track(new Request(op, peer, localSegments(local.descriptors()),
-				remoteRegions("create_xfer_req", peer, remote.descriptors())));
+				this.peers.regions("create_xfer_req", peer, remote.descriptors())));
 	}
 
 	private long track(Request request) {
@@ -575,13 +397,7 @@ public final class EmbeddedDriver implements EngineDriver {
 	private List<MemorySegment> localSegments(List<MemoryDescriptor> descriptors) {
 		List<MemorySegment> segments = new ArrayList<>(descriptors.size());
 		for (MemoryDescriptor descriptor : descriptors) {
-			MemorySegment segment = null;
-			for (RegisteredMemory memory : this.registrations.values()) {
-				segment = memory.slice(descriptor);
-				if (segment != null) {
-					break;
-				}
-			}
+			MemorySegment segment = this.registrations.slice(descriptor);
 			if (segment == null) {
 				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "create_xfer_req", name(), null,
 						"local " + descriptor + " is not inside registered memory");
@@ -591,19 +407,6 @@ public final class EmbeddedDriver implements EngineDriver {
 		return segments;
 	}
 
-	private List<RemoteRegion> remoteRegions(String operation, RemotePeer peer, List<MemoryDescriptor> descriptors) {
-		List<RemoteRegion> regions = new ArrayList<>(descriptors.size());
-		for (int i = 0; i < descriptors.size(); i++) {
-			RemoteRegion region = peer.find(descriptors.get(i));
-			if (region == null) {
-				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, name(), peer.name,
-						"remote descriptor " + i + " is not inside memory that '" + peer.name + "' registered");
-			}
-			regions.add(region);
-		}
-		return regions;
-	}
-
 	@Override
 	public long prepare(@Nullable String remoteAgent, DescriptorList descriptors) {
 		long handle = this.ids.incrementAndGet();
@@ -611,9 +414,9 @@ public final class EmbeddedDriver implements EngineDriver {
 			this.prepared.put(handle, new Prepared(null, localSegments(descriptors.descriptors()), List.of()));
 		}
 		else {
-			RemotePeer peer = peer("prep_xfer_dlist", remoteAgent);
-			this.prepared.put(handle,
-					new Prepared(peer, List.of(), remoteRegions("prep_xfer_dlist", peer, descriptors.descriptors())));
+			RemotePeer peer = this.peers.get("prep_xfer_dlist", remoteAgent);
+			this.prepared.put(handle, new Prepared(peer, List.of(),
+					this.peers.regions("prep_xfer_dlist", peer, descriptors.descriptors())));
 		}
 		return handle;
 	}
@@ -663,7 +466,7 @@ public final class EmbeddedDriver implements EngineDriver {
 					+ " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
 		}
 		RemotePeer peer = request.peer;
-		if (this.peers.get(peer.name) != peer) {
+		if (!this.peers.isLoaded(peer)) {
 			return fail(request, wireId, NixlStatus.ERROR_NOT_FOUND,
 					"the metadata of '" + peer.name + "' was invalidated since the transfer was made");
 		}
@@ -702,7 +505,7 @@ public final class EmbeddedDriver implements EngineDriver {
 			if (!target.acceptsToken(request.peer.connection.token())) {
 				throw new AccessDenied(NixlStatus.ERROR_BACKEND, "the token differs from the metadata loaded here");
 			}
-			access = target.access(request.remote, null);
+			access = target.registrations.access(request.remote, null);
 		}
 		catch (AccessDenied denied) {
 			request.finish(wireId, denied.status(), "refused by '" + request.peer.name + "': " + denied.getMessage());
@@ -729,58 +532,13 @@ public final class EmbeddedDriver implements EngineDriver {
 		}
 		byte[] notification = request.notification;
 		if (notification != null) {
-			target.deliver(name(), notification);
+			target.inbox.deliver(name(), notification);
 		}
 		request.finish(wireId, Request.SUCCESS, null);
 	}
 
 	boolean acceptsToken(byte[] token) {
 		return !this.closed && java.security.MessageDigest.isEqual(this.connection.token(), token);
-	}
-
-	/**
-	 * Resolves a peer's descriptors to this agent's memory and marks the registrations in
-	 * use.
-	 * @param regions the descriptors with the registration ids and keys the peer
-	 * presented
-	 * @param connection the peer's connection, cut if it is stuck when the memory is
-	 * deregistered
-	 * @return the access, to close once the data moved
-	 * @throws AccessDenied when a descriptor is outside the registration it names, or the
-	 * key is wrong
-	 */
-	Access access(List<RemoteRegion> regions, @Nullable Closeable connection) throws AccessDenied {
-		List<MemorySegment> segments = new ArrayList<>(regions.size());
-		List<RegisteredMemory> entered = new ArrayList<>(2);
-		Access access = new Access(segments, entered, connection);
-		try {
-			for (int i = 0; i < regions.size(); i++) {
-				RemoteRegion region = regions.get(i);
-				RegisteredMemory memory = this.registrations.get(region.registration());
-				if (memory == null || !memory.keyMatches(region.key())) {
-					throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM, "descriptor " + i + " names no registration "
-							+ "with that key (deregistered memory, or stale or forged metadata)");
-				}
-				MemorySegment segment = memory.slice(region.descriptor());
-				if (segment == null) {
-					throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM,
-							"descriptor " + i + " lies outside the memory of the registration it names");
-				}
-				if (!entered.contains(memory)) {
-					if (!memory.enter(connection)) {
-						throw new AccessDenied(NixlStatus.ERROR_INVALID_PARAM,
-								"descriptor " + i + " names memory that is being deregistered");
-					}
-					entered.add(memory);
-				}
-				segments.add(segment);
-			}
-			return access;
-		}
-		catch (AccessDenied denied) {
-			access.close();
-			throw denied;
-		}
 	}
 
 	@Override
@@ -826,14 +584,14 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	@Override
 	public void sendNotification(String remoteAgent, byte[] message) {
-		RemotePeer peer = peer("gen_notif", remoteAgent);
+		RemotePeer peer = this.peers.get("gen_notif", remoteAgent);
 		if (message.length > Wire.MAX_NOTIFICATION_BYTES) {
 			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "gen_notif", name(), remoteAgent, "the message is "
 					+ message.length + " bytes, over the embedded engine's limit of " + Wire.MAX_NOTIFICATION_BYTES);
 		}
 		EmbeddedDriver target = inProcessTarget(peer);
 		if (target != null && target.acceptsToken(peer.connection.token())) {
-			target.deliver(name(), message);
+			target.inbox.deliver(name(), message);
 		}
 		else {
 			peer.link(this).notify(message);
@@ -842,99 +600,22 @@ public final class EmbeddedDriver implements EngineDriver {
 
 	@Override
 	public int drainNotifications(NotificationSink sink) {
-		int count = 0;
-		// Stops when the sink says the pass is over: each message taken frees room in the
-		// network inbox, which its readers refill meanwhile, so a flood could keep the
-		// drain from ever ending.
-		Incoming incoming;
-		while (sink.hasRoom() && (incoming = this.inbox.poll()) != null) {
-			String lost = incoming.lost();
-			if (lost != null) {
-				sink.peerLost(incoming.from(), lost);
-				continue;
-			}
-			if (incoming.fromNetwork()) {
-				synchronized (this.networkInboxLock) {
-					this.networkInboxBytes -= incoming.message().length;
-					this.networkInboxLock.notifyAll();
-				}
-			}
-			sink.accept(incoming.from(), incoming.message());
-			count++;
-		}
-		return count;
+		return this.inbox.drain(sink);
 	}
 
 	@Override
 	public void close() {
 		this.closed = true;
+		this.inbox.close();
 		inProcess.remove(this.connection.instanceId(), this);
-		this.listener.close();
-		for (RemotePeer peer : this.peers.values()) {
-			peer.close(CLOSING);
-		}
-		this.peers.clear();
+		this.acceptor.close();
+		this.peers.close(CLOSING);
 		this.requests.clear();
 		this.prepared.clear();
-		for (RegisteredMemory memory : this.registrations.values()) {
-			memory.close();
-		}
-		this.registrations.clear();
-	}
-
-	/**
-	 * A notification from a peer, or, with a reason, the news that no more can come from
-	 * it.
-	 */
-	private record Incoming(String from, byte[] message, @Nullable String lost, boolean fromNetwork) {
-
-		Incoming(String from, byte[] message, @Nullable String lost) {
-			this(from, message, lost, false);
-		}
-
-	}
-
-	private record Dropped(String why, long until) {
+		this.registrations.close();
 	}
 
 	private record Prepared(@Nullable RemotePeer peer, List<MemorySegment> segments, List<RemoteRegion> regions) {
-	}
-
-	/**
-	 * Memory of this agent that a peer's request may touch until the access is closed.
-	 */
-	record Access(List<MemorySegment> segments, List<RegisteredMemory> entered, @Nullable Closeable connection) {
-
-		void close() {
-			for (RegisteredMemory memory : this.entered) {
-				memory.exit(this.connection);
-			}
-		}
-
-	}
-
-	/** A peer's request refused before any memory was touched. */
-	static final class AccessDenied extends Exception {
-
-		private static final long serialVersionUID = 1L;
-
-		private final transient NixlStatus status;
-
-		AccessDenied(NixlStatus status, String message) {
-			super(message, null, false, false);
-			this.status = status;
-		}
-
-		/** Never null: the constructor requires the refusal's wording. */
-		@Override
-		public String getMessage() {
-			return Objects.requireNonNull(super.getMessage());
-		}
-
-		int status() {
-			return this.status.code();
-		}
-
 	}
 
 }

@@ -527,7 +527,7 @@ final class PeerConnection {
 		this.unanswered.clear();
 		failQueued();
 		if (dropped) {
-			this.owner.linkDropped(this.peer.name, why);
+			this.owner.inbox().linkDropped(this.peer.name, why);
 		}
 		if (!why.startsWith(EmbeddedDriver.CLOSING)) {
 			logger.log(Level.DEBUG, why);

@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -37,8 +36,7 @@ import org.jspecify.annotations.Nullable;
  * the sender holding the most (messages for the count cap, bytes for the byte cap), so a
  * flooding peer never evicts a quieter peer's message while it holds more itself. A
  * sender's byte bound is the same share of {@link #MAX_MAILBOX_BYTES} as its message
- * bound is of the capacity. Drops are logged at most once per sender per
- * {@link #DROP_LOG_INTERVAL}, naming the sender and the count, never the bytes.
+ * bound is of the capacity. Drops are counted and logged by {@link NotificationDrops}.
  *
  * <p>
  * Each drain pass takes at most {@link #DRAIN_PASS_LIMIT} messages from an engine that
@@ -58,18 +56,6 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	/** The most messages one drain pass takes from an engine that can hold them back. */
 	static final int DRAIN_PASS_LIMIT = 256;
-
-	/** The shortest time between two log lines about one sender's dropped messages. */
-	static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
-
-	/**
-	 * How many senders' drops are counted one by one; drops from further senders count in
-	 * the total and are logged together.
-	 */
-	static final int MAX_TRACKED_SENDERS = 1024;
-
-	/** How often the drop log is looked at when no sender dropped for the first time. */
-	private static final long DROP_LOG_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final String agentName;
 
@@ -103,22 +89,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 
 	private final AtomicLong received = new AtomicLong();
 
-	private final AtomicLong dropped = new AtomicLong();
-
-	/** Drops per sender since the agent started, for the first senders; the lock. */
-	private final Map<String, Long> droppedBySender = new LinkedHashMap<>();
-
-	/** Drops not yet logged, and when each sender was last logged; the lock. */
-	private final Map<String, DropLog> dropLogs = new HashMap<>();
-
-	/** Key of {@link #dropLogs} for senders beyond {@link #MAX_TRACKED_SENDERS}. */
-	private static final String OTHER_SENDERS = "\0other senders";
-
-	/** Whether a sender dropped a message for the first time since it was logged. */
-	private volatile boolean freshDrop;
-
-	/** When the drop log was last looked at; progress loop only. */
-	private long dropLogScanned = System.nanoTime();
+	private final NotificationDrops drops;
 
 	/** Messages the current drain pass may still take; progress loop only. */
 	private int passBudget = DRAIN_PASS_LIMIT;
@@ -132,6 +103,9 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		this.capacity = capacity;
 		this.perSender = Math.min(perSender, capacity);
 		this.perSenderBytes = Math.max(1, MAX_MAILBOX_BYTES / capacity * this.perSender);
+		this.drops = new NotificationDrops(agentName, this.lock,
+				"over the mailbox's bound per sender (" + this.perSender + " messages, " + this.perSenderBytes
+						+ " bytes) or in total (" + capacity + " messages, " + MAX_MAILBOX_BYTES + " bytes)");
 	}
 
 	/**
@@ -144,7 +118,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		for (Subscription subscription : this.subscriptions) {
 			subscription.run();
 		}
-		logDrops(System.nanoTime());
+		this.drops.logDue(System.nanoTime());
 	}
 
 	/**
@@ -283,19 +257,15 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	}
 
 	long dropped() {
-		return this.dropped.get();
+		return this.drops.total();
 	}
 
 	long dropped(String remoteAgent) {
-		synchronized (this.lock) {
-			return this.droppedBySender.getOrDefault(remoteAgent, 0L);
-		}
+		return this.drops.of(remoteAgent);
 	}
 
 	Map<String, Long> droppedBySender() {
-		synchronized (this.lock) {
-			return new LinkedHashMap<>(this.droppedBySender);
-		}
+		return this.drops.bySender();
 	}
 
 	int mailboxSize() {
@@ -339,7 +309,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	private void store(Entry entry, boolean first) {
 		int length = entry.message.length;
 		if (length > this.perSenderBytes) {
-			countDrop(entry.sender);
+			this.drops.count(entry.sender);
 			return;
 		}
 		Sender sender = this.mailbox.computeIfAbsent(entry.sender, Sender::new);
@@ -386,7 +356,7 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 	private void evictOldest(Sender sender) {
 		Entry oldest = sender.entries.removeFirst();
 		removed(sender, oldest);
-		countDrop(sender.name);
+		this.drops.count(sender.name);
 	}
 
 	private void removed(Sender sender, Entry entry) {
@@ -395,66 +365,6 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 		this.mailboxBytes -= entry.message.length;
 		if (sender.entries.isEmpty()) {
 			this.mailbox.remove(sender.name);
-		}
-	}
-
-	private void countDrop(String sender) {
-		this.dropped.incrementAndGet();
-		String key = sender;
-		Long count = this.droppedBySender.get(sender);
-		if (count != null || this.droppedBySender.size() < MAX_TRACKED_SENDERS) {
-			this.droppedBySender.put(sender, (count != null) ? count + 1 : 1);
-		}
-		else {
-			key = OTHER_SENDERS;
-		}
-		DropLog log = this.dropLogs.get(key);
-		if (log == null) {
-			log = new DropLog();
-			this.dropLogs.put(key, log);
-			this.freshDrop = true;
-		}
-		log.sinceLogged++;
-	}
-
-	/**
-	 * Logs the drops of each sender not logged within {@link #DROP_LOG_INTERVAL}; a
-	 * sender's first drop at once. Progress loop only.
-	 */
-	private void logDrops(long now) {
-		if (!this.freshDrop && now - this.dropLogScanned < DROP_LOG_SCAN_NANOS) {
-			return;
-		}
-		this.dropLogScanned = now;
-		List<String> lines = new ArrayList<>();
-		synchronized (this.lock) {
-			this.freshDrop = false;
-			for (Iterator<Map.Entry<String, DropLog>> it = this.dropLogs.entrySet().iterator(); it.hasNext();) {
-				Map.Entry<String, DropLog> entry = it.next();
-				DropLog log = entry.getValue();
-				boolean due = !log.logged || now - log.loggedAt >= DROP_LOG_INTERVAL.toNanos();
-				if (log.sinceLogged > 0 && due) {
-					String sender = entry.getKey().equals(OTHER_SENDERS) ? "further senders"
-							: "'" + entry.getKey() + "'";
-					lines.add("Agent '" + this.agentName + "' dropped " + log.sinceLogged
-							+ " unclaimed notification(s) from " + sender
-							+ (log.logged ? " in the last " + TimeUnit.NANOSECONDS.toSeconds(now - log.loggedAt) + " s"
-									: "")
-							+ ": over the mailbox's bound per sender (" + this.perSender + " messages, "
-							+ this.perSenderBytes + " bytes) or in total (" + this.capacity + " messages, "
-							+ MAX_MAILBOX_BYTES + " bytes); nobody waited for them (further drops from this sender"
-							+ " are logged at most every " + DROP_LOG_INTERVAL.toSeconds() + " s)");
-					log.sinceLogged = 0;
-					log.logged = true;
-					log.loggedAt = now;
-				}
-				else if (log.sinceLogged == 0 && due) {
-					it.remove();
-				}
-			}
-		}
-		for (String line : lines) {
-			logger.log(Level.WARNING, line);
 		}
 	}
 
@@ -532,17 +442,6 @@ final class NotificationDispatcher implements EngineDriver.NotificationSink {
 			}
 			return null;
 		}
-
-	}
-
-	/** Drops of one sender not yet logged; guarded by the dispatcher's lock. */
-	private static final class DropLog {
-
-		long sinceLogged;
-
-		boolean logged;
-
-		long loggedAt;
 
 	}
 

@@ -3,16 +3,10 @@ package dev.nixl4j.internal.ffm;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.Objects;
-
-import dev.nixl4j.NixlException;
-import dev.nixl4j.NixlStatus;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
@@ -28,15 +22,18 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>
  * Initialised on first use, which {@link NativeDriver} makes only after
  * {@link NativeLibrary#load} succeeded. A symbol missing from the loaded library breaks
- * only the functions that need it: their handle throws {@link NixlStatus#NOT_SUPPORTED}.
+ * only the functions that need it: each call of its handle throws a new
+ * {@link MissingSymbolException}, which {@link NativeCalls#failure} turns into the
+ * {@link dev.nixl4j.NixlStatus#NOT_SUPPORTED} exception of that call.
  */
 final class Capi {
 
 	private static final Linker LINKER = Linker.nativeLinker();
 
-	private static final SymbolLookup LOOKUP = Objects
-		.requireNonNull(NativeLibrary.loadedLibrary(), "NativeLibrary.load must succeed first")
-		.lookup();
+	private static final NativeLibrary LIBRARY = Objects.requireNonNull(NativeLibrary.loadedLibrary(),
+			"NativeLibrary.load must succeed first");
+
+	private static final SymbolLookup LOOKUP = LIBRARY.lookup();
 
 	/**
 	 * {@code nixl_capi_agent_config_t}: bool enable_prog_thread, bool
@@ -155,16 +152,7 @@ final class Capi {
 	}
 
 	private static MethodHandle fn(String name, MemoryLayout... arguments) {
-		FunctionDescriptor descriptor = FunctionDescriptor.of(JAVA_INT, arguments);
-		MemorySegment symbol = LOOKUP.find(name).orElse(null);
-		if (symbol != null) {
-			return LINKER.downcallHandle(symbol, descriptor);
-		}
-		MethodType type = descriptor.toMethodType();
-		MethodHandle thrower = MethodHandles.throwException(int.class, NixlException.class)
-			.bindTo(new NixlException(NixlStatus.NOT_SUPPORTED, name, null, null,
-					"the loaded NIXL library does not export " + name));
-		return MethodHandles.dropArguments(thrower, 0, type.parameterList());
+		return Downcalls.bind(LOOKUP, LIBRARY.path().toString(), name, FunctionDescriptor.of(JAVA_INT, arguments));
 	}
 
 }

@@ -125,7 +125,7 @@ class EmbeddedThreadFaultTest {
 			hello(channel);
 			Fault fault = this.faults.await();
 			assertThat(fault.fatal()).isFalse();
-			assertThat(fault.thread()).isEqualTo(Listener.THREAD);
+			assertThat(fault.thread()).isEqualTo(ConnectionAcceptor.THREAD);
 			assertThat(fault.error()).isInstanceOf(OutOfMemoryError.class).hasMessageContaining("native thread");
 			assertThat(closedByServer(channel)).isTrue();
 		}
@@ -170,7 +170,7 @@ class EmbeddedThreadFaultTest {
 		this.driver.breakListener();
 		Fault fault = this.faults.await();
 		assertThat(fault.fatal()).isTrue();
-		assertThat(fault.thread()).isEqualTo(Listener.THREAD);
+		assertThat(fault.thread()).isEqualTo(ConnectionAcceptor.THREAD);
 		assertThat(fault.error()).isInstanceOf(java.nio.channels.ClosedChannelException.class);
 		assertThatExceptionOfType(java.net.ConnectException.class).isThrownBy(this::connect);
 	}

@@ -35,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * never holds more than {@link EmbeddedOptions#maxConnections()} connections.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ListenerCapTest {
+class ConnectionAcceptorCapTest {
 
 	private static final int MAX_CONNECTIONS = 2;
 

@@ -27,12 +27,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.nixl4j.EmbeddedOptions;
-import dev.nixl4j.MemoryDescriptor;
-import dev.nixl4j.NixlStatus;
-import dev.nixl4j.internal.embedded.EmbeddedDriver.Access;
-import dev.nixl4j.internal.embedded.EmbeddedDriver.AccessDenied;
-import dev.nixl4j.internal.embedded.EmbeddedMetadata.RemoteRegion;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The target side of the embedded engine's TCP path. One thread accepts connections and
@@ -40,18 +34,17 @@ import org.jspecify.annotations.Nullable;
  * token costs no thread; the same thread enforces every deadline (the hello's, each
  * request frame's, and the agent's own connections' response deadline) by closing the
  * connection that missed it. A peer that presented the token is served on a thread of its
- * own, moving data straight between the socket and the registered segments. The listener
- * holds at most {@link EmbeddedOptions#maxConnections()} connections. A peer that breaks
- * the protocol loses its connection; other peers are not affected.
+ * own ({@link ServedConnection}). The acceptor holds at most
+ * {@link EmbeddedOptions#maxConnections()} connections, still saying hello
+ * ({@link Greeting}) or served. A peer that breaks the protocol loses its connection;
+ * other peers are not affected.
  */
-final class Listener implements Closeable {
+final class ConnectionAcceptor implements Closeable {
 
-	private static final System.Logger logger = System.getLogger(Listener.class.getName());
+	private static final System.Logger logger = System.getLogger(ConnectionAcceptor.class.getName());
 
 	/** What the accepting thread is called in fault reports. */
 	static final String THREAD = "embedded listener";
-
-	private static final int INVALID_PARAM = NixlStatus.ERROR_INVALID_PARAM.code();
 
 	/** How often the accepting thread checks deadlines when nothing arrives. */
 	private static final long TICK_MILLIS = 100;
@@ -86,8 +79,6 @@ final class Listener implements Closeable {
 
 	private final long helloNanos;
 
-	private final long frameNanos;
-
 	private final ServerSocketChannel server;
 
 	private final Selector selector;
@@ -101,7 +92,7 @@ final class Listener implements Closeable {
 	 */
 	private final LinkedHashSet<Greeting> greetings = new LinkedHashSet<>();
 
-	private final Set<Served> served = ConcurrentHashMap.newKeySet();
+	private final Set<ServedConnection> served = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * Connections greeted in this turn of the accepting thread and not yet served: they
@@ -132,14 +123,13 @@ final class Listener implements Closeable {
 
 	private volatile boolean closed;
 
-	Listener(EmbeddedDriver owner, EmbeddedOptions options, byte[] token) throws IOException {
+	ConnectionAcceptor(EmbeddedDriver owner, EmbeddedOptions options, byte[] token) throws IOException {
 		this.owner = owner;
 		this.token = token;
 		this.maxConnections = options.maxConnections();
 		this.helloTimeout = options.helloTimeout();
 		this.frameTimeout = options.frameTimeout();
 		this.helloNanos = options.helloTimeout().toNanos();
-		this.frameNanos = options.frameTimeout().toNanos();
 		this.serveThreads = Thread.ofPlatform()
 			.daemon(true)
 			.name("nixl-embedded-" + owner.name() + "-serve-", 1)
@@ -198,12 +188,34 @@ final class Listener implements Closeable {
 
 	/** Whether a connection from the named peer is being served now. */
 	boolean serves(String peer) {
-		for (Served connection : this.served) {
+		for (ServedConnection connection : this.served) {
 			if (connection.peer.equals(peer)) {
 				return true;
 			}
 		}
 		return false;
+	}
+
+	EmbeddedDriver owner() {
+		return this.owner;
+	}
+
+	Duration frameTimeout() {
+		return this.frameTimeout;
+	}
+
+	boolean isClosed() {
+		return this.closed;
+	}
+
+	/** Forgets a served connection that ended. */
+	void ended(ServedConnection connection) {
+		this.served.remove(connection);
+	}
+
+	/** Counts a served connection cut for missing a frame deadline. */
+	void countTimedOut() {
+		this.timedOut.incrementAndGet();
 	}
 
 	/**
@@ -387,12 +399,12 @@ final class Listener implements Closeable {
 	 * only this connection.
 	 */
 	private void serve(Greeting greeting) {
-		Served connection = null;
+		ServedConnection connection = null;
 		try {
 			greeting.channel.configureBlocking(true);
-			connection = new Served(new TimedChannel(greeting.channel), greeting.peer);
+			connection = new ServedConnection(new TimedChannel(greeting.channel), greeting.peer, this);
 			this.served.add(connection);
-			this.owner.connectionFrom(connection.peer);
+			this.owner.inbox().connectionFrom(connection.peer);
 			Thread thread = this.serveThreads.newThread(connection::serve);
 			if (thread == null) {
 				throw new IllegalStateException("the thread factory made no thread");
@@ -423,7 +435,7 @@ final class Listener implements Closeable {
 				greeting.close();
 				this.timedOut.incrementAndGet();
 			}
-			for (Served connection : this.served) {
+			for (ServedConnection connection : this.served) {
 				connection.check(now);
 			}
 			this.owner.checkDeadlines(now);
@@ -469,7 +481,7 @@ final class Listener implements Closeable {
 		greeting.close();
 	}
 
-	private static void closeQuietly(SocketChannel channel) {
+	static void closeQuietly(SocketChannel channel) {
 		try {
 			channel.close();
 		}
@@ -499,313 +511,16 @@ final class Listener implements Closeable {
 			closeQuietly(greeting.channel);
 		}
 		this.greetings.clear();
-		List<Served> open = new ArrayList<>(this.served);
-		for (Served connection : open) {
+		List<ServedConnection> open = new ArrayList<>(this.served);
+		for (ServedConnection connection : open) {
 			connection.close();
 		}
-		for (Served connection : open) {
+		for (ServedConnection connection : open) {
 			Thread thread = connection.thread;
 			if (thread != null) {
 				Wire.join(thread);
 			}
 		}
-	}
-
-	/**
-	 * A connection that has not completed its hello; read without blocking by the
-	 * accepting thread.
-	 */
-	private static final class Greeting {
-
-		final SocketChannel channel;
-
-		final long accepted;
-
-		final ByteBuffer fixed = ByteBuffer.allocate(Wire.HELLO_FIXED_BYTES);
-
-		@Nullable SelectionKey key;
-
-		byte[] presented = new byte[0];
-
-		ByteBuffer name = ByteBuffer.allocate(0);
-
-		boolean named;
-
-		String peer = "?";
-
-		Greeting(SocketChannel channel, long accepted) {
-			this.channel = channel;
-			this.accepted = accepted;
-		}
-
-		/**
-		 * Reads what arrived.
-		 * @return whether the hello is complete and well formed
-		 * @throws IOException when the connection ended or the hello is malformed
-		 */
-		boolean read() throws IOException {
-			if (!this.named) {
-				if (this.channel.read(this.fixed) < 0) {
-					throw new EOFException();
-				}
-				if (this.fixed.hasRemaining()) {
-					return false;
-				}
-				this.fixed.flip();
-				int magic = this.fixed.getInt();
-				byte version = this.fixed.get();
-				this.presented = new byte[EmbeddedMetadata.SECRET_BYTES];
-				this.fixed.get(this.presented);
-				int nameLength = Short.toUnsignedInt(this.fixed.getShort());
-				if (magic != Wire.MAGIC || version != Wire.VERSION || nameLength == 0
-						|| nameLength > Wire.MAX_NAME_BYTES) {
-					throw new IOException("not a hello of this protocol");
-				}
-				this.name = ByteBuffer.allocate(nameLength);
-				this.named = true;
-			}
-			if (this.channel.read(this.name) < 0) {
-				throw new EOFException();
-			}
-			return !this.name.hasRemaining();
-		}
-
-		void unregister() {
-			SelectionKey registered = this.key;
-			if (registered != null) {
-				registered.cancel();
-			}
-		}
-
-		void close() {
-			unregister();
-			closeQuietly(this.channel);
-		}
-
-	}
-
-	/** One peer's connection and the thread serving it. */
-	private final class Served implements Closeable {
-
-		private final TimedChannel channel;
-
-		final String peer;
-
-		volatile @Nullable Thread thread;
-
-		private final ByteBuffer header = ByteBuffer.allocate(Wire.REQUEST_HEADER_BYTES);
-
-		/** When the request header being read must be complete, or 0 between requests. */
-		private volatile long headerDeadline;
-
-		/**
-		 * Whether the data of a request or of its response is moving: then stalls are
-		 * timed.
-		 */
-		private volatile boolean streaming;
-
-		private volatile @Nullable String cut;
-
-		Served(TimedChannel channel, String peer) {
-			this.channel = channel;
-			this.peer = peer;
-		}
-
-		void serve() {
-			try {
-				while (serveOne()) {
-					// next request
-				}
-			}
-			catch (IOException ex) {
-				if (!Listener.this.closed) {
-					String why = this.cut;
-					logger.log(Level.DEBUG, () -> "connection from '" + this.peer + "' to agent '"
-							+ Listener.this.owner.name() + "' ended: " + ((why != null) ? why : ex.getMessage()));
-				}
-			}
-			catch (RuntimeException | Error ex) {
-				if (!Listener.this.closed) {
-					Listener.this.owner.faults().survived("embedded connection from '" + this.peer + "'", ex);
-				}
-			}
-			finally {
-				close();
-				Listener.this.served.remove(this);
-				Listener.this.owner.inboundEnded(this.peer);
-			}
-		}
-
-		/**
-		 * Closes the connection if it missed its frame deadline; called by the accepting
-		 * thread.
-		 */
-		void check(long now) {
-			if (this.streaming) {
-				if (now - this.channel.lastMoved() > Listener.this.frameNanos) {
-					cut("its data stalled for " + Listener.this.frameTimeout + " (EmbeddedOptions.frameTimeout)");
-				}
-				return;
-			}
-			long deadline = this.headerDeadline;
-			if (deadline != 0 && now - deadline > 0) {
-				cut("a request header was not complete " + Listener.this.frameTimeout
-						+ " after its first byte (EmbeddedOptions.frameTimeout)");
-			}
-		}
-
-		private void cut(String why) {
-			if (this.cut == null && this.channel.isOpen()) {
-				this.cut = why;
-				Listener.this.timedOut.incrementAndGet();
-				close();
-			}
-		}
-
-		/** Serves one request; {@code false} when the connection must end. */
-		private boolean serveOne() throws IOException {
-			ByteBuffer head = this.header.clear();
-			// between requests a peer may stay silent; a request's deadline starts with
-			// its first byte
-			while (head.position() == 0) {
-				if (this.channel.read(head) < 0) {
-					throw new EOFException("the connection was closed by the other side");
-				}
-			}
-			this.headerDeadline = System.nanoTime() + Listener.this.frameNanos;
-			try {
-				return serveFrame(head);
-			}
-			finally {
-				this.headerDeadline = 0;
-				this.streaming = false;
-			}
-		}
-
-		private boolean serveFrame(ByteBuffer head) throws IOException {
-			Wire.readFully(this.channel, head);
-			head.flip();
-			byte kind = head.get();
-			long id = head.getLong();
-			int count = head.getInt();
-			int notificationLength = head.getInt();
-			String problem = checkHeader(kind, count, notificationLength);
-			if (problem != null) {
-				respond(id, INVALID_PARAM, problem);
-				return false;
-			}
-			ByteBuffer descriptors = ByteBuffer.allocate(count * Wire.DESCRIPTOR_BYTES);
-			Wire.readFully(this.channel, descriptors);
-			ByteBuffer notification = ByteBuffer.allocate(notificationLength);
-			Wire.readFully(this.channel, notification);
-			if (kind == Wire.NOTIFY) {
-				Listener.this.owner.deliverFromNetwork(this.peer, notification.array(), this.channel::isOpen);
-				return true;
-			}
-			List<RemoteRegion> regions = new ArrayList<>(count);
-			descriptors.flip();
-			for (int i = 0; i < count; i++) {
-				long address = descriptors.getLong();
-				long length = descriptors.getLong();
-				long device = descriptors.getLong();
-				long registration = descriptors.getLong();
-				byte[] key = new byte[EmbeddedMetadata.SECRET_BYTES];
-				descriptors.get(key);
-				MemoryDescriptor range;
-				try {
-					range = new MemoryDescriptor(address, length, device);
-				}
-				catch (IllegalArgumentException ex) {
-					respond(id, INVALID_PARAM, "descriptor " + i + " is not a valid memory range: " + ex.getMessage());
-					return false;
-				}
-				regions.add(new RemoteRegion(range, registration, key));
-			}
-			Access access;
-			try {
-				access = Listener.this.owner.access(regions, this);
-			}
-			catch (AccessDenied denied) {
-				respond(id, denied.status(), denied.getMessage());
-				// a refused WRITE's data follows on the stream: end the connection
-				// instead of reading it
-				return kind != Wire.WRITE;
-			}
-			this.streaming = true;
-			try {
-				if (kind == Wire.LOCAL) {
-					byte[] locations = Listener.this.owner.sameHostLocations(regions);
-					if (locations == null) {
-						respond(id, NixlStatus.NOT_SUPPORTED.code(),
-								"the memory is not shareable with same-host peers (ShareableMemory), or this agent "
-										+ "does not offer the same-host path");
-					}
-					else {
-						respondHeader(id, 0, new byte[0]);
-						Wire.writeFully(this.channel, ByteBuffer.wrap(locations));
-					}
-				}
-				else if (kind == Wire.READ) {
-					respondHeader(id, 0, new byte[0]);
-					for (var segment : access.segments()) {
-						Wire.writeFrom(this.channel, segment);
-					}
-				}
-				else {
-					for (var segment : access.segments()) {
-						Wire.readInto(this.channel, segment);
-					}
-					if (notificationLength > 0) {
-						Listener.this.owner.deliverFromNetwork(this.peer, notification.array(), this.channel::isOpen);
-					}
-					respond(id, 0, "");
-				}
-			}
-			finally {
-				access.close();
-			}
-			return true;
-		}
-
-		private static @Nullable String checkHeader(byte kind, int count, int notificationLength) {
-			if (kind != Wire.READ && kind != Wire.WRITE && kind != Wire.NOTIFY && kind != Wire.LOCAL) {
-				return "unknown request kind " + kind;
-			}
-			if (kind == Wire.LOCAL && notificationLength != 0) {
-				return "a LOCAL request carries no notification";
-			}
-			int minimum = (kind == Wire.NOTIFY) ? 0 : 1;
-			int maximum = (kind == Wire.NOTIFY) ? 0 : Wire.MAX_DESCRIPTORS;
-			if (count < minimum || count > maximum) {
-				return "descriptor count " + count + " is outside " + minimum + ".." + maximum;
-			}
-			if (notificationLength < 0 || notificationLength > Wire.MAX_NOTIFICATION_BYTES) {
-				return "notification length " + notificationLength + " is outside 0.." + Wire.MAX_NOTIFICATION_BYTES;
-			}
-			return null;
-		}
-
-		private void respond(long id, int status, String message) throws IOException {
-			respondHeader(id, status, message.getBytes(StandardCharsets.UTF_8));
-		}
-
-		private void respondHeader(long id, int status, byte[] message) throws IOException {
-			byte[] text = (message.length > Wire.MAX_MESSAGE_BYTES)
-					? java.util.Arrays.copyOf(message, Wire.MAX_MESSAGE_BYTES) : message;
-			Wire.writeFully(this.channel,
-					ByteBuffer.allocate(Wire.RESPONSE_HEADER_BYTES + text.length)
-						.putLong(id)
-						.putInt(status)
-						.putInt(text.length)
-						.put(text)
-						.flip());
-		}
-
-		@Override
-		public void close() {
-			this.channel.close();
-		}
-
 	}
 
 }
