@@ -23,10 +23,10 @@ import tools.jackson.databind.ObjectMapper;
 
 /**
  * A packaged consumer application started as a user starts it: {@code java -jar} from
- * this JDK, no JVM flags, and an environment without NIXL's variables or JVM options,
- * whose {@code HOME} and {@code XDG_CACHE_HOME} point into a directory of the test. Its
- * stdout and stderr go to one log file. {@link #close()} stops it (SIGTERM, then
- * SIGKILL), each with a deadline.
+ * this JDK, no JVM flags (or, on the module path, only those it needs), and an
+ * environment without NIXL's variables or JVM options, whose {@code HOME} and
+ * {@code XDG_CACHE_HOME} point into a directory of the test. Its stdout and stderr go to
+ * one log file. {@link #close()} stops it (SIGTERM, then SIGKILL), each with a deadline.
  */
 final class ConsumerProcess implements AutoCloseable {
 
@@ -81,11 +81,28 @@ final class ConsumerProcess implements AutoCloseable {
 			throw new IllegalStateException(jar + " does not exist: the consumer project was not packaged "
 					+ "(maven-invoker-plugin runs them in this module's integration-test phase)");
 		}
+		List<String> javaArguments = new ArrayList<>();
+		javaArguments.add("-jar");
+		javaArguments.add(jar.toString());
+		javaArguments.addAll(List.of(arguments));
+		return startJava(description, javaArguments, home, logs);
+	}
+
+	/**
+	 * Starts {@code java javaArguments}, for an application that is not started with
+	 * {@code -jar} (one on the module path).
+	 * @param description what it is, for messages and the log's name
+	 * @param javaArguments the arguments of the {@code java} launcher
+	 * @param home the process's home; its cache directory is {@code home/.cache}
+	 * @param logs where the log goes
+	 * @return the running process
+	 * @throws IOException when it cannot start
+	 */
+	static ConsumerProcess startJava(String description, List<String> javaArguments, Path home, Path logs)
+			throws IOException {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-		command.add("-jar");
-		command.add(jar.toString());
-		command.addAll(List.of(arguments));
+		command.addAll(javaArguments);
 		ProcessBuilder builder = new ProcessBuilder(command).directory(home.toFile()).redirectErrorStream(true);
 		Files.createDirectories(logs);
 		Path log = logs.resolve(description + ".log");

@@ -1,8 +1,18 @@
 package dev.nixl4j.architecture;
 
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReference;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.nixl4j.NixlAgent;
 import dev.nixl4j.testsupport.PackageBoundaries;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,7 +25,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * nixl-core's package boundaries, checked on its compiled classes: the public API
  * packages depend on no implementation package, implementation lives under
- * {@code dev.nixl4j.internal}, and no two packages depend on each other in a cycle.
+ * {@code dev.nixl4j.internal}, and no two packages depend on each other in a cycle; the
+ * module descriptor exports the API packages to everyone and nothing else but the
+ * test-support seam.
  */
 class PackageBoundaryTest {
 
@@ -55,6 +67,33 @@ class PackageBoundaryTest {
 	@Test
 	void packagesFormNoCycle() {
 		slices().matching("dev.nixl4j.(**)").should().beFreeOfCycles().check(core);
+	}
+
+	@Test
+	void theModuleExportsTheApiPackagesOnly() throws URISyntaxException {
+		Path classes = Path.of(NixlAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+		ModuleDescriptor module = ModuleFinder.of(classes)
+			.findAll()
+			.stream()
+			.map(ModuleReference::descriptor)
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no module-info.class in " + classes));
+		assertThat(module.name()).isEqualTo("dev.nixl4j.core");
+		assertThat(module.exports()
+			.stream()
+			.filter((exports) -> !exports.isQualified())
+			.map(ModuleDescriptor.Exports::source))
+			.as("packages exported to every module")
+			.containsExactlyInAnyOrderElementsOf(PackageBoundaries.API_PACKAGES.stream()
+				.filter((name) -> !name.equals("dev.nixl4j.metadata.etcd"))
+				.toList());
+		Map<String, Set<String>> qualified = module.exports()
+			.stream()
+			.filter(ModuleDescriptor.Exports::isQualified)
+			.collect(Collectors.toMap(ModuleDescriptor.Exports::source, ModuleDescriptor.Exports::targets));
+		assertThat(qualified).as("packages exported to named modules only")
+			.isEqualTo(Map.of("dev.nixl4j.internal.engine", Set.of("dev.nixl4j.testsupport")));
+		assertThat(module.opens()).as("open packages").isEmpty();
 	}
 
 }

@@ -18,17 +18,20 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.PluginInfo;
 import dev.nixl4j.TransferTelemetry;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.internal.embedded.EmbeddedDriver;
-import dev.nixl4j.internal.ffm.NativeDriver;
-import org.jspecify.annotations.Nullable;
-import dev.nixl4j.internal.engine.EngineDriver;
 import dev.nixl4j.internal.engine.AgentCore;
+import dev.nixl4j.internal.engine.EngineDriver;
+import dev.nixl4j.internal.engine.EngineDrivers;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real engine's driver (native or embedded) through which tests make the engine throw
  * where it would under memory pressure: in a notification drain or a transfer's status
  * poll, both called by the agent's progress loop. Everything else goes to the real
  * engine, so transfers move real bytes.
+ *
+ * <p>
+ * It reaches the engines through {@link EngineDrivers}, the seam that nixl-core's
+ * {@code module-info} exports to this module only.
  */
 public final class FaultInjectingDriver implements EngineDriver {
 
@@ -88,11 +91,10 @@ public final class FaultInjectingDriver implements EngineDriver {
 	 * @return the driver
 	 */
 	public static FaultInjectingDriver open(AgentConfig config) {
-		return new FaultInjectingDriver(switch (config.engine()) {
-			case NATIVE -> NativeDriver.open(config);
-			case EMBEDDED -> EmbeddedDriver.open(config);
-			case AUTO -> throw new IllegalArgumentException("choose NATIVE or EMBEDDED");
-		});
+		if (config.engine() == Engine.AUTO) {
+			throw new IllegalArgumentException("choose NATIVE or EMBEDDED");
+		}
+		return new FaultInjectingDriver(EngineDrivers.open(config));
 	}
 
 	/**

@@ -1,8 +1,10 @@
 package dev.nixl4j.testsupport;
 
-import dev.nixl4j.internal.ffm.NativeLibrary;
-import org.junit.jupiter.api.Assumptions;
+import dev.nixl4j.AgentConfig;
+import dev.nixl4j.Engine;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.internal.engine.EngineDrivers;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * Gate for tests that need native NIXL. Locally they skip, with the command that installs
@@ -18,7 +20,9 @@ public final class NativeNixl {
 	 */
 	public static void require() {
 		try {
-			NativeLibrary.load(null, java.util.Map.of());
+			// The default places and environment, as an agent without native settings
+			// uses.
+			EngineDrivers.requireLoadable(AgentConfig.builder("nixl4j-native-gate").engine(Engine.NATIVE).build());
 		}
 		catch (NixlException ex) {
 			if ("true".equalsIgnoreCase(System.getenv("CI"))) {

@@ -5,12 +5,16 @@ import dev.nixl4j.Engine;
 import dev.nixl4j.EngineProvider;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.internal.engine.AgentCore;
+import dev.nixl4j.internal.engine.DriverProvider;
+import dev.nixl4j.internal.engine.EngineDriver;
 
 /**
  * Provides the native engine: agents over NIXL's C API. Registered in
- * {@code META-INF/services/dev.nixl4j.EngineProvider}.
+ * {@code META-INF/services/dev.nixl4j.EngineProvider} and
+ * {@code META-INF/services/dev.nixl4j.internal.engine.DriverProvider} (class path), and
+ * in nixl-core's {@code module-info} (module path).
  */
-public final class NativeEngineProvider implements EngineProvider {
+public final class NativeEngineProvider implements EngineProvider, DriverProvider {
 
 	/** Creates the provider; {@link java.util.ServiceLoader} calls it. */
 	public NativeEngineProvider() {
@@ -23,7 +27,17 @@ public final class NativeEngineProvider implements EngineProvider {
 
 	@Override
 	public NixlAgent create(AgentConfig config) {
-		return new AgentCore(config, NativeDriver.open(config));
+		return new AgentCore(config, openDriver(config));
+	}
+
+	@Override
+	public EngineDriver openDriver(AgentConfig config) {
+		return NativeDriver.open(config);
+	}
+
+	@Override
+	public void requireLoadable(AgentConfig config) {
+		NativeLibrary.load(config.nativeLibraryDirectory(), config.nativeEnvironment());
 	}
 
 }
