@@ -21,6 +21,7 @@ module dev.nixl4j.core {
 	exports dev.nixl4j.connect;
 	exports dev.nixl4j.json;
 	exports dev.nixl4j.kv;
+	exports dev.nixl4j.lifecycle;
 	exports dev.nixl4j.metadata;
 	exports dev.nixl4j.readiness;
 
