@@ -15,6 +15,7 @@ import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.NativeNixl;
+import dev.nixl4j.testsupport.TestPeer;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

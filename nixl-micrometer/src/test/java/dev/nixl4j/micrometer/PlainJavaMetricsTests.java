@@ -12,6 +12,7 @@ import dev.nixl4j.XferOp;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.testsupport.TestPeer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;

@@ -26,6 +26,7 @@ import dev.nixl4j.autoconfigure.resilience.NixlResilienceAutoConfiguration;
 import dev.nixl4j.resilience4j.PeerCircuitBreakers;
 import dev.nixl4j.resilience4j.TransferBulkhead;
 import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.testsupport.TestPeer;
 import io.github.resilience4j.springboot.bulkhead.autoconfigure.BulkheadAutoConfiguration;
 import io.github.resilience4j.springboot.circuitbreaker.autoconfigure.CircuitBreakerAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -16,7 +16,7 @@ import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.Registration;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
-import dev.nixl4j.autoconfigure.TestPeer;
+import dev.nixl4j.testsupport.TestPeer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;

@@ -1,4 +1,4 @@
-package dev.nixl4j.autoconfigure;
+package dev.nixl4j.testsupport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.AgentConfig;
-import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
@@ -17,11 +16,9 @@ import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
- * An embedded agent in the test's JVM with registered memory, for an application's agent
- * to move bytes to and from.
+ * An agent in the test's JVM with registered memory, for the agent under test (an
+ * application's, or one a plain integration observes) to move bytes to and from.
  */
 public final class TestPeer implements AutoCloseable {
 
@@ -98,9 +95,13 @@ public final class TestPeer implements AutoCloseable {
 		try (Transfer transfer = initiator.transfer(op, DescriptorList.of(local), DescriptorList.of(this.memory),
 				this.agent.name(), (notification != null) ? notification.getBytes(StandardCharsets.UTF_8) : null)) {
 			transfer.await(WAIT);
-			assertThat(transfer.state()).isEqualTo(TransferState.COMPLETED);
+			if (transfer.state() != TransferState.COMPLETED) {
+				throw new AssertionError(op + " with peer " + this.agent.name() + " ended " + transfer.state());
+			}
 		}
-		assertThat(Bytes.same(local, this.memory)).as(op + " moved every byte").isTrue();
+		if (!Bytes.same(local, this.memory)) {
+			throw new AssertionError(op + " with peer " + this.agent.name() + " did not move every byte");
+		}
 	}
 
 	@Override
