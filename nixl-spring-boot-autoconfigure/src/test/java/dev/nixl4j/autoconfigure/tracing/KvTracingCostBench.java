@@ -668,6 +668,9 @@ public final class KvTracingCostBench implements AutoCloseable {
 			int warmup = 1000;
 			for (int i = 0; i < args.length; i++) {
 				String name = args[i];
+				if (!List.of("--engine", "--blocks", "--rounds", "--requests", "--warmup").contains(name)) {
+					throw new IllegalArgumentException("unknown option " + name);
+				}
 				if (i + 1 >= args.length) {
 					throw new IllegalArgumentException(name + " needs a value");
 				}
@@ -682,7 +685,7 @@ public final class KvTracingCostBench implements AutoCloseable {
 					case "--rounds" -> rounds = number(name, value, 1, 1000);
 					case "--requests" -> requests = number(name, value, 1, MAX_REQUESTS);
 					case "--warmup" -> warmup = number(name, value, 0, MAX_REQUESTS);
-					default -> throw new IllegalArgumentException("unknown option " + name);
+					default -> throw new IllegalStateException(name);
 				}
 			}
 			return new Options(engine, blocks, rounds, requests, warmup);

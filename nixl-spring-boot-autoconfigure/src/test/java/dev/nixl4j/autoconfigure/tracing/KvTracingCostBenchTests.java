@@ -59,6 +59,9 @@ class KvTracingCostBenchTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> KvTracingCostBench.Options.parse(new String[] { "--requests" }))
 			.withMessageContaining("--requests needs a value");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> KvTracingCostBench.Options.parse(new String[] { "--help" }))
+			.withMessageContaining("unknown option --help");
 		assertThat(KvTracingCostBench.Options.parse(new String[] { "--engine", "embedded", "--rounds", "3" }))
 			.isEqualTo(new KvTracingCostBench.Options(Engine.EMBEDDED, 1, 3, 2000, 1000));
 	}
