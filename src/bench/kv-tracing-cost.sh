@@ -15,7 +15,7 @@
 # completed, blocks not arrived, spans missing or misnested) fails the run.
 #
 # Compiles the module's test classes offline (./mvnw -o ... test-compile) and runs the class on
-# the test class path. About 1 minute per engine with the defaults on 2 cores (6 rounds x 3 modes
+# the test class path. About 20-50 s per engine with the defaults on 2 cores (6 rounds x 3 modes
 # x 2,000 requests of 2 MiB).
 #
 #   src/bench/kv-tracing-cost.sh                         both engines, 1 block (2 MiB) per request
