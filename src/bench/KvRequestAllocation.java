@@ -18,11 +18,11 @@ import dev.nixl4j.metadata.MetadataPublication;
 /**
  * Bytes allocated and time per KV request with nixl-core alone (no observer, no Spring):
  * a producer and a consumer agent in this process, each request a lease and a pull of
- * kv-bench's 2 MiB block until the producer's confirmation, one at a time. It uses only
- * API that predates the KV observer, so that the same source runs against nixl-core of
- * any revision since issue 21 (launch it as a source file with that revision's
- * {@code nixl-core/target/classes} on the class path) and shows what a revision adds to
- * a request when nothing observes it. Allocation is counted by
+ * kv-bench's 2 MiB block until the producer's confirmation, one at a time. Launched as a
+ * source file with a revision's {@code nixl-core/target/classes} on the class path, it
+ * shows what a revision adds to a request when nothing observes it; it uses the KV
+ * builders, so it runs against revisions that have them (its version in git before them
+ * ran against revisions back to the KV resend). Allocation is counted by
  * {@code com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes} (every thread,
  * the producer's included) and, for the requesting thread alone,
  * {@code getThreadAllocatedBytes}; it hardly depends on the machine's load, the times
@@ -55,7 +55,7 @@ public class KvRequestAllocation {
 				NixlAgent prefill = NixlAgent.create(AgentConfig.builder(base + "-prefill").engine(engine).build());
 				PagedKvCache producerCache = PagedKvCache.allocate(prefill, layout);
 				MetadataPublication p = MetadataPublication.builder(exchange, prefill).build();
-				KvProducer producer = new KvProducer(producerCache, PeerLoader.of(exchange));
+				KvProducer producer = KvProducer.builder(producerCache).peers(PeerLoader.of(exchange)).build();
 				NixlAgent decode = NixlAgent.create(AgentConfig.builder(base + "-decode").engine(engine).build());
 				PagedKvCache consumerCache = PagedKvCache.allocate(decode, layout.withNumBlocks(1));
 				MetadataPublication c = MetadataPublication.builder(exchange, decode).build()) {

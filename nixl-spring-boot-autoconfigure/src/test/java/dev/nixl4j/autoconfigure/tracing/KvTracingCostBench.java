@@ -27,6 +27,7 @@ import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.testsupport.Bytes;
+import dev.nixl4j.micrometer.tracing.ObservationKvObserver;
 import io.micrometer.observation.ObservationHandler.FirstMatchingCompositeObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
@@ -143,8 +144,6 @@ public final class KvTracingCostBench implements AutoCloseable {
 
 	private final PagedKvCache producerCache;
 
-	private final KvProducer producer;
-
 	private final Map<Mode, Side> sides = new EnumMap<>(Mode.class);
 
 	private final Random random = new Random(42);
@@ -175,7 +174,6 @@ public final class KvTracingCostBench implements AutoCloseable {
 				}
 			}
 			track(MetadataPublication.builder(this.exchange, prefill).build()).publish();
-			this.producer = track(new KvProducer(this.producerCache, PeerLoader.of(this.exchange)));
 			for (Mode mode : Mode.values()) {
 				Tracing prefillTracing = (mode != Mode.NONE) ? track(new Tracing(mode == Mode.TRACED, requestsPerRound))
 						: null;
@@ -185,15 +183,25 @@ public final class KvTracingCostBench implements AutoCloseable {
 						NixlAgent.create(AgentConfig.builder(base + "-decode-" + mode.letter).engine(engine).build()));
 				PagedKvCache cache = track(PagedKvCache.allocate(decode, LAYOUT.withNumBlocks(blocks)));
 				track(MetadataPublication.builder(this.exchange, decode).build()).publish();
+				// one producer per mode on the one cache (an observer is fixed when a
+				// producer
+				// is built), each with its own message prefix so that each answers its
+				// own
+				// consumer only
+				String prefix = KvProducer.DEFAULT_PREFIX + mode.letter + "/";
+				KvProducer producer = track(KvProducer.builder(this.producerCache)
+					.peers(PeerLoader.of(this.exchange))
+					.prefix(prefix)
+					.observer((prefillTracing != null) ? prefillTracing.observer() : KvObserver.NONE)
+					.build());
 				KvConsumer consumer = KvConsumer.builder(cache)
 					.peers(PeerLoader.of(this.exchange))
+					.prefix(prefix)
 					.observer((decodeTracing != null) ? decodeTracing.observer() : KvObserver.NONE)
 					.build();
-				consumer.connect(this.producer.handle());
-				this.sides.put(mode,
-						new Side(cache, consumer, cache.allocator().allocate(blocks),
-								(prefillTracing != null) ? prefillTracing.observer() : KvObserver.NONE, prefillTracing,
-								decodeTracing));
+				consumer.connect(producer.handle());
+				this.sides.put(mode, new Side(producer, cache, consumer, cache.allocator().allocate(blocks),
+						prefillTracing, decodeTracing));
 			}
 		}
 		catch (RuntimeException | Error ex) {
@@ -224,7 +232,7 @@ public final class KvTracingCostBench implements AutoCloseable {
 	 */
 	Round round(Mode mode, int count) {
 		Side side = this.sides.get(mode);
-		this.producer.observer(side.producerObserver());
+		KvProducer producer = side.producer();
 		String[] requestIds = new String[count];
 		int[][] leased = new int[count][];
 		for (int i = 0; i < count; i++) {
@@ -236,7 +244,7 @@ public final class KvTracingCostBench implements AutoCloseable {
 				side.cache().block(region, block).fill((byte) 0);
 			}
 		}
-		long completedBefore = this.producer.endedLeases(LeaseOutcome.COMPLETED);
+		long completedBefore = producer.endedLeases(LeaseOutcome.COMPLETED);
 		long resendsBefore = side.consumer().confirmationResends();
 		long[] nanos = new long[count];
 		int withContext = 0;
@@ -247,7 +255,7 @@ public final class KvTracingCostBench implements AutoCloseable {
 		long start = System.nanoTime();
 		for (int i = 0; i < count; i++) {
 			long begin = System.nanoTime();
-			KvLease lease = this.producer.lease(requestIds[i], leased[i], 1, WAIT);
+			KvLease lease = producer.lease(requestIds[i], leased[i], 1, WAIT);
 			side.consumer().pull(lease.params(), side.local(), WAIT);
 			nanos[i] = System.nanoTime() - begin;
 			if (!lease.params().traceparent().isEmpty()) {
@@ -257,14 +265,14 @@ public final class KvTracingCostBench implements AutoCloseable {
 		long wallNanos = System.nanoTime() - start;
 		long callerAllocated = threads.getThreadAllocatedBytes(caller.threadId()) - callerBefore;
 		// the producer's answers and the lease spans end after the pulls return
-		boolean ended = this.producer.awaitLeasesEnded(WAIT);
+		boolean ended = producer.awaitLeasesEnded(WAIT);
 		if (side.prefillTracing() != null) {
 			side.prefillTracing().flush();
 			side.decodeTracing().flush();
 		}
 		long allocated = threads.getTotalThreadAllocatedBytes() - allocatedBefore;
 		long cpuNanos = os.getProcessCpuTime() - cpuBefore;
-		long completed = this.producer.endedLeases(LeaseOutcome.COMPLETED) - completedBefore;
+		long completed = producer.endedLeases(LeaseOutcome.COMPLETED) - completedBefore;
 		long resends = side.consumer().confirmationResends() - resendsBefore;
 		boolean verified = ended && arrived(side, leased[count - 1]);
 		Traces traces = (side.prefillTracing() != null)
@@ -358,7 +366,7 @@ public final class KvTracingCostBench implements AutoCloseable {
 				"per request: a lease on the producer, a pull of %d block(s) = %d descriptors of %d KiB = %.1f MiB"
 						+ " (one READ) and the producer's confirmation; integrity %s; one process, one request at a time%n",
 				this.blocks, this.blocks * LAYOUT.regionCount(), LAYOUT.blockLength() >> 10, bytes / 1048576.0,
-				this.producer.integrity().name().toLowerCase(Locale.ROOT));
+				this.sides.get(Mode.NONE).producer().integrity().name().toLowerCase(Locale.ROOT));
 		System.out.printf(Locale.ROOT,
 				"%d rounds x %d requests per mode, after %d warm-up requests per mode; order a b c, then c b a, ...;"
 						+ " %d cores, load %s%n",
@@ -465,9 +473,9 @@ public final class KvTracingCostBench implements AutoCloseable {
 	}
 
 	/**
-	 * One mode's consumer and the producer's observer in that mode.
+	 * One mode's producer (on the one producer cache) and consumer.
 	 */
-	private record Side(PagedKvCache cache, KvConsumer consumer, int[] local, KvObserver producerObserver,
+	private record Side(KvProducer producer, PagedKvCache cache, KvConsumer consumer, int[] local,
 			Tracing prefillTracing, Tracing decodeTracing) {
 	}
 
