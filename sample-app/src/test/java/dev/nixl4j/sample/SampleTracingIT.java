@@ -7,6 +7,7 @@ import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -116,6 +117,7 @@ class SampleTracingIT {
 						.add(new ReceivedSpan(service, span.getName(), hex.formatHex(span.getTraceId().toByteArray()),
 								hex.formatHex(span.getSpanId().toByteArray()),
 								hex.formatHex(span.getParentSpanId().toByteArray()), attributes,
+								span.getStartTimeUnixNano(),
 								(span.getEndTimeUnixNano() - span.getStartTimeUnixNano()) / 1000));
 				}
 			}
@@ -164,11 +166,16 @@ class SampleTracingIT {
 			assertThat(confirm.parentId()).as("%s: the answer continues the pull", id).isEqualTo(pull.spanId());
 			assertThat(lease.attributes()).containsEntry("nixl.kv.outcome", "COMPLETED");
 			assertThat(confirmation.attributes()).containsEntry("nixl.kv.confirmation", "HELD");
-			if (id.equals(ids.get(0))) {
-				System.out.println("One request's trace (" + id + ", trace " + lease.traceId() + "):");
+			if (id.equals(ids.get(ids.size() - 1))) {
+				// the last request: the first one's spans include the workers' warm-up
+				System.out.println("One request's trace (" + id + ", trace " + lease.traceId()
+						+ "), start after the lease's start and duration:");
 				request.values()
-					.forEach((span) -> System.out.printf("  %-8s %-22s %8d us  span %s parent %s%n", span.service(),
-							span.name(), span.micros(), span.spanId(), span.parentId()));
+					.stream()
+					.sorted(Comparator.comparingLong(ReceivedSpan::startNanos))
+					.forEach((span) -> System.out.printf("  %-8s %-22s +%7d us %8d us  span %s parent %s%n",
+							span.service(), span.name(), (span.startNanos() - lease.startNanos()) / 1000, span.micros(),
+							span.spanId(), span.parentId()));
 			}
 		}
 	}
@@ -200,7 +207,7 @@ class SampleTracingIT {
 	}
 
 	private record ReceivedSpan(String service, String name, String traceId, String spanId, String parentId,
-			Map<String, String> attributes, long micros) {
+			Map<String, String> attributes, long startNanos, long micros) {
 	}
 
 }
