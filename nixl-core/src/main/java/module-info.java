@@ -19,6 +19,7 @@ module dev.nixl4j.core {
 
 	exports dev.nixl4j;
 	exports dev.nixl4j.connect;
+	exports dev.nixl4j.cuda;
 	exports dev.nixl4j.json;
 	exports dev.nixl4j.kv;
 	exports dev.nixl4j.lifecycle;
@@ -30,12 +31,14 @@ module dev.nixl4j.core {
 	exports dev.nixl4j.internal.engine to dev.nixl4j.testsupport;
 
 	uses dev.nixl4j.EngineProvider;
+	uses dev.nixl4j.cuda.Cuda.Binding;
 	uses dev.nixl4j.ShareableMemory.Allocator;
 	uses dev.nixl4j.readiness.ReadinessProbe;
 	uses dev.nixl4j.internal.engine.DriverProvider;
 
 	provides dev.nixl4j.EngineProvider with dev.nixl4j.internal.ffm.NativeEngineProvider,
 			dev.nixl4j.internal.embedded.EmbeddedEngineProvider;
+	provides dev.nixl4j.cuda.Cuda.Binding with dev.nixl4j.internal.cuda.CudaBinding;
 	provides dev.nixl4j.ShareableMemory.Allocator with dev.nixl4j.internal.embedded.SharedMemory;
 	provides dev.nixl4j.readiness.ReadinessProbe with dev.nixl4j.internal.readiness.NativeReadinessProbe;
 	provides dev.nixl4j.internal.engine.DriverProvider with dev.nixl4j.internal.ffm.NativeEngineProvider,

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * bundled dependencies in {@code site-packages/nixl_cu12.libs/}, which the libraries find
  * through their {@code $ORIGIN}-relative run path.
  */
-final class PythonEnvironments {
+public final class PythonEnvironments {
 
 	/** The wheels' flavours, newest CUDA first. */
 	private static final List<String> FLAVOURS = List.of("cu13", "cu12");
@@ -54,7 +54,7 @@ final class PythonEnvironments {
 	 * interpreters first.
 	 * @return the directories that exist
 	 */
-	static List<Path> sitePackages() {
+	public static List<Path> sitePackages() {
 		Set<Path> directories = new LinkedHashSet<>();
 		for (String variable : List.of("VIRTUAL_ENV", "CONDA_PREFIX")) {
 			String prefix = System.getenv(variable);
