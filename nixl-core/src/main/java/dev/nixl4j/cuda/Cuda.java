@@ -40,6 +40,19 @@ public final class Cuda {
 	}
 
 	/**
+	 * Says whether UCX's CUDA transports, as bundled with the NIXL library nixl4j loaded,
+	 * load on this host. Never throws.
+	 * @return the result; when NIXL's library is not loaded yet, a result that says so
+	 */
+	public static UcxCudaSupport ucxCudaSupport() {
+		Binding binding = Holder.BINDING;
+		if (binding == null) {
+			return new UcxCudaSupport(List.of(), false, List.of(), NO_BINDING);
+		}
+		return binding.ucxCudaSupport();
+	}
+
+	/**
 	 * Returns the number of CUDA devices.
 	 * @return the count, at least 1
 	 * @throws CudaException when there is no CUDA runtime, driver or device
@@ -131,6 +144,12 @@ public final class Cuda {
 		 * @return the report
 		 */
 		CudaReport report();
+
+		/**
+		 * Checks UCX's CUDA modules beside the loaded NIXL library, never throwing.
+		 * @return the result
+		 */
+		UcxCudaSupport ucxCudaSupport();
 
 		/**
 		 * Returns the number of devices.

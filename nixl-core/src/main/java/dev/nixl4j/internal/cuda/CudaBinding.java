@@ -8,6 +8,7 @@ import dev.nixl4j.cuda.Cuda;
 import dev.nixl4j.cuda.CudaDevice;
 import dev.nixl4j.cuda.CudaException;
 import dev.nixl4j.cuda.CudaReport;
+import dev.nixl4j.cuda.UcxCudaSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,6 +46,11 @@ public final class CudaBinding implements Cuda.Binding {
 			problem = ex.getMessage();
 		}
 		return new CudaReport(library.file(), library.source(), library.attempts(), driver, runtime, devices, problem);
+	}
+
+	@Override
+	public UcxCudaSupport ucxCudaSupport() {
+		return UcxCudaModules.check();
 	}
 
 	@Override
