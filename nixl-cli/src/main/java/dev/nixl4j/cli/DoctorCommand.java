@@ -19,7 +19,9 @@ import picocli.CommandLine.Option;
 		"Checks, in order: native access, every place searched for libnixl_capi.so, the library's load, each backend "
 				+ "(plugin installed, loadable, created, memory types), and a 64 KiB loopback WRITE (with a notification) "
 				+ "and READ between two agents, verified byte for byte. Prints READY, ENVIRONMENT_NOT_READY or "
-				+ "BACKEND_NOT_READY with a summary and the evidence." },
+				+ "BACKEND_NOT_READY with a summary and the evidence, then what was found of CUDA (devices, driver and "
+				+ "runtime versions, where libcudart came from, or why none) and whether UCX's CUDA transports load; "
+				+ "CUDA does not change the exit status." },
 		exitCodeList = { "0:READY", "2:usage error", "3:ENVIRONMENT_NOT_READY", "4:BACKEND_NOT_READY" })
 final class DoctorCommand extends Subcommand {
 
@@ -36,6 +38,7 @@ final class DoctorCommand extends Subcommand {
 				: EnumSet.copyOf(this.memoryTypes);
 		ReadinessReport report = ReadinessReport.check(this.agentOptions.config("nixl4j"), required);
 		out().print(report.format());
+		CudaLines.print(out());
 		return switch (report.readiness()) {
 			case READY -> Nixl4jCli.EXIT_OK;
 			case ENVIRONMENT_NOT_READY -> Nixl4jCli.EXIT_ENVIRONMENT_NOT_READY;

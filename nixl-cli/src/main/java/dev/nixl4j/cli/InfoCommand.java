@@ -50,6 +50,7 @@ final class InfoCommand extends Subcommand {
 			for (String plugin : agent.availablePlugins()) {
 				out.println("  " + describe(agent, plugin));
 			}
+			CudaLines.print(out);
 		}
 		return Nixl4jCli.EXIT_OK;
 	}

@@ -56,7 +56,9 @@ class DoctorEnvironmentTest {
 					+ DEFAULT_PREFIX.resolve("x86_64-linux-gnu").resolve("libnixl_capi.so") + " (absent)")
 			.contains("searched system install: " + DEFAULT_PREFIX.resolve("libnixl_capi.so") + " (absent)")
 			.contains("searched nixl4j cache: " + cache.resolve("current/lib/libnixl_capi.so") + " (absent)")
-			.contains("install: add the dependency dev.nixl4j:nixl-native-linux-x86_64");
+			.contains("install: add the dependency dev.nixl4j:nixl-native-linux-x86_64")
+			.contains("\nCUDA: ")
+			.contains("\nUCX CUDA transports: not loadable (NIXL's native library is not loaded)");
 	}
 
 	@Test
@@ -69,7 +71,9 @@ class DoctorEnvironmentTest {
 			.startsWith("NIXL readiness: ENVIRONMENT_NOT_READY")
 			.contains("the JVM denies native access to nixl4j")
 			.contains("--enable-native-access=ALL-UNNAMED")
-			.contains("native access: DENIED");
+			.contains("native access: DENIED")
+			.contains("\nCUDA: none: load_cudart failed with NATIVE_ACCESS_DENIED")
+			.contains("\nUCX CUDA transports: not loadable (");
 	}
 
 	@Test
