@@ -15,6 +15,9 @@ import dev.nixl4j.NativeLibraryInfo;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaDevice;
+import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.readiness.Readiness;
 import dev.nixl4j.readiness.ReadinessReport;
 import dev.nixl4j.kv.KvConsumer;
@@ -62,6 +65,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	private final Function<AgentConfig, ReadinessReport> readinessCheck;
 
 	private @Nullable ReadinessReport readiness;
+
+	private @Nullable Map<String, Object> cuda;
 
 	private volatile @Nullable MetadataPublication publication;
 
@@ -149,6 +154,9 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		Engine engine = this.agent.engine();
 		builder.withDetail("engine", engine).withDetail("engineDescription", this.agent.engineDescription());
 		this.agent.nativeLibrary().ifPresent((library) -> builder.withDetail("library", libraryDetail(library)));
+		if (engine == Engine.NATIVE) {
+			builder.withDetail("cuda", cudaDetail());
+		}
 		builder.withDetail("backends", this.agent.backends().stream().map(Backend::plugin).toList());
 		List<String> peers = this.agent.remoteAgents();
 		Map<String, Object> peerDetail = new LinkedHashMap<>();
@@ -193,6 +201,30 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		else {
 			builder.outOfService();
 		}
+	}
+
+	/**
+	 * What was found of CUDA and whether UCX's CUDA transports load, once per indicator:
+	 * neither changes while the process runs, and neither changes the status.
+	 */
+	private synchronized Map<String, Object> cudaDetail() {
+		Map<String, Object> detail = this.cuda;
+		if (detail == null) {
+			CudaReport report = Cuda.report();
+			detail = new LinkedHashMap<>();
+			detail.put("usable", report.usable());
+			detail.put("summary", report.summary());
+			detail.put("devices", report.devices().stream().map(CudaDevice::toString).toList());
+			detail.put("driverVersion", CudaReport.formatVersion(report.driverVersion()));
+			detail.put("runtimeVersion", CudaReport.formatVersion(report.runtimeVersion()));
+			if (report.library() != null) {
+				detail.put("library", report.library());
+				detail.put("source", report.source());
+			}
+			detail.put("ucxCudaTransports", Cuda.ucxCudaSupport().summary());
+			this.cuda = detail;
+		}
+		return detail;
 	}
 
 	private static Map<String, Object> sessionDetail(KvProducerSession session) {

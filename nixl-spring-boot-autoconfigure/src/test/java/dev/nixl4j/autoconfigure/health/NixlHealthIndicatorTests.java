@@ -7,6 +7,8 @@ import java.util.function.Function;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.testsupport.NativeNixl;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.internal.ffm.NativeLibrary;
@@ -89,6 +91,12 @@ class NixlHealthIndicatorTests {
 				assertThat(library.path()).isRegularFile();
 				assertThat(library.source()).isNotBlank();
 				assertThat(health.getDetails().get("readiness")).asInstanceOf(MAP).containsEntry("status", "READY");
+				CudaReport cuda = Cuda.report();
+				assertThat(health.getDetails().get("cuda")).asInstanceOf(MAP)
+					.containsEntry("usable", cuda.usable())
+					.containsEntry("summary", cuda.summary())
+					.containsEntry("runtimeVersion", CudaReport.formatVersion(cuda.runtimeVersion()))
+					.containsEntry("ucxCudaTransports", Cuda.ucxCudaSupport().summary());
 			}
 			assertThat(runs).hasValue(1);
 		}
