@@ -18,6 +18,8 @@ import dev.nixl4j.DescriptorList;
 import dev.nixl4j.Engine;
 import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.GpuMemory;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -62,7 +64,13 @@ public final class PagedKvCache implements AutoCloseable {
 
 	private final Arena arena;
 
+	/** The regions in host memory; empty for a cache in GPU memory. */
 	private final MemorySegment[] regions;
+
+	/** The regions in GPU memory; empty for a cache in host memory. */
+	private final GpuMemory[] deviceRegions;
+
+	private final long[] bases;
 
 	private final Registration registration;
 
@@ -79,19 +87,23 @@ public final class PagedKvCache implements AutoCloseable {
 	private volatile boolean closed;
 
 	private PagedKvCache(NixlAgent agent, KvCacheLayout layout, String modelFingerprint, Arena arena,
-			MemorySegment[] regions, Registration registration) {
+			MemorySegment[] regions, GpuMemory[] deviceRegions, Registration registration) {
 		this.agent = agent;
 		this.layout = layout;
 		this.arena = arena;
 		this.regions = regions;
+		this.deviceRegions = deviceRegions;
 		this.registration = registration;
 		this.allocator = new BlockAllocator(layout.numBlocks());
-		List<Long> bases = new ArrayList<>(regions.length);
-		for (MemorySegment region : regions) {
-			bases.add(region.address());
+		boolean onDevice = deviceRegions.length > 0;
+		this.bases = new long[layout.regionCount()];
+		List<Long> bases = new ArrayList<>(this.bases.length);
+		for (int i = 0; i < this.bases.length; i++) {
+			this.bases[i] = onDevice ? deviceRegions[i].address() : regions[i].address();
+			bases.add(this.bases[i]);
 		}
-		this.handle = new RemoteCacheHandle(agent.name(), layout, bases, MemoryType.DRAM, 0, newIncarnation(),
-				modelFingerprint);
+		this.handle = new RemoteCacheHandle(agent.name(), layout, bases, onDevice ? MemoryType.VRAM : MemoryType.DRAM,
+				onDevice ? deviceRegions[0].device() : 0, newIncarnation(), modelFingerprint);
 	}
 
 	/** 128 random bits, so that no two allocations of a cache share an incarnation. */
@@ -139,10 +151,50 @@ public final class PagedKvCache implements AutoCloseable {
 				regions[i] = shareable ? ShareableMemory.allocate(arena, layout.regionLength())
 						: arena.allocate(layout.regionLength(), ALIGNMENT);
 			}
-			return new PagedKvCache(agent, layout, modelFingerprint, arena, regions, agent.register(regions));
+			return new PagedKvCache(agent, layout, modelFingerprint, arena, regions, new GpuMemory[0],
+					agent.register(regions));
 		}
 		catch (RuntimeException | Error ex) {
 			arena.close();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Allocates the regions of a layout in the memory of a CUDA device, one
+	 * {@code cudaMalloc} per region as vLLM allocates one tensor per layer (and K/V), and
+	 * registers them with an agent as {@link MemoryType#VRAM} with the device ordinal as
+	 * device id. The regions are not zeroed. Java cannot read them: {@link #region(int)}
+	 * and {@link #block(int, int)} refuse, and {@link #deviceRegion(int)} gives each
+	 * region to copy to and from the host.
+	 * @param agent the agent that owns the cache; its engine must move GPU memory (the
+	 * native engine with a backend built with CUDA support)
+	 * @param layout the layout
+	 * @param modelFingerprint what identifies the model whose KV the cache holds, or
+	 * {@code ""}
+	 * @param device the CUDA device ordinal
+	 * @return the cache
+	 * @throws dev.nixl4j.cuda.CudaException when CUDA or the device is missing, or the
+	 * memory cannot be allocated
+	 * @throws NixlException when the agent refuses the registration
+	 * ({@link NixlStatus#NOT_SUPPORTED} from the embedded engine)
+	 */
+	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout, String modelFingerprint, int device) {
+		Objects.requireNonNull(agent, "agent");
+		Objects.requireNonNull(modelFingerprint, "modelFingerprint");
+		Objects.requireNonNull(layout, "layout");
+		List<GpuMemory> allocated = new ArrayList<>(layout.regionCount());
+		try {
+			for (int i = 0; i < layout.regionCount(); i++) {
+				allocated.add(Cuda.allocate(device, layout.regionLength()));
+			}
+			List<MemoryDescriptor> descriptors = allocated.stream().map(GpuMemory::descriptor).toList();
+			Registration registration = agent.register(new DescriptorList(MemoryType.VRAM, descriptors));
+			return new PagedKvCache(agent, layout, modelFingerprint, Arena.ofShared(), new MemorySegment[0],
+					allocated.toArray(GpuMemory[]::new), registration);
+		}
+		catch (RuntimeException | Error ex) {
+			allocated.forEach(GpuMemory::close);
 			throw ex;
 		}
 	}
@@ -202,7 +254,36 @@ public final class PagedKvCache implements AutoCloseable {
 	 */
 	public MemorySegment region(int region) {
 		requireOpen("kv_region");
+		if (this.deviceRegions.length > 0) {
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, "kv_region", this.agent.name(), null,
+					"the cache is in GPU memory (cuda:" + this.handle.deviceId()
+							+ "), which Java cannot read: use deviceRegion(int)");
+		}
 		return this.regions[Objects.checkIndex(region, this.regions.length)];
+	}
+
+	/**
+	 * Returns a region of a cache in GPU memory.
+	 * @param region the region index
+	 * @return its device memory; the cache frees it when it closes
+	 * @throws NixlException {@link NixlStatus#NOT_SUPPORTED} for a cache in host memory
+	 * (use {@link #region(int)})
+	 */
+	public GpuMemory deviceRegion(int region) {
+		requireOpen("kv_region");
+		if (this.deviceRegions.length == 0) {
+			throw new NixlException(NixlStatus.NOT_SUPPORTED, "kv_region", this.agent.name(), null,
+					"the cache is in host memory: use region(int)");
+		}
+		return this.deviceRegions[Objects.checkIndex(region, this.deviceRegions.length)];
+	}
+
+	/**
+	 * Returns the memory the cache lives in.
+	 * @return {@link MemoryType#DRAM} or {@link MemoryType#VRAM}
+	 */
+	public MemoryType memoryType() {
+		return this.handle.memoryType();
 	}
 
 	/**
@@ -239,6 +320,17 @@ public final class PagedKvCache implements AutoCloseable {
 	int crc32c(int blockId, int ranks, int slice) {
 		long sliceLength = this.layout.blockLength() / ranks;
 		CRC32C crc = new CRC32C();
+		if (this.deviceRegions.length > 0) {
+			requireOpen("kv_crc32c");
+			try (Arena copy = Arena.ofConfined()) {
+				MemorySegment host = copy.allocate(sliceLength);
+				for (GpuMemory region : this.deviceRegions) {
+					region.copyTo(blockId * this.layout.blockLength() + slice * sliceLength, host);
+					crc.update(host.asByteBuffer());
+				}
+			}
+			return (int) crc.getValue();
+		}
 		for (int r = 0; r < this.regions.length; r++) {
 			crc.update(block(r, blockId).asSlice(slice * sliceLength, sliceLength).asByteBuffer());
 		}
@@ -253,14 +345,14 @@ public final class PagedKvCache implements AutoCloseable {
 	 */
 	public DescriptorList descriptors(int... blockIds) {
 		requireBlocks("kv_descriptors", blockIds, this.layout.numBlocks(), "this cache");
-		List<MemoryDescriptor> descriptors = new ArrayList<>(blockIds.length * this.regions.length);
-		for (MemorySegment region : this.regions) {
+		List<MemoryDescriptor> descriptors = new ArrayList<>(blockIds.length * this.bases.length);
+		for (long base : this.bases) {
 			for (int id : blockIds) {
-				descriptors.add(new MemoryDescriptor(region.address() + id * this.layout.blockLength(),
-						this.layout.blockLength(), 0));
+				descriptors.add(new MemoryDescriptor(base + id * this.layout.blockLength(), this.layout.blockLength(),
+						this.handle.deviceId()));
 			}
 		}
-		return new DescriptorList(MemoryType.DRAM, descriptors);
+		return new DescriptorList(this.handle.memoryType(), descriptors);
 	}
 
 	/**
@@ -520,6 +612,9 @@ public final class PagedKvCache implements AutoCloseable {
 				this.registration.close();
 			}
 			this.arena.close();
+			for (GpuMemory region : this.deviceRegions) {
+				region.close();
+			}
 		}
 	}
 
