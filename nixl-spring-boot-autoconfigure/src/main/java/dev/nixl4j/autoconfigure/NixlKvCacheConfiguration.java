@@ -4,6 +4,7 @@ import java.util.Objects;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlEtcdMetadata;
+import dev.nixl4j.connect.Device;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvDirectory;
@@ -57,9 +58,13 @@ class NixlKvCacheConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout, NixlProperties properties) {
+		String modelFingerprint = Objects.requireNonNullElse(properties.getKv().getModelFingerprint(), "");
+		Device device = Device.ofWireName(properties.getKv().getDevice());
+		if (device.kind() == Device.Kind.CUDA) {
+			return PagedKvCache.allocate(agent, layout, modelFingerprint, device.id());
+		}
 		KvCacheMemory.check(layout);
-		return PagedKvCache.allocate(agent, layout,
-				Objects.requireNonNullElse(properties.getKv().getModelFingerprint(), ""));
+		return PagedKvCache.allocate(agent, layout, modelFingerprint);
 	}
 
 	@Bean

@@ -1099,6 +1099,14 @@ public class NixlProperties implements Validator {
 		 */
 		private @Nullable String modelFingerprint;
 
+		/**
+		 * Where the KV cache lives: "cpu" (host memory) or "cuda:<n>" (the memory of CUDA
+		 * device n, one allocation per region as vLLM lays it out, registered as VRAM
+		 * with the device ordinal). GPU memory needs the native engine, the CUDA runtime
+		 * and a device, and UCX's CUDA transports to move it.
+		 */
+		private String device = "cpu";
+
 		public @Nullable Integer getLayers() {
 			return this.layers;
 		}
@@ -1197,6 +1205,14 @@ public class NixlProperties implements Validator {
 
 		public KvIntegrity getIntegrity() {
 			return this.integrity;
+		}
+
+		public String getDevice() {
+			return this.device;
+		}
+
+		public void setDevice(String device) {
+			this.device = device;
 		}
 
 		public void setIntegrity(KvIntegrity integrity) {

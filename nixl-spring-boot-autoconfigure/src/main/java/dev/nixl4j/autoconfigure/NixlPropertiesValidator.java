@@ -11,6 +11,7 @@ import dev.nixl4j.BackendConfig;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.SettingChecks;
 import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
+import dev.nixl4j.connect.Device;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.RemoteCacheHandle;
 import dev.nixl4j.metadata.HttpMetadataExchange;
@@ -222,6 +223,7 @@ final class NixlPropertiesValidator {
 				rejectWithoutValue("kv", "does not describe a valid KV cache layout: " + ex.getMessage());
 			}
 		}
+		core("kv.device", kv.getDevice(), Device::ofWireName);
 		atLeast("kv.rank", kv.getRank(), 0);
 		positive("kv.leaseTtl", kv.getLeaseTtl());
 		notNegative("kv.confirmationResend", kv.getConfirmationResend());

@@ -8,7 +8,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.nixl4j.testsupport.NativeNixl;
+import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.NixlStatus;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaException;
+import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvLease;
 import dev.nixl4j.kv.KvPart;
@@ -127,6 +132,39 @@ class NixlKvCacheTests {
 			assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(LeaseOutcome.COMPLETED);
 			assertThat(agent.isOpen()).isFalse();
 		}));
+	}
+
+	@Test
+	void aDeviceThatIsNeitherCpuNorCudaIsRefusedByItsOwnRule() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.device=gpu0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("kv.device")
+				.hasMessageContaining("device must be \"cpu\" or \"cuda:<id>\", was \"gpu0\""));
+	}
+
+	@Test
+	void aCacheOnACudaDeviceIsInVramOrRefusedWithATypedAnswer() {
+		CudaReport cuda = Cuda.report();
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=" + (cuda.usable() ? "native" : "embedded"), "nixl.kv.layers=2",
+					"nixl.kv.blocks=8", "nixl.kv.kv-heads=2", "nixl.kv.head-dim=64", "nixl.kv.device=cuda:0")
+			.run((context) -> {
+				if (cuda.usable()) {
+					assertThat(context).hasNotFailed();
+					PagedKvCache cache = context.getBean(PagedKvCache.class);
+					assertThat(cache.memoryType()).isEqualTo(MemoryType.VRAM);
+					assertThat(cache.handle().deviceId()).isZero();
+				}
+				else {
+					assertThat(context).hasFailed();
+					assertThat(context.getStartupFailure()).rootCause()
+						.isInstanceOfSatisfying(CudaException.class, (ex) -> assertThat(ex.status())
+							.isIn(NixlStatus.LIBRARY_UNAVAILABLE, NixlStatus.UNAVAILABLE));
+				}
+			});
 	}
 
 	private static void fill(MemorySegment block, int seed) {
