@@ -1,5 +1,6 @@
 package dev.nixl4j.autoconfigure;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -22,6 +23,7 @@ import dev.nixl4j.kv.LeaseOutcome;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -165,6 +167,52 @@ class NixlKvCacheTests {
 							.isIn(NixlStatus.LIBRARY_UNAVAILABLE, NixlStatus.UNAVAILABLE));
 				}
 			});
+	}
+
+	@Test
+	void aConsumerPullsLeasedBlocksFromVramIntoVram() {
+		CudaReport cuda = Cuda.report();
+		Assumptions.assumeTrue(cuda.usable(), () -> "no CUDA device: " + cuda.summary());
+		NativeNixl.require();
+		InMemoryMetadataExchange registry = new InMemoryMetadataExchange();
+		ApplicationContextRunner runner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withBean("registry", MetadataExchange.class, () -> new NixlAutoConfigurationTests.NamedExchange(registry))
+			.withPropertyValues("nixl.agent.engine=native", "nixl.kv.layers=3", "nixl.kv.blocks=16",
+					"nixl.kv.kv-heads=2", "nixl.kv.head-dim=64", "nixl.kv.block-size=16",
+					"nixl.kv.device=cuda:" + (cuda.devices().size() - 1));
+		runner.run(prefill -> runner.run(decode -> {
+			PagedKvCache producerCache = prefill.getBean(PagedKvCache.class);
+			PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
+			long regionLength = producerCache.layout().regionLength();
+			try (Arena arena = Arena.ofConfined()) {
+				MemorySegment pattern = arena.allocate(regionLength);
+				for (int region = 0; region < producerCache.layout().regionCount(); region++) {
+					fill(pattern, region);
+					producerCache.deviceRegion(region).copyFrom(pattern, 0);
+					consumerCache.deviceRegion(region).fill(0, regionLength, (byte) 0);
+				}
+				int[] blocks = producerCache.allocator().allocate(3);
+				KvLease lease = prefill.getBean(KvProducer.class).lease("req-vram", blocks, 1, WAIT);
+				KvConsumer consumer = decode.getBean(KvConsumer.class);
+				consumer.connect(prefill.getBean(KvProducer.class).handle());
+				int[] local = consumerCache.allocator().allocate(3);
+				long bytes = consumer.pull(lease.params(), local, WAIT);
+
+				long blockLength = producerCache.layout().blockLength();
+				assertThat(bytes).isEqualTo(3L * producerCache.layout().regionCount() * blockLength);
+				MemorySegment expected = arena.allocate(blockLength);
+				MemorySegment actual = arena.allocate(blockLength);
+				for (int region = 0; region < producerCache.layout().regionCount(); region++) {
+					for (int i = 0; i < blocks.length; i++) {
+						producerCache.deviceRegion(region).copyTo(blocks[i] * blockLength, expected);
+						consumerCache.deviceRegion(region).copyTo(local[i] * blockLength, actual);
+						assertThat(actual.mismatch(expected)).as("region %d block %d", region, i).isEqualTo(-1);
+					}
+				}
+				assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(LeaseOutcome.COMPLETED);
+			}
+		}));
 	}
 
 	private static void fill(MemorySegment block, int seed) {
