@@ -3,6 +3,7 @@ package dev.nixl4j.autoconfigure.diagnostics;
 import dev.nixl4j.BackendCreationException;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.cuda.CudaException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -21,6 +22,11 @@ class NixlFailureAnalyzer extends AbstractFailureAnalyzer<NixlException> {
 
 	@Override
 	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, NixlException cause) {
+		if (cause instanceof CudaException) {
+			// CudaFailureAnalyzer's: its LIBRARY_UNAVAILABLE is CUDA's runtime, not
+			// NIXL's
+			return null;
+		}
 		if (cause.status() == NixlStatus.NATIVE_ACCESS_DENIED) {
 			return nativeAccessDenied(cause);
 		}

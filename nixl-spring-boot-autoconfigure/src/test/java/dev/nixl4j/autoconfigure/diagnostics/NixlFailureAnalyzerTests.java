@@ -14,6 +14,9 @@ import dev.nixl4j.BackendConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaException;
+import dev.nixl4j.cuda.CudaReport;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -64,6 +67,19 @@ class NixlFailureAnalyzerTests {
 			.contains("Enable-Native-Access: ALL-UNNAMED")
 			.contains("nixl.agent.engine=embedded")
 			.doesNotContain("STARTED");
+	}
+
+	@Test
+	void aKvCacheOnACudaDeviceWithoutCudaIsExplainedAsCudaNotNixl(CapturedOutput output) {
+		CudaReport cuda = Cuda.report();
+		Assumptions.assumeFalse(cuda.usable(), () -> "this host has a CUDA device: " + cuda.summary());
+		Throwable failure = catchThrowable(() -> StartupApplication.start(StartupApplication.class,
+				"--nixl.agent.engine=embedded", "--nixl.kv.layers=2", "--nixl.kv.blocks=8", "--nixl.kv.device=cuda:0"));
+		assertThat(failure).hasRootCauseInstanceOf(CudaException.class);
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("GPU memory was asked for, but")
+			.contains("nixl.kv.device=cpu")
+			.doesNotContain("libnixl_capi.so) is not available");
 	}
 
 	@Test
