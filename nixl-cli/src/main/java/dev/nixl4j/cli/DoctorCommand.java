@@ -21,7 +21,8 @@ import picocli.CommandLine.Option;
 				+ "and READ between two agents, verified byte for byte. Prints READY, ENVIRONMENT_NOT_READY or "
 				+ "BACKEND_NOT_READY with a summary and the evidence, then what was found of CUDA (devices, driver and "
 				+ "runtime versions, where libcudart came from, or why none) and whether UCX's CUDA transports load; "
-				+ "CUDA does not change the exit status." },
+				+ "with --memory-type VRAM, CUDA must be usable (else ENVIRONMENT_NOT_READY) and UCX's CUDA transports must "
+				+ "load (else BACKEND_NOT_READY)." },
 		exitCodeList = { "0:READY", "2:usage error", "3:ENVIRONMENT_NOT_READY", "4:BACKEND_NOT_READY" })
 final class DoctorCommand extends Subcommand {
 

@@ -8,6 +8,8 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,6 +79,18 @@ class ReadinessReportTest {
 
 		assertThat(report.readiness()).as(report.format()).isEqualTo(Readiness.BACKEND_NOT_READY);
 		assertThat(report.summary()).contains("no configured backend supports BLOCK memory");
+	}
+
+	@Test
+	void vramWithoutCudaIsEnvironmentNotReadySayingWhy() {
+		CudaReport cuda = Cuda.report();
+		assumeFalse(cuda.usable(), () -> "this host has a CUDA device: " + cuda.summary());
+		ReadinessReport report = ReadinessReport.check(AgentConfig.builder("doctor-vram").build(),
+				Set.of(MemoryType.DRAM, MemoryType.VRAM));
+
+		assertThat(report.readiness()).as(report.format()).isEqualTo(Readiness.ENVIRONMENT_NOT_READY);
+		assertThat(report.summary()).startsWith("VRAM was asked for, but CUDA is not usable here: ");
+		assertThat(report.evidence()).anySatisfy(line -> assertThat(line).isEqualTo("cuda: " + cuda.summary()));
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,6 +15,9 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Backend;
 import dev.nixl4j.BackendConfig;
 import dev.nixl4j.MemoryType;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaReport;
+import dev.nixl4j.cuda.UcxCudaSupport;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.PluginInfo;
@@ -137,8 +141,36 @@ final class ReadinessCheck {
 							+ "the backends support " + supported);
 				}
 			}
+			if (this.memoryTypes.contains(MemoryType.VRAM)) {
+				ReadinessReport gpu = checkGpu();
+				if (gpu != null) {
+					return gpu;
+				}
+			}
 			return loopback(initiator, base + "-b", library);
 		}
+	}
+
+	/**
+	 * VRAM needs more than a backend that names it: the CUDA runtime and a device, and,
+	 * for UCX, its CUDA modules loading. Returns what is wrong, or {@code null}.
+	 */
+	private @Nullable ReadinessReport checkGpu() {
+		CudaReport cuda = Cuda.report();
+		this.evidence.add("cuda: " + cuda.summary());
+		if (!cuda.usable()) {
+			return report(Readiness.ENVIRONMENT_NOT_READY, "VRAM was asked for, but CUDA is not usable here: "
+					+ Objects.requireNonNullElse(cuda.problem(), "no device"));
+		}
+		if (this.config.backends().stream().anyMatch((backend) -> backend.plugin().equals("UCX"))) {
+			UcxCudaSupport ucx = Cuda.ucxCudaSupport();
+			this.evidence.add("UCX CUDA transports: " + ucx.summary());
+			if (!ucx.loadable()) {
+				return report(Readiness.BACKEND_NOT_READY,
+						"VRAM was asked for, but UCX's CUDA transports do not load: " + ucx.summary());
+			}
+		}
+		return null;
 	}
 
 	private ReadinessReport loopback(NixlAgent initiator, String targetName, NativeLibrary library) {
