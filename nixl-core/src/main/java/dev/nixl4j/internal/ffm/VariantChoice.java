@@ -73,7 +73,7 @@ final class VariantChoice {
 	record Request(String value, String origin) {
 
 		/**
-		 * Reads {@value #PROPERTY}, then {@value #ENV}.
+		 * Reads {@value VariantChoice#PROPERTY}, then {@value VariantChoice#ENV}.
 		 * @return the request, or {@code null} when neither is set
 		 */
 		static @Nullable Request fromSystem() {
@@ -99,7 +99,7 @@ final class VariantChoice {
 	record Driver(int cudaMajor, String evidence) {
 
 		/**
-		 * Reads the driver's version from {@value #DRIVER_VERSION_FILE}.
+		 * Reads the driver's version from {@value VariantChoice#DRIVER_VERSION_FILE}.
 		 * @return the driver
 		 */
 		static Driver detect() {
@@ -108,7 +108,8 @@ final class VariantChoice {
 
 		/**
 		 * Reads the driver's version from a file laid out as
-		 * {@value #DRIVER_VERSION_FILE} ({@code NVRM version: NVIDIA UNIX x86_64 Kernel
+		 * {@value VariantChoice#DRIVER_VERSION_FILE}
+		 * ({@code NVRM version: NVIDIA UNIX x86_64 Kernel
 		 * Module  580.65.06  ...}).
 		 * @param file the file
 		 * @return the driver; unknown when the file is missing or unreadable

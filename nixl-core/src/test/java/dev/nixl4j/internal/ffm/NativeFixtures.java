@@ -200,7 +200,7 @@ final class NativeFixtures {
 		Path output = Files.createTempFile(work, "child-", ".out");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
 		for (String variable : List.of("NIXL_LIB_DIR", "NIXL_PREFIX", "VIRTUAL_ENV", "CONDA_PREFIX", "NIXL4J_CACHE",
-				"NIXL_PLUGIN_DIR")) {
+				"NIXL_PLUGIN_DIR", "NIXL4J_NATIVE_VARIANT")) {
 			builder.environment().remove(variable);
 		}
 		builder.environment().putAll(environment);

@@ -98,9 +98,6 @@ class NativeVariantLoadTest {
 	private String run(List<String> flags, Map<String, String> environment) throws Exception {
 		Map<String, String> env = new HashMap<>(environment);
 		env.put("NIXL4J_CACHE", this.dir.resolve("cache").toString());
-		if (!environment.containsKey("NIXL4J_NATIVE_VARIANT")) {
-			env.put("NIXL4J_NATIVE_VARIANT", "");
-		}
 		return NativeFixtures.run(this.dir, flags, List.of(cuda12, cuda13), env);
 	}
 
