@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Assembles the native bundle of nixl-native-linux-x86_64 from the fetched nixl-cu12 wheel.
+"""Assembles the native bundle of a nixl-native-* module from its pinned wheel.
 
-    src/native/bundle-nixl.py <output dir>
+    src/native/bundle-nixl.py <output dir> [variant]
 
-Runs fetch-nixl.sh (a no-op when the wheel is already unpacked in the cache), then writes
-<output dir>/linux-x86_64/ and <output dir>/licenses/nixl/ (the license files of the wheel).
-The first holds what nixl-core's loader extracts: lib/ and nixl_cu12.libs/ as siblings, exactly
-as in the cache (the wheel's RPATHs are $ORIGIN-relative); files.sha256 ("<sha256>  <relative
-path>" per file, sorted by path); bundle.properties (nixl.version, wheel, wheel.sha256 and
-bundle.id, the SHA-256 of files.sha256).
+The variant (default linux-x86_64) is a line of src/native/wheels, which names the module, the
+PyPI wheel (nixl-cu12 or nixl-cu13), its platform, the CUDA major version it was built for and
+its SHA-256. Runs fetch-nixl.sh for it (a no-op when the wheel is already unpacked in the cache),
+then writes <output dir>/<variant>/ and <output dir>/licenses/nixl/ (the license files of the
+wheel). The first holds what nixl-core's loader extracts: lib/ and nixl_cuNN.libs/ as siblings,
+exactly as in the cache (the wheel's RPATHs are $ORIGIN-relative); files.sha256 ("<sha256>
+<relative path>" per file, sorted by path); bundle.properties (nixl.version, variant, arch,
+cuda.major, wheel, wheel.sha256 and bundle.id, the SHA-256 of files.sha256).
 
 Only what NIXL loads for the plugins nixl4j supports goes in: libnixl_capi.so, the UCX and POSIX
 plugins, UCX's transport modules (libucs dlopens them from the ucx/ directory beside it), and
 the transitive closure of their DT_NEEDED entries. The closure is resolved the way ld.so does
 it for these files (RPATH/RUNPATH with $ORIGIN), reading the ELF dynamic sections here rather
 than trusting readelf or ldd to be installed. A dependency that resolves neither inside the
-wheel nor to a library every supported host has fails the build.
+wheel nor to a library every supported host has fails the build, and so does an ELF file built
+for another machine than the variant's (x86-64 or AArch64).
 """
 import hashlib
 import os
@@ -24,8 +27,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-
-PLATFORM = "linux-x86_64"
 
 # What NIXL loads by name or by directory scan. The plugins are found in lib/plugins/ (beside
 # libnixl.so); nixl_cu12.libs/nixl/ holds a second copy of every plugin for the wheel's Python
@@ -38,20 +39,25 @@ DATA = ["lib/NIXL_VERSION"]
 # shared memory would lose cma. Left out: the perftest modules (only the ucx_perftest tool,
 # which is not bundled, loads them) and ib_mlx5_gda/gdp (GPU-initiated transfers of UCX's device
 # API, which nothing nixl4j calls reaches; they also need NVML).
-UCX_MODULE_DIR = "nixl_cu12.libs/ucx/"
+UCX_MODULE_DIR = "nixl_cu12.libs/ucx/"  # set for the variant's wheel in main()
 UCX_MODULE_SKIPPED = ("libucx_perftest_", "libuct_ib_mlx5_gda.", "libuct_ib_mlx5_gdp.")
 
 # Libraries the host provides: glibc, the C++ runtime, zlib and OpenSSL 3 (gRPC and the etcd
 # client of libnixl.so link them; the wheel does not carry them).
 SYSTEM = {
     "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
-    "ld-linux-x86-64.so.2", "libstdc++.so.6", "libgcc_s.so.1",
+    "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libstdc++.so.6", "libgcc_s.so.1",
     "libz.so.1", "libssl.so.3", "libcrypto.so.3",
 }
 # Hardware-specific libraries a UCX transport module needs (the NVIDIA driver and CUDA runtime,
 # AWS EFA's provider); where the host lacks them, libucs skips that module and the other
 # transports work.
-HOST_OPTIONAL_FOR_UCX_MODULES = {"libcuda.so.1", "libcudart.so.12", "libnvidia-ml.so.1", "libefa.so.1"}
+HOST_OPTIONAL_FOR_UCX_MODULES = {"libcuda.so.1", "libcudart.so.12", "libcudart.so.13", "libnvidia-ml.so.1",
+                                 "libefa.so.1"}
+
+# ELF e_machine of each platform the wheels are built for.
+MACHINES = {"x86_64": 62, "aarch64": 183}
+MACHINE = None  # set for the variant in main()
 
 DT_NEEDED, DT_STRTAB, DT_RPATH, DT_RUNPATH = 1, 5, 15, 29
 
@@ -69,6 +75,9 @@ def elf_dynamic(path):
         return None
     if data[4] != 2 or data[5] != 1:
         fail(f"{path}: not a 64-bit little-endian ELF file")
+    machine, = struct.unpack_from("<H", data, 0x12)
+    if MACHINE is not None and machine != MACHINE:
+        fail(f"{path}: ELF machine {machine}, not {MACHINE} as the variant's platform needs")
     phoff, = struct.unpack_from("<Q", data, 0x20)
     phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
     loads, dynamic = [], None
@@ -149,15 +158,32 @@ def sha256(path):
     return digest.hexdigest()
 
 
+def variant_line(here, variant):
+    """Returns (module, wheel, platform, cuda major, sha256) of the variant in src/native/wheels."""
+    with open(os.path.join(here, "wheels")) as f:
+        for line in f:
+            fields = line.split()
+            if not line.startswith("#") and len(fields) == 6 and fields[0] == variant:
+                return fields[1], fields[2], fields[3], int(fields[4]), fields[5]
+    fail(f"no variant {variant} in src/native/wheels")
+
+
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: bundle-nixl.py <output dir>")
+    global UCX_MODULE_DIR, MACHINE
+    if len(sys.argv) not in (2, 3):
+        fail("usage: bundle-nixl.py <output dir> [variant]")
     out = os.path.abspath(sys.argv[1])
+    variant = sys.argv[2] if len(sys.argv) == 3 else "linux-x86_64"
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "nixl.version")) as f:
         version = "".join(line.strip() for line in f if not line.startswith("#"))
+    _, dist, platform, cuda_major, pinned = variant_line(here, variant)
+    arch = "aarch64" if platform.endswith("_aarch64") else "x86_64"
+    MACHINE = MACHINES[arch]
+    UCX_MODULE_DIR = dist.replace("-", "_") + ".libs/ucx/"
 
-    fetched = subprocess.run(["bash", os.path.join(here, "fetch-nixl.sh")], stdout=subprocess.PIPE, text=True)
+    fetched = subprocess.run(["bash", os.path.join(here, "fetch-nixl.sh"), variant], stdout=subprocess.PIPE,
+                             text=True)
     if fetched.returncode != 0:
         fail(f"src/native/fetch-nixl.sh failed with exit status {fetched.returncode}")
     root = os.path.dirname(os.path.realpath(fetched.stdout.strip().splitlines()[-1]))
@@ -167,6 +193,8 @@ def main():
         fail(f"{root} holds NIXL {fetched_version}, not the pinned {version}")
     with open(os.path.join(root, "WHEEL")) as f:
         wheel_sha256, wheel = f.read().split()
+    if wheel_sha256 != pinned:
+        fail(f"{root} came from a wheel with SHA-256 {wheel_sha256}, not the pinned {pinned}")
 
     files = sorted(closure(root) | set(DATA))
     for rel in files:
@@ -174,7 +202,7 @@ def main():
             fail(f"unsafe path {rel}")
 
     os.makedirs(out, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{PLATFORM}.", dir=out)
+    staging = tempfile.mkdtemp(prefix=f".{variant}.", dir=out)
     lines = []
     for rel in files:
         target = os.path.join(staging, rel)
@@ -186,13 +214,16 @@ def main():
     with open(os.path.join(staging, "files.sha256"), "wb") as f:
         f.write(manifest)
     with open(os.path.join(staging, "bundle.properties"), "w") as f:
-        f.write(f"# NIXL's native libraries for {PLATFORM}, from the nixl-cu12 wheel named below\n"
+        f.write(f"# NIXL's native libraries for {variant}, from the {dist} wheel named below\n"
                 f"nixl.version={version}\n"
+                f"variant={variant}\n"
+                f"arch={arch}\n"
+                f"cuda.major={cuda_major}\n"
                 f"wheel={wheel}\n"
                 f"wheel.sha256={wheel_sha256}\n"
                 f"bundle.id={hashlib.sha256(manifest).hexdigest()}\n")
 
-    final = os.path.join(out, PLATFORM)
+    final = os.path.join(out, variant)
     if os.path.exists(final):
         shutil.rmtree(final)
     os.rename(staging, final)

@@ -42,27 +42,41 @@ import org.junit.jupiter.api.Timeout;
  * relative paths, the libraries NIXL needs for its UCX and POSIX plugins, a dynamic-link
  * closure that stays inside the bundle except for libraries every host has, and a license
  * for every bundled library.
+ *
+ * <p>
+ * Every native module runs this test (the others take it as their test sources): the
+ * module's directory name picks its line of {@code src/native/wheels}, which names the
+ * variant, the wheel, its platform and the CUDA major version, and with them the resource
+ * directory, the ELF machine and the host libraries allowed.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class NativeBundleTest {
 
 	private static final String NATIVE = "META-INF/nixl4j/native/";
 
-	private static final String PREFIX = NATIVE + "linux-x86_64/";
+	/** This module's line of {@code src/native/wheels}. */
+	private static final Variant VARIANT = Variant.ofThisModule();
 
-	private static final String UCX_MODULES = "nixl_cu12.libs/ucx/";
+	private static final String PREFIX = NATIVE + VARIANT.name() + "/";
+
+	private static final String LIBS = VARIANT.wheel().replace('-', '_') + ".libs/";
+
+	private static final String UCX_MODULES = LIBS + "ucx/";
 
 	/** Libraries of the host: glibc, the C++ runtime, zlib and OpenSSL 3. */
 	private static final Set<String> SYSTEM = Set.of("libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
-			"librt.so.1", "ld-linux-x86-64.so.2", "libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libssl.so.3",
-			"libcrypto.so.3");
+			"librt.so.1", VARIANT.aarch64() ? "ld-linux-aarch64.so.1" : "ld-linux-x86-64.so.2", "libstdc++.so.6",
+			"libgcc_s.so.1", "libz.so.1", "libssl.so.3", "libcrypto.so.3");
 
 	/**
 	 * Hardware libraries of UCX transport modules, which libucs skips where they are
 	 * missing.
 	 */
-	private static final Set<String> HOST_OPTIONAL_FOR_UCX_MODULES = Set.of("libcuda.so.1", "libcudart.so.12",
-			"libnvidia-ml.so.1", "libefa.so.1");
+	private static final Set<String> HOST_OPTIONAL_FOR_UCX_MODULES = Set.of("libcuda.so.1",
+			"libcudart.so." + VARIANT.cudaMajor(), "libnvidia-ml.so.1", "libefa.so.1");
+
+	/** ELF {@code e_machine}: EM_X86_64 or EM_AARCH64. */
+	private static final short MACHINE = (short) (VARIANT.aarch64() ? 183 : 62);
 
 	private static final Pattern LINE = Pattern.compile("([0-9a-f]{64})  (\\S.*)");
 
@@ -140,8 +154,11 @@ class NativeBundleTest {
 		String version = pinnedVersion();
 		assertThat(properties.getProperty("nixl.version")).isEqualTo(version);
 		assertThat(properties.getProperty("wheel"))
-			.matches("nixl_cu12-" + Pattern.quote(version) + "-[^/]+-manylinux[^/]*_x86_64\\.whl");
-		assertThat(properties.getProperty("wheel.sha256")).matches("[0-9a-f]{64}");
+			.matches(Pattern.quote(VARIANT.wheel().replace('-', '_') + "-" + version + "-") + "[^/]+-"
+					+ Pattern.quote(VARIANT.platform()) + "\\.whl");
+		assertThat(properties.getProperty("wheel.sha256")).isEqualTo(VARIANT.sha256());
+		assertThat(properties.getProperty("variant")).isEqualTo(VARIANT.name());
+		assertThat(properties.getProperty("cuda.major")).isEqualTo(Integer.toString(VARIANT.cudaMajor()));
 		assertThat(properties.getProperty("bundle.id")).isEqualTo(sha256(manifestBytes));
 		assertThat(Files.readString(bundle.resolve("lib/NIXL_VERSION")).strip()).isEqualTo(version);
 	}
@@ -150,13 +167,13 @@ class NativeBundleTest {
 	void carriesTheCApiAndOnlyTheSupportedPlugins() throws IOException {
 		assertThat(manifest).containsKeys("lib/libnixl_capi.so", "lib/libnixl.so", "lib/plugins/libplugin_UCX.so",
 				"lib/plugins/libplugin_POSIX.so");
-		assertThat(manifest.keySet()).anyMatch((rel) -> rel.matches("nixl_cu12\\.libs/libucp-[^/]+\\.so[.0-9]*"))
-			.anyMatch((rel) -> rel.matches("nixl_cu12\\.libs/ucx/libuct_cma\\.so[.0-9]*"));
+		assertThat(manifest.keySet()).anyMatch((rel) -> rel.matches(Pattern.quote(LIBS) + "libucp-[^/]+\\.so[.0-9]*"))
+			.anyMatch((rel) -> rel.matches(Pattern.quote(UCX_MODULES) + "libuct_cma\\.so[.0-9]*"));
 		assertThat(manifest.keySet().stream().filter((rel) -> rel.startsWith("lib/plugins/")))
 			.as("plugins NIXL would discover in lib/plugins/")
 			.containsExactlyInAnyOrder("lib/plugins/libplugin_POSIX.so", "lib/plugins/libplugin_UCX.so");
 		assertThat(manifest.keySet()).as("the Python module's copy of the plugins is not bundled")
-			.noneMatch((rel) -> rel.startsWith("nixl_cu12.libs/nixl/"));
+			.noneMatch((rel) -> rel.startsWith(LIBS + "nixl/"));
 	}
 
 	@Test
@@ -250,6 +267,43 @@ class NativeBundleTest {
 		}
 	}
 
+	/**
+	 * A line of {@code src/native/wheels}.
+	 *
+	 * @param name the variant: the resource directory under
+	 * {@code META-INF/nixl4j/native/}
+	 * @param module the module that carries it
+	 * @param wheel the PyPI wheel's name
+	 * @param platform the wheel's platform tag
+	 * @param cudaMajor the CUDA major version the wheel was built for
+	 * @param sha256 the wheel's pinned SHA-256
+	 */
+	private record Variant(String name, String module, String wheel, String platform, int cudaMajor, String sha256) {
+
+		boolean aarch64() {
+			return this.platform.endsWith("_aarch64");
+		}
+
+		static Variant ofThisModule() {
+			Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath().normalize();
+			Path file = dir.resolve("../src/native/wheels").normalize();
+			try {
+				for (String line : Files.readAllLines(file)) {
+					String[] fields = line.strip().split("\\s+");
+					if (!line.startsWith("#") && fields.length == 6 && fields[1].equals(dir.getFileName().toString())) {
+						return new Variant(fields[0], fields[1], fields[2], fields[3], Integer.parseInt(fields[4]),
+								fields[5]);
+					}
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+			throw new IllegalStateException(file + " has no line for the module " + dir.getFileName());
+		}
+
+	}
+
 	private static String pinnedVersion() throws IOException {
 		Path file = Path.of(System.getProperty("user.dir")).resolve("../src/native/nixl.version").normalize();
 		return Files.readAllLines(file)
@@ -289,7 +343,7 @@ class NativeBundleTest {
 			assertThat(bytes[4]).as("%s is 64-bit", file).isEqualTo((byte) 2);
 			assertThat(bytes[5]).as("%s is little-endian", file).isEqualTo((byte) 1);
 			ByteBuffer elf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-			assertThat(elf.getShort(0x12)).as("%s is x86-64", file).isEqualTo((short) 62);
+			assertThat(elf.getShort(0x12)).as("%s is built for %s", file, VARIANT.platform()).isEqualTo(MACHINE);
 			long phoff = elf.getLong(0x20);
 			int phentsize = Short.toUnsignedInt(elf.getShort(0x36));
 			int phnum = Short.toUnsignedInt(elf.getShort(0x38));

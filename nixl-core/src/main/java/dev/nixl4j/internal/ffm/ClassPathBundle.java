@@ -25,8 +25,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
@@ -36,15 +38,17 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * NIXL's libraries carried as resources by the {@code nixl-native-linux-x86_64} artifact,
- * and their extraction into the cache.
+ * NIXL's libraries carried as resources by one of the native artifacts
+ * ({@code nixl-native-linux-x86_64}, {@code nixl-native-linux-x86_64-cu13},
+ * {@code nixl-native-linux-aarch64}: the {@link NativeVariant variants}), and their
+ * extraction into the cache.
  *
  * <p>
- * The artifact holds, under {@value #PREFIX}, {@code bundle.properties} (keys
- * {@code nixl.version}, {@code bundle.id}), {@code files.sha256} (one {@code sha256sum}
- * line per file) and the files at the relative paths it lists. They are read as
- * resources, never as files, so that they load from inside a Spring Boot jar too. They
- * are extracted once into
+ * The artifact holds, under {@code META-INF/nixl4j/native/<variant>/} (for example
+ * {@value #PREFIX}), {@code bundle.properties} (keys {@code nixl.version},
+ * {@code bundle.id}), {@code files.sha256} (one {@code sha256sum} line per file) and the
+ * files at the relative paths it lists. They are read as resources, never as files, so
+ * that they load from inside a Spring Boot jar too. They are extracted once into
  * {@code <cache>/native/<nixl.version>-<first 16 hex of bundle.id>/}: written to a
  * temporary sibling directory under a file lock and moved into place, so two JVMs
  * starting at once are safe. Every file is checked against {@code files.sha256} before
@@ -54,10 +58,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class ClassPathBundle {
 
-	/** Where the artifact keeps its resources. */
+	/** Where the default artifact ({@link #ARTIFACT}) keeps its resources. */
 	static final String PREFIX = "META-INF/nixl4j/native/linux-x86_64/";
 
-	/** The artifact's name, as users add it to their build. */
+	/**
+	 * The default artifact's name (x86-64, CUDA 12), as users add it to their build; the
+	 * Spring Boot starter brings it.
+	 */
 	static final String ARTIFACT = "nixl-native-linux-x86_64";
 
 	private static final System.Logger logger = System.getLogger(ClassPathBundle.class.getName());
@@ -88,14 +95,21 @@ final class ClassPathBundle {
 
 	private final ClassLoader loader;
 
+	private final NativeVariant variant;
+
+	private final String prefix;
+
 	private final String version;
 
 	private final String bundleId;
 
 	private final Path cacheRoot;
 
-	private ClassPathBundle(ClassLoader loader, String version, String bundleId, Path cacheRoot) {
+	private ClassPathBundle(ClassLoader loader, NativeVariant variant, String version, String bundleId,
+			Path cacheRoot) {
 		this.loader = loader;
+		this.variant = variant;
+		this.prefix = variant.prefix();
 		this.version = version;
 		this.bundleId = bundleId;
 		this.cacheRoot = cacheRoot;
@@ -119,15 +133,12 @@ final class ClassPathBundle {
 	}
 
 	/**
-	 * Looks for the artifact with nixl4j's class loader, then the thread's context class
-	 * loader (which, in an application server, may be the one that sees the application's
-	 * jars).
-	 * @param cacheRoot where to extract
-	 * @return the artifact, or {@code null} when neither loader sees it
-	 * @throws BundleException when one is there but its {@code bundle.properties} is
-	 * unusable
+	 * Returns the class loaders the artifacts are looked for with: nixl4j's, then the
+	 * thread's context class loader (which, in an application server, may be the one that
+	 * sees the application's jars).
+	 * @return the loaders, without repeats
 	 */
-	static @Nullable ClassPathBundle find(Path cacheRoot) throws BundleException {
+	static List<ClassLoader> loaders() {
 		List<ClassLoader> loaders = new ArrayList<>();
 		ClassLoader own = ClassPathBundle.class.getClassLoader();
 		loaders.add((own != null) ? own : ClassLoader.getSystemClassLoader());
@@ -135,36 +146,85 @@ final class ClassPathBundle {
 		if (context != null && !loaders.contains(context)) {
 			loaders.add(context);
 		}
-		for (ClassLoader loader : loaders) {
-			byte[] bytes;
-			try (InputStream in = loader.getResourceAsStream(PREFIX + "bundle.properties")) {
-				if (in == null) {
-					continue;
+		return loaders;
+	}
+
+	/**
+	 * Lists the variants whose {@code bundle.properties} a loader serves, each with the
+	 * first loader that does. Resources are opened as streams: some loaders serve them no
+	 * other way.
+	 * @param loaders the loaders, in order
+	 * @return variant to loader, in the order of {@link NativeVariant#values()}
+	 */
+	static Map<NativeVariant, ClassLoader> present(List<ClassLoader> loaders) {
+		Map<NativeVariant, ClassLoader> present = new LinkedHashMap<>();
+		for (NativeVariant variant : NativeVariant.values()) {
+			for (ClassLoader loader : loaders) {
+				try (InputStream in = loader.getResourceAsStream(variant.prefix() + "bundle.properties")) {
+					if (in != null) {
+						present.put(variant, loader);
+						break;
+					}
 				}
-				bytes = readBounded(in, MAX_PROPERTIES_BYTES, "bundle.properties");
+				catch (IOException ex) {
+					// Present but unreadable: open() reports it if this variant is chosen
+					present.put(variant, loader);
+					break;
+				}
 			}
-			catch (IOException ex) {
-				throw new BundleException("its bundle.properties cannot be read (" + ex + ")");
-			}
-			Properties properties = new Properties();
-			try {
-				properties.load(new StringReader(new String(bytes, StandardCharsets.UTF_8)));
-			}
-			catch (IOException | IllegalArgumentException ex) {
-				throw new BundleException("its bundle.properties is malformed (" + ex.getMessage() + ")");
-			}
-			String version = properties.getProperty("nixl.version", "").strip();
-			String id = properties.getProperty("bundle.id", "").strip().toLowerCase(Locale.ROOT);
-			if (!VERSION.matcher(version).matches()) {
-				throw new BundleException(
-						"its bundle.properties has no valid nixl.version ('" + abbreviate(version) + "')");
-			}
-			if (!HEX_64.matcher(id).matches()) {
-				throw new BundleException("its bundle.properties has no valid bundle.id (64 hex digits expected)");
-			}
-			return new ClassPathBundle(loader, version, id, cacheRoot);
 		}
-		return null;
+		return present;
+	}
+
+	/**
+	 * Reads a variant's {@code bundle.properties}.
+	 * @param variant the variant
+	 * @param loader the loader that serves it
+	 * @param cacheRoot where to extract
+	 * @return the artifact
+	 * @throws BundleException when its {@code bundle.properties} is missing or unusable
+	 */
+	static ClassPathBundle open(NativeVariant variant, ClassLoader loader, Path cacheRoot) throws BundleException {
+		byte[] bytes;
+		try (InputStream in = loader.getResourceAsStream(variant.prefix() + "bundle.properties")) {
+			if (in == null) {
+				throw new BundleException("it has no " + variant.prefix() + "bundle.properties");
+			}
+			bytes = readBounded(in, MAX_PROPERTIES_BYTES, "bundle.properties");
+		}
+		catch (IOException ex) {
+			throw new BundleException("its bundle.properties cannot be read (" + ex + ")");
+		}
+		Properties properties = new Properties();
+		try {
+			properties.load(new StringReader(new String(bytes, StandardCharsets.UTF_8)));
+		}
+		catch (IOException | IllegalArgumentException ex) {
+			throw new BundleException("its bundle.properties is malformed (" + ex.getMessage() + ")");
+		}
+		String version = properties.getProperty("nixl.version", "").strip();
+		String id = properties.getProperty("bundle.id", "").strip().toLowerCase(Locale.ROOT);
+		String declared = properties.getProperty("variant", variant.variantName()).strip();
+		if (!VERSION.matcher(version).matches()) {
+			throw new BundleException(
+					"its bundle.properties has no valid nixl.version ('" + abbreviate(version) + "')");
+		}
+		if (!HEX_64.matcher(id).matches()) {
+			throw new BundleException("its bundle.properties has no valid bundle.id (64 hex digits expected)");
+		}
+		if (!declared.equals(variant.variantName())) {
+			throw new BundleException("its bundle.properties under " + variant.prefix() + " names the variant '"
+					+ abbreviate(declared) + "'");
+		}
+		return new ClassPathBundle(loader, variant, version, id, cacheRoot);
+	}
+
+	/**
+	 * Returns the variant the artifact carries.
+	 * @return the variant
+	 */
+	NativeVariant variant() {
+		return this.variant;
 	}
 
 	/**
@@ -283,7 +343,7 @@ final class ClassPathBundle {
 
 	private List<Entry> readIndex() throws BundleException {
 		byte[] bytes;
-		try (InputStream in = this.loader.getResourceAsStream(PREFIX + "files.sha256")) {
+		try (InputStream in = this.loader.getResourceAsStream(this.prefix + "files.sha256")) {
 			if (in == null) {
 				throw new BundleException("it has bundle.properties but no files.sha256");
 			}
@@ -445,7 +505,7 @@ final class ClassPathBundle {
 				Path file = temporary.resolve(entry.path());
 				Files.createDirectories(file.getParent(), PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
 				digest.reset();
-				try (InputStream in = this.loader.getResourceAsStream(PREFIX + entry.path());
+				try (InputStream in = this.loader.getResourceAsStream(this.prefix + entry.path());
 						OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE_NEW,
 								StandardOpenOption.WRITE)) {
 					if (in == null) {
@@ -474,7 +534,7 @@ final class ClassPathBundle {
 			}
 			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
 			logger.log(Level.INFO, "Extracted NIXL {0} from the class path ({1}) into {2}: {3} files, {4} bytes",
-					this.version, ARTIFACT, target, index.size(), total);
+					this.version, this.variant.artifact(), target, index.size(), total);
 		}
 		finally {
 			if (Files.exists(temporary, LinkOption.NOFOLLOW_LINKS)) {

@@ -38,8 +38,12 @@ import dev.nixl4j.AgentConfig;
  * {@code nixl-cu13} wheel (as vLLM and Dynamo containers carry it): the active virtual
  * environment ({@code $VIRTUAL_ENV}, {@code $CONDA_PREFIX}), then the system
  * interpreters' and the user's site-packages, found by listing directories;
- * <li>the {@code nixl-native-linux-x86_64} artifact on the class path, extracted once
- * into {@code <cache>/native/} and verified against its checksums before every load;
+ * <li>a native artifact on the class path ({@code nixl-native-linux-x86_64},
+ * {@code nixl-native-linux-x86_64-cu13}, {@code nixl-native-linux-aarch64}), the one that
+ * matches the host as {@link VariantChoice} chooses it (an explicit
+ * {@code nixl4j.native.variant}, else the architecture, then the CUDA major version the
+ * NVIDIA driver runs), extracted once into {@code <cache>/native/} and verified against
+ * its checksums before every load;
  * <li>the cache that {@code src/native/fetch-nixl.sh} fills, {@code <cache>/current/lib}.
  * </ol>
  * A NIXL the host already runs is built for its hardware and matches its Python peers'
@@ -71,7 +75,8 @@ public final class NativeLibrary {
 
 	/** How to install the native libraries, quoted in errors. */
 	public static final String INSTALL_HINT = "add the dependency dev.nixl4j:" + ClassPathBundle.ARTIFACT
-			+ " (the Spring Boot starter brings it), or point NIXL_LIB_DIR (or -D" + DIR_PROPERTY
+			+ " (the Spring Boot starter brings it; dev.nixl4j:nixl-native-linux-x86_64-cu13 for CUDA 13 hosts, "
+			+ "dev.nixl4j:nixl-native-linux-aarch64 on aarch64), or point NIXL_LIB_DIR (or -D" + DIR_PROPERTY
 			+ ") at the directory of an installed NIXL that holds " + LIBRARY_FILE
 			+ " (in a checkout of nixl4j's sources, src/native/fetch-nixl.sh fills nixl4j's cache instead)";
 
@@ -115,7 +120,8 @@ public final class NativeLibrary {
 	 * Returns where the library was found, as the search labels it: for example
 	 * {@code "NIXL_LIB_DIR"}, {@code "system install"},
 	 * {@code "Python environment /venv/lib/python3.12/site-packages (nixl-cu12 1.5.1)"},
-	 * {@code "class path (nixl-native-linux-x86_64 1.5.1)"} or {@code "nixl4j cache"}.
+	 * {@code "class path (nixl-native-linux-x86_64 1.5.1), chosen: the only artifact for x86_64 on the class path"}
+	 * or {@code "nixl4j cache"}. A native artifact's label says which was chosen and why.
 	 * @return the source
 	 */
 	public String source() {
@@ -213,7 +219,9 @@ public final class NativeLibrary {
 				continue;
 			}
 			String version = (candidate.version() != null) ? candidate.version() : readVersion(libraries);
-			NativeLibrary library = new NativeLibrary(file, version, candidate.label(), lookup);
+			String source = (candidate.chosen() != null) ? candidate.label() + ", chosen: " + candidate.chosen()
+					: candidate.label();
+			NativeLibrary library = new NativeLibrary(file, version, source, lookup);
 			if (isStub(lookup)) {
 				throw unavailable(file + " is NIXL's stub library (nixl_capi_is_stub() is true): it has no transfer "
 						+ "engine. Install the real library: " + INSTALL_HINT, null);
@@ -244,14 +252,14 @@ public final class NativeLibrary {
 	 * tried), or a place already known to be of no use, with why.
 	 */
 	private record Candidate(String label, @Nullable Path directory, @Nullable ClassPathBundle bundle,
-			@Nullable String version, @Nullable String refusal) {
+			@Nullable String version, @Nullable String refusal, @Nullable String chosen) {
 
 		static Candidate directory(String label, Path directory) {
-			return new Candidate(label, directory, null, null, null);
+			return new Candidate(label, directory, null, null, null, null);
 		}
 
 		static Candidate refused(String label, String refusal) {
-			return new Candidate(label, null, null, null, refusal);
+			return new Candidate(label, null, null, null, refusal, null);
 		}
 
 	}
@@ -300,7 +308,7 @@ public final class NativeLibrary {
 			candidates.add(new Candidate(
 					"Python environment " + installation.sitePackages() + " (" + installation.wheel()
 							+ ((version != null) ? " " + version : "") + ")",
-					installation.libraries(), null, version, null));
+					installation.libraries(), null, version, null, null));
 		}
 		if (installations.isEmpty()) {
 			List<Path> searched = PythonEnvironments.sitePackages();
@@ -316,23 +324,26 @@ public final class NativeLibrary {
 		String label = "class path";
 		String os = System.getProperty("os.name", "");
 		String arch = System.getProperty("os.arch", "");
-		if (!os.equals("Linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+		if (!os.equals("Linux")) {
 			return Candidate.refused(label,
-					ClassPathBundle.ARTIFACT + " serves linux-x86_64 only; this JVM runs on " + os + " " + arch);
+					"nixl4j's native artifacts serve Linux only; this JVM runs on " + os + " " + arch);
+		}
+		Map<NativeVariant, ClassLoader> present = ClassPathBundle.present(ClassPathBundle.loaders());
+		VariantChoice.Choice choice = VariantChoice.choose(present.keySet(), arch, VariantChoice.Request.fromSystem(),
+				VariantChoice.Driver.detect());
+		NativeVariant variant = choice.variant();
+		if (variant == null) {
+			return Candidate.refused(label, choice.reason());
 		}
 		ClassPathBundle bundle;
 		try {
-			bundle = ClassPathBundle.find(cacheDirectory());
+			bundle = ClassPathBundle.open(variant, Objects.requireNonNull(present.get(variant)), cacheDirectory());
 		}
 		catch (ClassPathBundle.BundleException ex) {
-			return Candidate.refused(label + " (" + ClassPathBundle.ARTIFACT + ")", ex.getMessage());
+			return Candidate.refused(label + " (" + variant.artifact() + ")", ex.getMessage());
 		}
-		if (bundle == null) {
-			return Candidate.refused(label,
-					"no " + ClassPathBundle.ARTIFACT + " artifact (resources " + ClassPathBundle.PREFIX + ")");
-		}
-		return new Candidate(label + " (" + ClassPathBundle.ARTIFACT + " " + bundle.version() + ")",
-				bundle.directory().resolve("lib"), bundle, bundle.version(), null);
+		return new Candidate(label + " (" + variant.artifact() + " " + bundle.version() + ")",
+				bundle.directory().resolve("lib"), bundle, bundle.version(), null, choice.reason());
 	}
 
 	/**

@@ -64,8 +64,29 @@ final class NativeFixtures {
 	 * @throws Exception when it cannot be written
 	 */
 	static Map<String, String> writeArtifactJar(Path fetched, Path jar) throws Exception {
+		return writeArtifactJar(fetched, jar, NativeVariant.LINUX_X86_64);
+	}
+
+	/**
+	 * Writes a jar laid out as a variant's artifact from a fetched wheel, like
+	 * {@link #writeArtifactJar(Path, Path)}.
+	 * @param fetched the fetched NIXL (holding {@code lib/} and one {@code *.libs/})
+	 * @param jar the jar to write
+	 * @param variant the variant whose resource directory the files go in
+	 * @return the index ({@code files.sha256}): relative path to SHA-256
+	 * @throws Exception when it cannot be written
+	 */
+	static Map<String, String> writeArtifactJar(Path fetched, Path jar, NativeVariant variant) throws Exception {
+		String prefix = variant.prefix();
+		String libs;
+		try (Stream<Path> entries = Files.list(fetched)) {
+			libs = entries.map((entry) -> entry.getFileName().toString())
+				.filter((name) -> name.endsWith(".libs"))
+				.findFirst()
+				.orElseThrow(() -> new IllegalStateException("no *.libs directory in " + fetched));
+		}
 		Map<String, Path> files = new TreeMap<>();
-		for (String directory : List.of("lib", "nixl_cu12.libs")) {
+		for (String directory : List.of("lib", libs)) {
 			try (Stream<Path> entries = Files.list(fetched.resolve(directory))) {
 				entries.filter(Files::isRegularFile)
 					.forEach(file -> files.put(directory + "/" + file.getFileName(), file));
@@ -81,15 +102,14 @@ final class NativeFixtures {
 		byte[] indexBytes = lines.toString().getBytes(StandardCharsets.UTF_8);
 		String bundleId = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(indexBytes));
 		String version = Files.readString(fetched.resolve("lib").resolve("NIXL_VERSION")).strip();
-		String properties = "nixl.version=" + version + "\nwheel=nixl_cu12-" + version + "-test.whl\nbundle.id="
-				+ bundleId + "\n";
+		String properties = "nixl.version=" + version + "\nvariant=" + variant.variantName() + "\nwheel="
+				+ libs.replace(".libs", "") + "-" + version + "-test.whl\nbundle.id=" + bundleId + "\n";
 		try (ZipOutputStream out = new ZipOutputStream(Files.newOutputStream(jar))) {
-			store(out, ClassPathBundle.PREFIX + "bundle.properties", properties.getBytes(StandardCharsets.UTF_8));
-			store(out, ClassPathBundle.PREFIX + "files.sha256", indexBytes);
-			store(out, ClassPathBundle.PREFIX + "licenses/NIXL-LICENSE",
-					"Apache-2.0\n".getBytes(StandardCharsets.UTF_8));
+			store(out, prefix + "bundle.properties", properties.getBytes(StandardCharsets.UTF_8));
+			store(out, prefix + "files.sha256", indexBytes);
+			store(out, prefix + "licenses/NIXL-LICENSE", "Apache-2.0\n".getBytes(StandardCharsets.UTF_8));
 			for (Map.Entry<String, Path> file : files.entrySet()) {
-				store(out, ClassPathBundle.PREFIX + file.getKey(), Files.readAllBytes(file.getValue()));
+				store(out, prefix + file.getKey(), Files.readAllBytes(file.getValue()));
 			}
 		}
 		return index;
@@ -168,7 +188,7 @@ final class NativeFixtures {
 		command.addAll(jvmFlags);
 		List<String> classPath = new ArrayList<>();
 		for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-			if (!entry.contains(ClassPathBundle.ARTIFACT)) {
+			if (!entry.contains("nixl-native-linux-")) {
 				classPath.add(entry);
 			}
 		}
@@ -180,7 +200,7 @@ final class NativeFixtures {
 		Path output = Files.createTempFile(work, "child-", ".out");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
 		for (String variable : List.of("NIXL_LIB_DIR", "NIXL_PREFIX", "VIRTUAL_ENV", "CONDA_PREFIX", "NIXL4J_CACHE",
-				"NIXL_PLUGIN_DIR")) {
+				"NIXL_PLUGIN_DIR", "NIXL4J_NATIVE_VARIANT")) {
 			builder.environment().remove(variable);
 		}
 		builder.environment().putAll(environment);
