@@ -10,6 +10,7 @@
 #       nixl-native-linux-x86_64/target (built offline when missing).
 #   src/gpu/check.sh run [--pack DIR]
 #       Runs the check with the packed runtime and prints its JSON summary (one line) on stdout.
+#       nixl-core unpacks the packed bundle into a fresh temporary NIXL4J_CACHE.
 #       Logs (the JVM's output, UCX's log with UCX_PROTO_INFO, ucx_info -d) go to
 #       $GPUCHECK_LOGS (default: a new temporary folder; its path is printed on stderr).
 #       Exit: 0 every check passed, 1 a check failed or the check broke, 2 usage,
@@ -114,6 +115,13 @@ pack() {
     echo "check.sh: the pack is over 64 MiB" >&2
     exit 1
   fi
+  # The device tool's 64 MiB hold the checkout's tracked files too.
+  local tree
+  tree=$(cd "$root" && git ls-files -z 2>/dev/null | xargs -0 cat 2>/dev/null | wc -c || echo 0)
+  echo "check.sh: with the tracked files of $root ($tree bytes): $((size + tree)) bytes" >&2
+  if ((size + tree > limit)); then
+    echo "check.sh: warning: pack and checkout together are over 64 MiB: the device tool would refuse them" >&2
+  fi
 }
 
 run() {
@@ -145,12 +153,18 @@ run() {
   if command -v ucx_info >/dev/null; then
     timeout 30 ucx_info -d >"$logs/ucx_info.txt" 2>&1 || true
   fi
+  # A fresh cache for nixl-core to unpack the packed bundle into, so that the check runs the
+  # bundle it carries, as on the lent machine, never one cached earlier on this host.
+  local cache
+  cache=$(mktemp -d)
+  temporary+=("$cache")
   local status=0
-  UCX_PROTO_INFO=${UCX_PROTO_INFO:-y} UCX_LOG_FILE=${UCX_LOG_FILE:-$logs/ucx.%p.log} \
+  NIXL4J_CACHE=$cache UCX_PROTO_INFO=${UCX_PROTO_INFO:-y} UCX_LOG_FILE=${UCX_LOG_FILE:-$logs/ucx.%p.log} \
     timeout 290 "$pack/runtime/bin/java" --enable-native-access=ALL-UNNAMED \
     -cp "$pack/gpucheck.jar:$pack/nixl-core.jar:$pack/nixl-native.jar" \
     -Dgpucheck.summary="$logs/summary.json" -Dgpucheck.logs="$logs" -Dgpucheck.sitepackages="$sites" \
     ${GPUCHECK_JAVA_OPTS:-} GpuCheck >"$logs/java.log" 2>&1 || status=$?
+  rm -rf "$cache"
   if [[ -s "$logs/summary.json" ]]; then
     cat "$logs/summary.json"
   else
@@ -192,6 +206,8 @@ ci() {
     summary=$(GPUCHECK_LOGS="$work/dry-run" dry_run --pack "$work/pack" 2>/dev/null) || status=$?
     echo "check.sh: dry run gave exit $status: ${summary:0:200}..." >&2
     [[ "$status" == 0 && "$summary" == '{"gpu":true,"ok":true,'* ]] || return 1
+  else
+    echo "check.sh: dry run skipped (GPUCHECK_DRY_RUN=false, or no cc)" >&2
   fi
 }
 
