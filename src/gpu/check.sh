@@ -17,7 +17,7 @@
 #       3 no usable GPU ({"gpu": false, "reason": "..."}).
 #   src/gpu/check.sh dry-run [--pack DIR]
 #       Runs every step of the check on a host without a GPU: src/gpu/stand-in-cudart.c (built
-#       with cc) hands out host memory as "device" memory, registered as DRAM. Needs ~2 GiB.
+#       with cc) hands out host memory as "device" memory, registered as DRAM. Needs ~3.5 GiB of memory.
 #   src/gpu/check.sh ci
 #       What CI runs: packs into a temporary folder (checking the size) and runs the check,
 #       which must answer with a JSON summary and exit 0 or 3 (3 where there is no GPU); then,
