@@ -7,7 +7,7 @@
 #       nixl-core.jar, nixl-native.jar (NIXL's bundle; a folder is zipped into a jar: either a
 #       folder with META-INF/ or the META-INF/nixl4j/native folder itself) and gpucheck.jar.
 #       Fails when DIR is over 64 MiB. Defaults: the jars under nixl-core/target and
-#       nixl-native-linux-x86_64/target (built offline when missing).
+#       nixl-native-linux-x86_64-cu13/target (NIXL for CUDA 13, the lent machine's; built offline when missing).
 #   src/gpu/check.sh run [--pack DIR]
 #       Runs the check with the packed runtime and prints its JSON summary (one line) on stdout.
 #       nixl-core unpacks the packed bundle into a fresh temporary NIXL4J_CACHE.
@@ -59,10 +59,11 @@ pack() {
     fi
   fi
   if [[ -z "$native" ]]; then
-    native=$(newest_jar "$root/nixl-native-linux-x86_64" nixl-native-linux-x86_64)
+    # the machine to plan for runs CUDA 13 (driver 580): NIXL's cu13 build
+    native=$(newest_jar "$root/nixl-native-linux-x86_64-cu13" nixl-native-linux-x86_64-cu13)
     if [[ -z "$native" ]]; then
-      (cd "$root" && ./mvnw -o -q -B -pl nixl-native-linux-x86_64 package -DskipTests)
-      native=$(newest_jar "$root/nixl-native-linux-x86_64" nixl-native-linux-x86_64)
+      (cd "$root" && ./mvnw -o -q -B -pl nixl-native-linux-x86_64-cu13 package -DskipTests)
+      native=$(newest_jar "$root/nixl-native-linux-x86_64-cu13" nixl-native-linux-x86_64-cu13)
     fi
   fi
   [[ -f "$core" ]] || { echo "check.sh: no nixl-core jar ($core)" >&2; exit 1; }
