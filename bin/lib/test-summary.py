@@ -15,6 +15,20 @@ root, stamp = sys.argv[1], sys.argv[2]
 since = os.path.getmtime(stamp)
 modules = {}
 skipped = []
+
+
+def skip_reason(element):
+    """A skip's reason: the report's message, else the first line of the aborted assumption it holds."""
+    text = element.get("message") or (element.text or "").strip()
+    if not text:
+        return "no reason given"
+    line = text.splitlines()[0]
+    for prefix in ("org.opentest4j.TestAbortedException: ", "Assumption failed: "):
+        if line.startswith(prefix):
+            line = line[len(prefix):]
+    return line.strip()[:160]
+
+
 for report in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "TEST-*.xml"), recursive=True)):
     if os.path.getmtime(report) < since:
         continue
@@ -37,7 +51,7 @@ for report in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "
     if tests == 0:
         skipped.append(f"{short} (ran no test)")
     elif skips:
-        reasons = sorted({(case.find("skipped").get("message") or "no reason given").strip().splitlines()[0][:160]
+        reasons = sorted({skip_reason(case.find("skipped"))
                           for case in suite.iter("testcase") if case.find("skipped") is not None})
         skipped.append(f"{short} ({skips} of {tests} skipped: {'; '.join(reasons)})")
 
