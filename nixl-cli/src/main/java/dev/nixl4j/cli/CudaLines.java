@@ -1,6 +1,7 @@
 package dev.nixl4j.cli;
 
 import java.io.PrintStream;
+import java.util.List;
 
 import dev.nixl4j.cuda.Cuda;
 import dev.nixl4j.cuda.CudaReport;
@@ -8,7 +9,8 @@ import dev.nixl4j.cuda.CudaReport;
 /**
  * The lines that {@code info} and {@code doctor} print about CUDA: the devices, the
  * driver's and the runtime's versions and where {@code libcudart} came from, or why there
- * is none, then whether UCX's CUDA transports load.
+ * is none (every place looked in), or the places refused on the way to the one that
+ * loaded, then whether UCX's CUDA transports load.
  */
 final class CudaLines {
 
@@ -22,6 +24,18 @@ final class CudaLines {
 			out.println("  libcudart looked for in:");
 			for (String attempt : report.attempts()) {
 				out.println("  - " + attempt);
+			}
+		}
+		else {
+			List<String> refused = report.attempts()
+				.stream()
+				.filter((attempt) -> attempt.contains(": refused: "))
+				.toList();
+			if (!refused.isEmpty()) {
+				out.println("  libcudart refused before it was found (another user could change these places):");
+				for (String attempt : refused) {
+					out.println("  - " + attempt);
+				}
 			}
 		}
 		out.println("UCX CUDA transports: " + Cuda.ucxCudaSupport().summary());

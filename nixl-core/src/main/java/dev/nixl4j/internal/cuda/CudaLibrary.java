@@ -1,5 +1,6 @@
 package dev.nixl4j.internal.cuda;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
@@ -9,8 +10,10 @@ import java.util.List;
 
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.cuda.CudaException;
+import dev.nixl4j.internal.ffm.LoaderPath;
 import dev.nixl4j.internal.ffm.NativeAccess;
 import dev.nixl4j.internal.ffm.PythonEnvironments;
+import dev.nixl4j.internal.ffm.TrustedFiles;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,17 +31,30 @@ import org.jspecify.annotations.Nullable;
  * {@code nvidia/cuda_runtime/lib/libcudart.so.12} (the layouts of those wheels);
  * <li>a CUDA toolkit: {@code $CUDA_HOME}, then {@code $CUDA_PATH}, then
  * {@code /usr/local/cuda}, each in {@code lib64/} and {@code targets/<arch>-linux/lib/};
- * <li>the dynamic loader's own path ({@code LD_LIBRARY_PATH}, the {@code ldconfig}
- * cache): {@code libcudart.so.13}, {@code libcudart.so.12}, {@code libcudart.so}.
+ * <li>the dynamic loader's own places ({@code LD_LIBRARY_PATH}, the {@code ldconfig}
+ * cache, the system directories: {@link LoaderPath}): {@code libcudart.so.13},
+ * {@code libcudart.so.12}, {@code libcudart.so}, each looked up there by nixl4j and
+ * loaded by its path, never handed to {@code dlopen} as a bare name.
  * </ol>
- * The first file that loads and exports {@code cudaGetDeviceCount} wins. A file that is
- * there but does not load (not a library, a missing dependency, another architecture) is
- * reported with the loader's reason and the search goes on.
+ * Every file is checked before it is loaded ({@link TrustedFiles}): one that another user
+ * could have changed, or whose directory another user can write to, is refused with the
+ * place and the reason, and the search goes on; the file {@value #LIBRARY_PROPERTY} names
+ * is checked too. The first file that loads and exports {@code cudaGetDeviceCount} wins.
+ * A file that is there but does not load (not a library, a missing dependency, another
+ * architecture) is reported with the loader's reason and the search goes on.
  */
 public final class CudaLibrary {
 
 	/** System property naming the {@code libcudart} file to load. */
 	public static final String LIBRARY_PROPERTY = "nixl.cuda.library";
+
+	/** The label of the file {@value #LIBRARY_PROPERTY} names. */
+	static final String EXPLICIT = "system property " + LIBRARY_PROPERTY;
+
+	/** The label of a name the dynamic loader's places are searched for. */
+	static final String LOADER = "dynamic loader";
+
+	private static final System.Logger logger = System.getLogger(CudaLibrary.class.getName());
 
 	/** The runtime's file names, newest CUDA first. */
 	static final List<String> FILE_NAMES = List.of("libcudart.so.13", "libcudart.so.12");
@@ -155,40 +171,81 @@ public final class CudaLibrary {
 							+ NativeAccess.howToEnable(),
 					CudaException.NO_CUDA_ERROR, null);
 		}
+		TrustedFiles trust = TrustedFiles.forThisProcess();
 		for (Place place : search.places()) {
 			Path path = place.path();
-			SymbolLookup lookup;
-			String file;
-			try {
-				if (path != null) {
-					if (!Files.exists(path)) {
-						attempts.add(place.label() + " " + path + ": no such file");
-						continue;
-					}
-					file = path.toString();
-					lookup = SymbolLookup.libraryLookup(path, Arena.global());
+			if (path != null) {
+				if (!Files.exists(path)) {
+					attempts.add(place.label() + " " + path + ": no such file");
+					continue;
 				}
-				else {
-					file = place.name();
-					lookup = SymbolLookup.libraryLookup(file, Arena.global());
+				CudaLibrary library = tryFile(trust, place.label(), place.label() + " " + path, path,
+						setting(place.label()), attempts);
+				if (library != null) {
+					return library;
 				}
-			}
-			catch (IllegalArgumentException ex) {
-				attempts.add(place.label() + " " + ((path != null) ? path : place.name()) + ": "
-						+ ((path != null) ? "cannot be loaded (" + ex.getMessage() + ")" : "not on the loader's path"));
 				continue;
 			}
-			if (lookup.find("cudaGetDeviceCount").isEmpty()) {
-				attempts.add(place.label() + " " + file + ": not the CUDA runtime (no cudaGetDeviceCount)");
+			// A bare name is resolved here, not by dlopen: the loader would run the
+			// constructors of the first file it finds before anything could check it.
+			List<LoaderPath.Found> found = search.loaderPath().find(place.name());
+			if (found.isEmpty()) {
+				attempts.add(place.label() + " " + place.name() + ": not on the loader's path");
 				continue;
 			}
-			return new CudaLibrary(file, place.label(), attempts, lookup);
+			for (LoaderPath.Found file : found) {
+				CudaLibrary library = tryFile(trust, place.label() + " (" + file.origin() + ")",
+						place.label() + " " + place.name() + " (" + file.origin() + ") " + file.file(), file.file(),
+						file.origin().equals("LD_LIBRARY_PATH") ? "LD_LIBRARY_PATH" : null, attempts);
+				if (library != null) {
+					return library;
+				}
+			}
 		}
 		throw new CudaException(NixlStatus.LIBRARY_UNAVAILABLE, "load_cudart", "the CUDA runtime (libcudart) was not "
 				+ "found. Tried:\n  - " + String.join("\n  - ", attempts) + "\nTo install it: pip install "
 				+ "nvidia-cuda-runtime (CUDA 13) or nvidia-cuda-runtime-cu12 into the active Python environment, set "
 				+ "CUDA_HOME to a CUDA toolkit, or set -D" + LIBRARY_PROPERTY + " to the libcudart file",
 				CudaException.NO_CUDA_ERROR, null);
+	}
+
+	/**
+	 * The setting that names a place, for a refusal to say: explicit places are checked
+	 * too.
+	 */
+	private static @Nullable String setting(String label) {
+		if (label.equals(EXPLICIT)) {
+			return "-D" + LIBRARY_PROPERTY;
+		}
+		return (label.equals("CUDA_HOME") || label.equals("CUDA_PATH")) ? label : null;
+	}
+
+	/**
+	 * Checks a file by the rule of {@link TrustedFiles}, then loads it: the library, or
+	 * {@code null} with why not added to the attempts.
+	 */
+	private static @Nullable CudaLibrary tryFile(TrustedFiles trust, String source, String described, Path path,
+			@Nullable String setting, List<String> attempts) {
+		TrustedFiles.Refusal refusal = trust.library(path);
+		if (refusal != null) {
+			String why = (setting != null) ? trust.refusedConfigured(refusal, setting) : trust.refused(refusal);
+			logger.log(Level.WARNING, "Not loading the CUDA runtime {0}: {1}", path, why);
+			attempts.add(described + ": " + why);
+			return null;
+		}
+		SymbolLookup lookup;
+		try {
+			lookup = SymbolLookup.libraryLookup(path, Arena.global());
+		}
+		catch (IllegalArgumentException ex) {
+			attempts.add(described + ": cannot be loaded (" + ex.getMessage() + ")");
+			return null;
+		}
+		if (lookup.find("cudaGetDeviceCount").isEmpty()) {
+			attempts.add(described + ": not the CUDA runtime (no cudaGetDeviceCount)");
+			return null;
+		}
+		return new CudaLibrary(path.toString(), source, attempts, lookup);
 	}
 
 	/**
@@ -206,7 +263,7 @@ public final class CudaLibrary {
 		}
 
 		static Place loader(String name) {
-			return new Place("dynamic loader", null, name);
+			return new Place(LOADER, null, name);
 		}
 
 	}
@@ -218,9 +275,23 @@ public final class CudaLibrary {
 	 * @param sitePackages Python site-packages directories, in order
 	 * @param toolkits CUDA toolkit directories, label to directory, in order
 	 * @param loaderNames names for the dynamic loader, in order
+	 * @param loaderPath where the loader's names are looked for
 	 */
 	public record Search(@Nullable Path explicit, List<Path> sitePackages, List<Toolkit> toolkits,
-			List<String> loaderNames) {
+			List<String> loaderNames, LoaderPath loaderPath) {
+
+		/**
+		 * A search over the loader's places of this process.
+		 * @param explicit the file named by {@value CudaLibrary#LIBRARY_PROPERTY}, or
+		 * {@code null}
+		 * @param sitePackages Python site-packages directories, in order
+		 * @param toolkits CUDA toolkit directories, label to directory, in order
+		 * @param loaderNames names for the dynamic loader, in order
+		 */
+		public Search(@Nullable Path explicit, List<Path> sitePackages, List<Toolkit> toolkits,
+				List<String> loaderNames) {
+			this(explicit, sitePackages, toolkits, loaderNames, LoaderPath.ofThisProcess());
+		}
 
 		/**
 		 * The places nixl4j looks by default, from the system property, the environment
@@ -249,7 +320,7 @@ public final class CudaLibrary {
 		public List<Place> places() {
 			List<Place> places = new ArrayList<>();
 			if (this.explicit != null) {
-				places.add(Place.file("system property " + LIBRARY_PROPERTY, this.explicit));
+				places.add(Place.file(EXPLICIT, this.explicit));
 			}
 			for (Path directory : this.sitePackages) {
 				String label = "Python environment " + directory;

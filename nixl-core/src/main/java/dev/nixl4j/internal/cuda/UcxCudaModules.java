@@ -10,15 +10,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.nixl4j.cuda.UcxCudaSupport;
+import dev.nixl4j.internal.ffm.LoaderPath;
 import dev.nixl4j.internal.ffm.NativeAccess;
 import dev.nixl4j.internal.ffm.NativeLibrary;
+import dev.nixl4j.internal.ffm.TrustedFiles;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Checks UCX's CUDA modules beside a NIXL library. NIXL's wheels (and nixl4j's native
  * artifact, unpacked from them) keep UCX's modules in {@code nixl_cu<N>.libs/ucx/},
  * beside the directory of {@code libnixl_capi.so}: {@code lib/} in the artifact,
- * {@code .nixl_cu<N>.mesonpy.libs/} in a Python environment.
+ * {@code .nixl_cu<N>.mesonpy.libs/} in a Python environment. Each module, and each
+ * library they need from the driver, is checked before it is loaded
+ * ({@link TrustedFiles}).
  */
 final class UcxCudaModules {
 
@@ -70,14 +74,24 @@ final class UcxCudaModules {
 		if (NativeAccess.current() == NativeAccess.DENIED) {
 			return new UcxCudaSupport(modules, false, List.of(), "the JVM denies nixl4j native access");
 		}
+		TrustedFiles trust = TrustedFiles.forThisProcess();
+		List<String> refused = new ArrayList<>();
 		List<String> failed = new ArrayList<>();
 		for (Path module : modules) {
+			TrustedFiles.Refusal refusal = trust.library(module);
+			if (refusal != null) {
+				refused.add(module.getFileName() + " (" + trust.refused(refusal) + ")");
+				continue;
+			}
 			try (Arena arena = Arena.ofConfined()) {
 				SymbolLookup.libraryLookup(module, arena);
 			}
 			catch (IllegalArgumentException ex) {
 				failed.add(module.getFileName().toString());
 			}
+		}
+		if (!refused.isEmpty()) {
+			return new UcxCudaSupport(modules, false, List.of(), "not loaded: " + String.join(", ", refused));
 		}
 		if (failed.isEmpty()) {
 			return new UcxCudaSupport(modules, true, List.of(), null);
@@ -86,9 +100,10 @@ final class UcxCudaModules {
 		if (cudaMajor > 0) {
 			needed.add("libcudart.so." + cudaMajor);
 		}
+		LoaderPath loaderPath = LoaderPath.ofThisProcess();
 		List<String> missing = new ArrayList<>();
 		for (String name : needed) {
-			if (!loads(name)) {
+			if (!loads(trust, loaderPath, name)) {
 				missing.add(name);
 			}
 		}
@@ -110,14 +125,25 @@ final class UcxCudaModules {
 		return modules;
 	}
 
-	private static boolean loads(String name) {
-		try (Arena arena = Arena.ofConfined()) {
-			SymbolLookup.libraryLookup(name, arena);
-			return true;
+	/**
+	 * Whether a library the modules need loads from the loader's places: looked up there
+	 * and checked first ({@link TrustedFiles}), then loaded by its path, never as a bare
+	 * name.
+	 */
+	private static boolean loads(TrustedFiles trust, LoaderPath loaderPath, String name) {
+		for (LoaderPath.Found found : loaderPath.find(name)) {
+			if (trust.library(found.file()) != null) {
+				continue;
+			}
+			try (Arena arena = Arena.ofConfined()) {
+				SymbolLookup.libraryLookup(found.file(), arena);
+				return true;
+			}
+			catch (IllegalArgumentException ex) {
+				// the next file
+			}
 		}
-		catch (IllegalArgumentException ex) {
-			return false;
-		}
+		return false;
 	}
 
 	private static int major(@Nullable String text) {

@@ -259,9 +259,11 @@ final class ClassPathBundle {
 		Path target = directory();
 		try {
 			// Only when missing: a cache prepared in a read-only image must not need a
-			// write.
+			// write. Made rwxr-xr-x whatever the umask: a directory its group could write
+			// to
+			// is refused.
 			if (!Files.isDirectory(nativeDirectory)) {
-				Files.createDirectories(nativeDirectory);
+				Files.createDirectories(nativeDirectory, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
 			}
 		}
 		catch (IOException | SecurityException ex) {
@@ -397,51 +399,38 @@ final class ClassPathBundle {
 	}
 
 	/**
-	 * Refuses a directory another user could write to: writable by everyone without the
-	 * sticky bit, or owned by someone other than this process's user or root.
+	 * Refuses a directory another user could have changed, by the rule that every library
+	 * load follows ({@link TrustedFiles}): the cache directory and every directory above
+	 * it owned by root or this process's user and writable by nobody else (a sticky
+	 * directory such as {@code /tmp} may lie above it); a directory nixl4j made inside it
+	 * ({@code native/}, the extracted tree) also never writable by others, sticky bit or
+	 * not.
+	 * @param directory the directory
+	 * @param cacheRoot whether it is the cache directory itself, which may be a link
 	 */
-	private static void requireSafe(Path directory, boolean followLinks) throws BundleException {
-		LinkOption[] options = followLinks ? new LinkOption[0] : new LinkOption[] { LinkOption.NOFOLLOW_LINKS };
-		int mode;
-		int uid;
-		try {
-			if (!Files.isDirectory(directory, options)) {
-				throw new BundleException(directory + " is not a directory" + (followLinks ? "" : " (or is a link)"));
-			}
-			mode = (Integer) Files.getAttribute(directory, "unix:mode", options);
-			uid = (Integer) Files.getAttribute(directory, "unix:uid", options);
+	private static void requireSafe(Path directory, boolean cacheRoot) throws BundleException {
+		if (!cacheRoot && !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+			throw new BundleException(directory + " is not a directory (or is a link)");
 		}
-		catch (IOException | UnsupportedOperationException | IllegalArgumentException ex) {
-			throw new BundleException("the owner and permissions of " + directory + " cannot be read (" + ex + ")");
+		if (cacheRoot && !Files.isDirectory(directory)) {
+			throw new BundleException(directory + " is not a directory");
 		}
-		if ((mode & 0002) != 0 && (mode & 01000) == 0) {
-			throw new BundleException(
-					"the cache directory " + directory + " is writable by every user and has no sticky " + "bit (mode "
-							+ Integer.toOctalString(mode & 07777) + "), so another user could replace the "
-							+ "libraries: remove that permission (chmod o-w), or point -D"
-							+ NativeLibrary.CACHE_PROPERTY + " or NIXL4J_CACHE at a private directory");
+		TrustedFiles trust = TrustedFiles.forThisProcess();
+		TrustedFiles.Refusal refusal = cacheRoot ? trust.directory(directory) : trust.home(directory);
+		if (refusal == null) {
+			return;
 		}
-		int own = processUid();
-		if (uid != 0 && own >= 0 && uid != own) {
-			throw new BundleException("the cache directory " + directory + " is owned by another user (uid " + uid
-					+ ", this process runs as uid " + own + "), who could replace the libraries: point -D"
-					+ NativeLibrary.CACHE_PROPERTY + " or NIXL4J_CACHE at a directory of your own");
-		}
-	}
-
-	/** The process's user, as Linux shows it: the owner of {@code /proc/self}. */
-	private static int processUid() {
-		try {
-			return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-		}
-		catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException ex) {
-			return -1;
-		}
+		String where = refusal.place().equals(directory.toAbsolutePath()) ? "the cache directory " + refusal
+				: "the cache directory " + directory + " lies under " + refusal;
+		throw new BundleException(where + ", so another user could replace the libraries: make it owned by root or "
+				+ "this user and not writable by group or others (chmod go-w), or point -D"
+				+ NativeLibrary.CACHE_PROPERTY + " or NIXL4J_CACHE at a private directory");
 	}
 
 	/**
 	 * Checks an extracted directory: every listed file a plain file (no link) under plain
-	 * directories, writable by no other user, with the listed SHA-256.
+	 * directories, owned by root or this user and writable by no other user
+	 * ({@link TrustedFiles}), with the listed SHA-256.
 	 * @return {@code null} when it matches, else what is wrong
 	 */
 	private static @Nullable String verify(Path target, List<Entry> index) throws BundleException {
@@ -474,9 +463,9 @@ final class ClassPathBundle {
 				if (total > MAX_TOTAL_BYTES) {
 					return "its files exceed " + MAX_TOTAL_BYTES + " bytes";
 				}
-				int mode = (Integer) Files.getAttribute(file, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-				if ((mode & 0002) != 0) {
-					return file + " is writable by every user (mode " + Integer.toOctalString(mode & 07777) + ")";
+				TrustedFiles.Refusal refusal = TrustedFiles.forThisProcess().plainFile(file);
+				if (refusal != null) {
+					return refusal.toString();
 				}
 				digest.reset();
 				try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {

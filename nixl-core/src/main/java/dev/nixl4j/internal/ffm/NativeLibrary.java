@@ -1,5 +1,6 @@
 package dev.nixl4j.internal.ffm;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -47,9 +48,12 @@ import dev.nixl4j.AgentConfig;
  * <li>the cache that {@code src/native/fetch-nixl.sh} fills, {@code <cache>/current/lib}.
  * </ol>
  * A NIXL the host already runs is built for its hardware and matches its Python peers'
- * version, so it wins over the one bundled with nixl4j. When nothing loads, the error
- * lists every place tried and why each was refused. Nothing is loaded unless the JVM
- * allows native access ({@link NativeAccess}).
+ * version, so it wins over the one bundled with nixl4j. Before anything in a place is
+ * loaded the place is checked ({@link #refusal(Path, Map)}, by the one rule of
+ * {@link TrustedFiles}; configured places too): one that another user could change is
+ * refused, with a warning naming it and why, and the search goes on. When nothing loads,
+ * the error lists every place tried and why each was refused. Nothing is loaded unless
+ * the JVM allows native access ({@link NativeAccess}).
  */
 public final class NativeLibrary {
 
@@ -79,6 +83,8 @@ public final class NativeLibrary {
 			+ "dev.nixl4j:nixl-native-linux-aarch64 on aarch64), or point NIXL_LIB_DIR (or -D" + DIR_PROPERTY
 			+ ") at the directory of an installed NIXL that holds " + LIBRARY_FILE
 			+ " (in a checkout of nixl4j's sources, src/native/fetch-nixl.sh fills nixl4j's cache instead)";
+
+	private static final System.Logger logger = System.getLogger(NativeLibrary.class.getName());
 
 	private static @Nullable NativeLibrary loaded;
 
@@ -162,6 +168,11 @@ public final class NativeLibrary {
 	public static synchronized NativeLibrary load(@Nullable Path directory, Map<String, String> environment) {
 		if (loaded != null) {
 			if (!environment.isEmpty()) {
+				// An agent's environment may name other directories to load from.
+				String refusal = environmentRefusal(TrustedFiles.forThisProcess(), environment);
+				if (refusal != null) {
+					throw unavailable(refusal, null);
+				}
 				applyEnvironment(environment);
 			}
 			return loaded;
@@ -182,6 +193,7 @@ public final class NativeLibrary {
 	private static NativeLibrary doLoad(@Nullable Path directory, Map<String, String> environment) {
 		requireNativeAccess();
 		List<String> attempts = new ArrayList<>();
+		TrustedFiles trust = TrustedFiles.forThisProcess();
 		for (Candidate candidate : search(directory)) {
 			if (candidate.refusal() != null) {
 				attempts.add(candidate.label() + ": " + candidate.refusal());
@@ -201,6 +213,13 @@ public final class NativeLibrary {
 			Path file = libraries.resolve(LIBRARY_FILE);
 			if (!Files.isRegularFile(file)) {
 				attempts.add(candidate.label() + " " + libraries + ": no " + LIBRARY_FILE);
+				continue;
+			}
+			String refusal = refusal(trust, libraries, environment, candidate.setting());
+			if (refusal != null) {
+				logger.log(Level.WARNING, "Not loading NIXL from {0} ({1}): {2}; trying the next place", libraries,
+						candidate.label(), refusal);
+				attempts.add(candidate.label() + " " + libraries + ": " + refusal);
 				continue;
 			}
 			applyEnvironment(withDefaults(environment));
@@ -252,14 +271,19 @@ public final class NativeLibrary {
 	 * tried), or a place already known to be of no use, with why.
 	 */
 	private record Candidate(String label, @Nullable Path directory, @Nullable ClassPathBundle bundle,
-			@Nullable String version, @Nullable String refusal, @Nullable String chosen) {
+			@Nullable String version, @Nullable String refusal, @Nullable String chosen, @Nullable String setting) {
 
 		static Candidate directory(String label, Path directory) {
-			return new Candidate(label, directory, null, null, null, null);
+			return new Candidate(label, directory, null, null, null, null, null);
+		}
+
+		/** A directory the configuration names, through {@code setting}. */
+		static Candidate configured(String label, Path directory, String setting) {
+			return new Candidate(label, directory, null, null, null, null, setting);
 		}
 
 		static Candidate refused(String label, String refusal) {
-			return new Candidate(label, null, null, null, refusal, null);
+			return new Candidate(label, null, null, null, refusal, null, null);
 		}
 
 	}
@@ -284,20 +308,23 @@ public final class NativeLibrary {
 	private static List<Candidate> search(@Nullable Path directory) {
 		List<Candidate> candidates = new ArrayList<>();
 		if (directory != null) {
-			candidates.add(Candidate.directory("configured directory", directory));
+			candidates.add(Candidate.configured("configured directory", directory,
+					"the agent configuration's native library directory"));
 		}
 		String property = System.getProperty(DIR_PROPERTY);
 		if (property != null && !property.isBlank()) {
-			candidates.add(Candidate.directory("system property " + DIR_PROPERTY, Path.of(property)));
+			candidates
+				.add(Candidate.configured("system property " + DIR_PROPERTY, Path.of(property), "-D" + DIR_PROPERTY));
 		}
 		String env = System.getenv("NIXL_LIB_DIR");
 		if (env != null && !env.isBlank()) {
-			candidates.add(Candidate.directory("NIXL_LIB_DIR", Path.of(env)));
+			candidates.add(Candidate.configured("NIXL_LIB_DIR", Path.of(env), "NIXL_LIB_DIR"));
 		}
 		String prefix = System.getenv("NIXL_PREFIX");
 		if (prefix != null && !prefix.isBlank()) {
-			candidates.add(Candidate.directory("NIXL_PREFIX (multiarch)", Path.of(prefix, "lib", "x86_64-linux-gnu")));
-			candidates.add(Candidate.directory("NIXL_PREFIX", Path.of(prefix, "lib")));
+			candidates.add(Candidate.configured("NIXL_PREFIX (multiarch)", Path.of(prefix, "lib", "x86_64-linux-gnu"),
+					"NIXL_PREFIX"));
+			candidates.add(Candidate.configured("NIXL_PREFIX", Path.of(prefix, "lib"), "NIXL_PREFIX"));
 		}
 		candidates.add(Candidate.directory("system install (multiarch)",
 				Path.of("/opt/nvidia/nvda_nixl/lib/x86_64-linux-gnu")));
@@ -308,7 +335,7 @@ public final class NativeLibrary {
 			candidates.add(new Candidate(
 					"Python environment " + installation.sitePackages() + " (" + installation.wheel()
 							+ ((version != null) ? " " + version : "") + ")",
-					installation.libraries(), null, version, null, null));
+					installation.libraries(), null, version, null, null, null));
 		}
 		if (installations.isEmpty()) {
 			List<Path> searched = PythonEnvironments.sitePackages();
@@ -343,7 +370,83 @@ public final class NativeLibrary {
 			return Candidate.refused(label + " (" + variant.artifact() + ")", ex.getMessage());
 		}
 		return new Candidate(label + " (" + variant.artifact() + " " + bundle.version() + ")",
-				bundle.directory().resolve("lib"), bundle, bundle.version(), null, choice.reason());
+				bundle.directory().resolve("lib"), bundle, bundle.version(), null, choice.reason(), null);
+	}
+
+	/**
+	 * Checks a place that holds {@code libnixl_capi.so} before anything there is loaded,
+	 * by the rule of {@link TrustedFiles}: the library, every shared object beside it
+	 * (what its {@code $ORIGIN} run path finds), the bundled dependencies NIXL's wheels
+	 * keep beside that directory ({@code ../nixl_cu<N>.libs/}) with UCX's modules
+	 * ({@code ucx/}), the plugin directory NIXL will load from ({@code NIXL_PLUGIN_DIR},
+	 * else {@code plugins/} beside the library) and {@code UCX_MODULE_DIR} when set. The
+	 * readiness report asks the same of every place it lists.
+	 * @param libraries the directory holding {@code libnixl_capi.so}
+	 * @param environment an agent's native environment, which may set
+	 * {@code NIXL_PLUGIN_DIR} or {@code UCX_MODULE_DIR}
+	 * @return {@code null} when NIXL may be loaded from there, else why not, beginning
+	 * {@code "refused: "}
+	 */
+	public static @Nullable String refusal(Path libraries, Map<String, String> environment) {
+		return refusal(TrustedFiles.forThisProcess(), libraries, environment, null);
+	}
+
+	private static @Nullable String refusal(TrustedFiles trust, Path libraries, Map<String, String> environment,
+			@Nullable String setting) {
+		TrustedFiles.Refusal refusal = trust.library(libraries.resolve(LIBRARY_FILE));
+		if (refusal == null) {
+			refusal = trust.libraryDirectory(libraries);
+		}
+		Path above = libraries.toAbsolutePath().getParent();
+		if (refusal == null && above != null) {
+			List<Path> bundled = new ArrayList<>();
+			try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(above, "nixl_cu*.libs")) {
+				entries.forEach(bundled::add);
+			}
+			catch (java.io.IOException | SecurityException ex) {
+				// nothing bundled beside it
+			}
+			bundled.sort(null);
+			for (Path directory : bundled) {
+				refusal = trust.libraryDirectory(directory);
+				if (refusal == null) {
+					refusal = trust.libraryDirectory(directory.resolve("ucx"));
+				}
+				if (refusal != null) {
+					break;
+				}
+			}
+		}
+		if (refusal == null && variable(environment, "NIXL_PLUGIN_DIR") == null) {
+			refusal = trust.libraryDirectory(libraries.resolve("plugins"));
+		}
+		if (refusal != null) {
+			return (setting != null) ? trust.refusedConfigured(refusal, setting) : trust.refused(refusal);
+		}
+		return environmentRefusal(trust, environment);
+	}
+
+	/**
+	 * Checks the directories that variables make NIXL or UCX load from:
+	 * {@code NIXL_PLUGIN_DIR} and {@code UCX_MODULE_DIR}, from an agent's native
+	 * environment or the process's.
+	 */
+	private static @Nullable String environmentRefusal(TrustedFiles trust, Map<String, String> environment) {
+		for (String name : List.of("NIXL_PLUGIN_DIR", "UCX_MODULE_DIR")) {
+			String value = variable(environment, name);
+			if (value != null) {
+				TrustedFiles.Refusal refusal = trust.libraryDirectory(Path.of(value));
+				if (refusal != null) {
+					return trust.refusedConfigured(refusal, name) + " (" + name + " is " + value + ")";
+				}
+			}
+		}
+		return null;
+	}
+
+	private static @Nullable String variable(Map<String, String> environment, String name) {
+		String value = environment.containsKey(name) ? environment.get(name) : System.getenv(name);
+		return (value == null || value.isBlank()) ? null : value;
 	}
 
 	/**

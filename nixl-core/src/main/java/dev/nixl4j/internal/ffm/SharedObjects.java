@@ -25,11 +25,19 @@ public final class SharedObjects {
 	}
 
 	/**
-	 * Tries to load a shared object and unloads it again.
+	 * Tries to load a shared object and unloads it again, if {@link TrustedFiles} allows
+	 * loading it.
 	 * @param file the shared object
-	 * @return the loader's error, or a note that it loads when it does
+	 * @return the loader's error, a note that it loads when it does, or why it was not
+	 * loaded
 	 */
 	public static String loadError(Path file) {
+		TrustedFiles trust = TrustedFiles.forThisProcess();
+		TrustedFiles.Refusal refusal = trust.library(file);
+		if (refusal != null) {
+			// Not even to ask: loading it runs its constructors.
+			return trust.refused(refusal);
+		}
 		Linker linker = Linker.nativeLinker();
 		try (Arena arena = Arena.ofConfined()) {
 			MethodHandle dlopen = linker.downcallHandle(linker.defaultLookup().findOrThrow("dlopen"),

@@ -102,8 +102,12 @@ final class ReadinessCheck {
 		for (Map.Entry<String, Path> place : NativeLibrary.candidates(this.config.nativeLibraryDirectory())
 			.entrySet()) {
 			Path file = place.getValue().resolve(NativeLibrary.LIBRARY_FILE);
-			this.evidence.add("searched " + place.getKey() + ": " + file + " "
-					+ (Files.isRegularFile(file) ? "(present)" : "(absent)"));
+			String state = "(absent)";
+			if (Files.isRegularFile(file)) {
+				String refusal = NativeLibrary.refusal(place.getValue(), this.config.nativeEnvironment());
+				state = (refusal != null) ? "(present, " + refusal + ")" : "(present)";
+			}
+			this.evidence.add("searched " + place.getKey() + ": " + file + " " + state);
 		}
 	}
 
@@ -158,6 +162,13 @@ final class ReadinessCheck {
 	private @Nullable ReadinessReport checkGpu() {
 		CudaReport cuda = Cuda.report();
 		this.evidence.add("cuda: " + cuda.summary());
+		// Places refused on the way (to the runtime that loaded, or to none) are listed:
+		// the summary does not name them.
+		for (String attempt : cuda.attempts()) {
+			if (attempt.contains(": refused: ")) {
+				this.evidence.add("cuda: " + attempt);
+			}
+		}
 		if (!cuda.usable()) {
 			return report(Readiness.ENVIRONMENT_NOT_READY, "VRAM was asked for, but CUDA is not usable here: "
 					+ Objects.requireNonNullElse(cuda.problem(), "no device"));
