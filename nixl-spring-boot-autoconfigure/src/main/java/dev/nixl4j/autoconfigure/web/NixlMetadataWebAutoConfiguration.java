@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Serves the HTTP metadata registry from a servlet web application: with
@@ -66,6 +67,19 @@ public final class NixlMetadataWebAutoConfiguration {
 			.entryTtl(registry.getEntryTtl());
 		if (registry.isAcceptSharedToken()) {
 			builder.token(token);
+			Integer sharedEntries = registry.getSharedTokenMaxEntries();
+			DataSize sharedBytes = registry.getSharedTokenMaxTotalSize();
+			if (sharedEntries != null || sharedBytes != null) {
+				// the one not set keeps its default
+				boolean clients = !registry.getClients().isEmpty();
+				builder.sharedTokenQuota(
+						(sharedEntries != null) ? sharedEntries
+								: (clients ? MetadataRegistryHandler.DEFAULT_CLIENT_MAX_ENTRIES
+										: registry.getMaxEntries()),
+						(sharedBytes != null) ? sharedBytes.toBytes()
+								: (clients ? MetadataRegistryHandler.DEFAULT_CLIENT_MAX_TOTAL_BYTES
+										: registry.getMaxTotalSize().toBytes()));
+			}
 		}
 		else if (registry.getClients().isEmpty()) {
 			throw new IllegalStateException("nixl.metadata.http.registry.accept-shared-token=false needs at least one "
@@ -81,7 +95,10 @@ public final class NixlMetadataWebAutoConfiguration {
 		});
 		MetadataRegistryHandler handler = builder.build();
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
-				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");
+				new MetadataRegistryServlet(handler, registry.getBodyTimeout(), registry.getMinBodyRate().toBytes()),
+				http.getBasePath() + "/*");
+		// the servlet reads bodies with non-blocking reads under its own deadline
+		registration.setAsyncSupported(true);
 		registration.setName(SERVLET_NAME);
 		// started with the server, so that entries expire on time before any request
 		registration.setLoadOnStartup(1);
