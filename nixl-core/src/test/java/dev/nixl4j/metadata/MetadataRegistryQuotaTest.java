@@ -72,7 +72,7 @@ class MetadataRegistryQuotaTest {
 			.token(SHARED)
 			.client("decode", DECODE, List.of("decode-"))
 			.client("attacker", ATTACKER, List.of("attacker-"), 4, ATTACKER_QUOTA)
-			.maxEntries(128)
+			.maxEntries(256)
 			.maxTotalBytes(64L << 20)
 			.threads(2);
 	}
@@ -171,20 +171,27 @@ class MetadataRegistryQuotaTest {
 	}
 
 	/**
-	 * Sends {@value #ATTACKS} PUTs that each declare {@code declared} bytes and trickle
-	 * one byte every 2 s, as the finding's attacker did.
+	 * Sends {@value #ATTACKS} PUTs at once that each declare {@code declared} bytes and
+	 * trickle one byte every 2 s, as the finding's attacker did; those answered at once
+	 * were refused before their bodies were read, the others were admitted and hold their
+	 * room.
 	 */
 	private Attack attack(MetadataHttpServer server, String token, String prefix, int declared) throws Exception {
-		int admitted = 0;
-		List<String> refusals = new ArrayList<>();
+		List<Socket> sockets = new ArrayList<>();
 		for (int i = 0; i < ATTACKS; i++) {
 			Socket socket = closing(connect(server));
 			send(socket, head("PUT", "/nixl/agents/" + prefix + "trickle-" + i + "/metadata", token,
 					"Content-Length: " + declared + "\r\n"));
-			String answer = answerWithin(socket, Duration.ofMillis(300));
+			trickle(socket, Duration.ofSeconds(2));
+			sockets.add(socket);
+		}
+		Thread.sleep(300);
+		int admitted = 0;
+		List<String> refusals = new ArrayList<>();
+		for (Socket socket : sockets) {
+			String answer = answerWithin(socket, Duration.ofMillis(20));
 			if (answer == null) {
 				admitted++;
-				trickle(socket, Duration.ofSeconds(2));
 			}
 			else {
 				refusals.add(answer.lines().findFirst().orElse(""));
@@ -192,9 +199,9 @@ class MetadataRegistryQuotaTest {
 		}
 		long reserved = (long) admitted * declared;
 		System.out.printf(
-				"trickled PUTs with %s: %d of %d admitted (%d bytes reserved), %d refused before their bodies were "
-						+ "read (%s)%n",
-				token.equals(SHARED) ? "the shared token" : "a client token", admitted, ATTACKS, reserved,
+				"%d trickled PUTs at once with %s, each declaring %d bytes: %d admitted (%d bytes reserved), %d "
+						+ "refused before their bodies were read (%s)%n",
+				ATTACKS, token.equals(SHARED) ? "the shared token" : "a client token", declared, admitted, reserved,
 				refusals.size(), refusals.stream().distinct().toList());
 		return new Attack(reserved, admitted, refusals.size(), refusals);
 	}
