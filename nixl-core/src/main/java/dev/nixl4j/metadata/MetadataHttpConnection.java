@@ -146,10 +146,13 @@ final class MetadataHttpConnection implements Runnable {
 		finally {
 			this.handling.release();
 		}
+		boolean expectContinue = "100-continue".equalsIgnoreCase(request.header("expect"));
+		boolean refusedBeforeBody;
 		try (call) {
 			response = call.response();
+			refusedBeforeBody = response != null;
 			if (response == null) {
-				if ("100-continue".equalsIgnoreCase(request.header("expect"))) {
+				if (expectContinue) {
 					write(bodyDeadline, "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
 				}
 				// a connection reading a body may be closed for a newcomer when the
@@ -170,7 +173,9 @@ final class MetadataHttpConnection implements Runnable {
 				}
 			}
 		}
-		boolean keepAlive = request.keepAlive && body.drainable();
+		// a client that asked before sending its body and was refused need not send it:
+		// the connection is not kept to wait for it
+		boolean keepAlive = request.keepAlive && body.drainable() && !(expectContinue && refusedBeforeBody);
 		respond(response.status(), response.headers(), response.body(), !keepAlive);
 		// what is left of an unread body is drained as a body is read
 		this.tracked.busy = false;

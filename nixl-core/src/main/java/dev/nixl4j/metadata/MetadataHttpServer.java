@@ -687,9 +687,11 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets how many requests are handled at once (default 2); a request whose headers
-		 * arrived waits for its turn no longer than its body timeout, then gets 503.
-		 * Waiting connections hold a virtual thread each, no platform thread.
+		 * Sets how many requests are handled at once (default 2): the admission of a
+		 * request and the storing of its body each take a turn, its body is read between
+		 * them without one. A request whose headers arrived waits for its turn no longer
+		 * than its body timeout, then gets 503. Waiting connections hold a virtual thread
+		 * each, no platform thread.
 		 * @param threads the number of requests handled at once
 		 * @return this builder
 		 * @throws IllegalArgumentException when less than 1
@@ -752,8 +754,10 @@ public final class MetadataHttpServer implements AutoCloseable {
 		}
 
 		/**
-		 * Sets the cap on open connections (default {@value #DEFAULT_MAX_CONNECTIONS}); a
-		 * connection over it is closed as soon as it is accepted.
+		 * Sets the cap on open connections (default {@value #DEFAULT_MAX_CONNECTIONS}).
+		 * At the cap a new connection closes the one that waited longest without
+		 * completing a request, of the address that holds the most connections; only when
+		 * every connection is being answered is the new one closed at accept.
 		 * @param maxConnections the cap
 		 * @return this builder
 		 * @throws IllegalArgumentException when less than 1

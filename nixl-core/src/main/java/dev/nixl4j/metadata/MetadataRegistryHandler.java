@@ -22,11 +22,14 @@ import org.jspecify.annotations.Nullable;
  * {@link HttpMetadataExchange} talks to), answered from a backing
  * {@link MetadataExchange}. {@link MetadataHttpServer} and the Spring Boot starter's
  * servlet both delegate to it, so its rules hold for every transport: bearer tokens
- * (shared, or a client's own with agent-name prefixes and a quota), an owner secret per
- * entry ({@value #OWNER_SECRET_HEADER}), an entry TTL ({@value #ENTRY_TTL_HEADER}),
- * bounds on entries and bytes, and the status code of every answer. They are described in
- * docs/architecture.md, "The HTTP metadata registry"; docs/operations.md says what each
- * party can do with them.
+ * (shared, or a client's own with agent-name prefixes; each with a quota that counts the
+ * room its uploads in progress reserved), an owner secret per entry
+ * ({@value #OWNER_SECRET_HEADER}; a client's token reclaims the entries of its names
+ * without it), an entry TTL ({@value #ENTRY_TTL_HEADER}), bounds on entries and bytes,
+ * and the status code of every answer. A server admits a request with {@link #begin},
+ * reads an admitted body under its own deadlines, and completes the call with it. They
+ * are described in docs/architecture.md, "The HTTP metadata registry"; docs/operations.md
+ * says what each party can do with them.
  *
  * <p>
  * The handler authenticates and routes; {@link RegistryEntries} keeps the entries, their

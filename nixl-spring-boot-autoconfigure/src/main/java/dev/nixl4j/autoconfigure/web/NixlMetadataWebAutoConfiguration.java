@@ -25,12 +25,15 @@ import org.springframework.util.unit.DataSize;
  * bean, every request authorized by the bearer token {@code nixl.metadata.http.token}
  * (unless {@code nixl.metadata.http.registry.accept-shared-token=false}) or by a client's
  * own ({@code nixl.metadata.http.registry.clients.<id>.token}), which may change only the
- * agent names of its prefixes, within its quota. Each entry can be changed only by the
- * peer that created it; entries expire after
+ * agent names of its prefixes, within its quota (the shared token's holders share one:
+ * {@code nixl.metadata.http.registry.shared-token-max-entries} and
+ * {@code shared-token-max-total-size}). Each entry can be changed only by the peer that
+ * created it, or reclaimed by the client that owns its name; entries expire after
  * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds
  * at most {@code nixl.metadata.http.registry.max-entries} entries and
- * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web
- * server's ({@code server.ssl.*}).
+ * {@code nixl.metadata.http.registry.max-total-size} bytes of them. A {@code PUT} body
+ * must arrive within {@code nixl.metadata.http.registry.body-timeout} and at
+ * {@code min-body-rate}. TLS is the web server's ({@code server.ssl.*}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
