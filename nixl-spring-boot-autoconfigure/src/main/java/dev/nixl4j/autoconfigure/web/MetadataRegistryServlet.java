@@ -281,20 +281,23 @@ public final class MetadataRegistryServlet extends HttpServlet {
 			this.timer = this.timers.schedule(this::check, Math.max(delay, 0), TimeUnit.NANOSECONDS);
 		}
 
-		private synchronized void check() {
-			if (this.ended) {
-				return;
+		private void check() {
+			synchronized (this) {
+				if (this.ended) {
+					return;
+				}
+				if (System.nanoTime() - deadline(this.start, this.body.size()) < 0) {
+					schedule();
+					return;
+				}
+				this.ended = true;
 			}
-			if (System.nanoTime() - deadline(this.start, this.body.size()) >= 0) {
-				cut();
-			}
-			else {
-				schedule();
-			}
+			cut();
 		}
 
 		@Override
 		public void onDataAvailable() throws IOException {
+			byte[] tooLong = null;
 			synchronized (this) {
 				if (this.ended) {
 					return;
@@ -308,46 +311,63 @@ public final class MetadataRegistryServlet extends HttpServlet {
 					this.body.write(this.buffer, 0, n);
 				}
 				if (this.body.size() >= this.max) {
-					// longer than the room it was given: the handler says why
-					end(this.call.complete(this.body.toByteArray()));
+					this.ended = true;
+					tooLong = this.body.toByteArray();
 				}
 			}
-		}
-
-		@Override
-		public synchronized void onAllDataRead() {
-			if (!this.ended) {
-				end(this.call.complete(this.body.toByteArray()));
+			if (tooLong != null) {
+				// longer than the room it was given: the handler says why
+				end(this.call.complete(tooLong));
 			}
 		}
 
 		@Override
-		public synchronized void onError(Throwable failure) {
-			if (!this.ended) {
-				logger.log(System.Logger.Level.DEBUG,
-						() -> "A registry request body failed: " + failure.getClass().getSimpleName());
+		public void onAllDataRead() {
+			byte[] all;
+			synchronized (this) {
+				if (this.ended) {
+					return;
+				}
 				this.ended = true;
-				finish();
+				all = this.body.toByteArray();
 			}
+			end(this.call.complete(all));
 		}
 
 		@Override
-		public synchronized void onTimeout(AsyncEvent event) {
-			if (!this.ended) {
-				cut();
+		public void onError(Throwable failure) {
+			synchronized (this) {
+				if (this.ended) {
+					return;
+				}
+				this.ended = true;
 			}
+			logger.log(System.Logger.Level.DEBUG,
+					() -> "A registry request body failed: " + failure.getClass().getSimpleName());
+			finish();
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			synchronized (this) {
+				if (this.ended) {
+					return;
+				}
+				this.ended = true;
+			}
+			cut();
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
 			synchronized (this) {
 				this.ended = true;
-				finish();
 			}
+			finish();
 		}
 
 		@Override
-		public synchronized void onError(AsyncEvent event) {
+		public void onError(AsyncEvent event) {
 			onError(event.getThrowable());
 		}
 
@@ -357,9 +377,10 @@ public final class MetadataRegistryServlet extends HttpServlet {
 
 		/**
 		 * Answers 408 and closes the connection: the body missed its deadline or rate.
+		 * Called once, by whoever set {@link #ended}, without holding this object's
+		 * monitor (a container thread may wait for it while it holds the connection).
 		 */
 		private void cut() {
-			this.ended = true;
 			this.call.close();
 			try {
 				tooSlow(this.response);
@@ -370,8 +391,8 @@ public final class MetadataRegistryServlet extends HttpServlet {
 			finish();
 		}
 
+		/** Sends the handler's answer; called once, like {@link #cut()}. */
 		private void end(MetadataRegistryHandler.Response answer) {
-			this.ended = true;
 			try {
 				send(this.response, answer);
 			}
@@ -384,12 +405,16 @@ public final class MetadataRegistryServlet extends HttpServlet {
 		/** Gives the reservation back, stops the timer and ends the request. */
 		private void finish() {
 			this.call.close();
-			ScheduledFuture<?> timer = this.timer;
+			ScheduledFuture<?> timer;
+			AsyncContext async;
+			synchronized (this) {
+				timer = this.timer;
+				async = this.async;
+				this.async = null;
+			}
 			if (timer != null) {
 				timer.cancel(false);
 			}
-			AsyncContext async = this.async;
-			this.async = null;
 			if (async != null) {
 				try {
 					async.complete();
