@@ -29,7 +29,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import jakarta.servlet.Filter;
+
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import static dev.nixl4j.autoconfigure.web.RegistryApplications.port;
 import static dev.nixl4j.autoconfigure.web.RegistryApplications.start;
@@ -71,6 +76,10 @@ class MetadataRegistryUploadsTests {
 	}
 
 	private ConfigurableApplicationContext registry(String... more) {
+		return registry(List.of(), more);
+	}
+
+	private ConfigurableApplicationContext registry(List<Class<?>> sources, String... more) {
 		List<String> properties = new ArrayList<>(List.of("nixl.metadata.http.token=" + SHARED,
 				"spring.application.name=registry", "nixl.metadata.http.registry.clients.decode.token=" + DECODE,
 				"nixl.metadata.http.registry.clients.decode.agent-name-prefixes=decode-",
@@ -79,7 +88,7 @@ class MetadataRegistryUploadsTests {
 				"nixl.metadata.http.registry.clients.attacker.max-total-size=1MB",
 				"nixl.metadata.http.registry.clients.attacker.max-entries=4"));
 		properties.addAll(List.of(more));
-		return closing(start(properties));
+		return closing(start(properties, sources.toArray(Class<?>[]::new)));
 	}
 
 	@Test
@@ -155,6 +164,45 @@ class MetadataRegistryUploadsTests {
 		assertThat(answeredAfter).isBetween(1_900L, 6_000L);
 		attacker.publish(agent);
 		assertThat(attacker.fetch(agent.name(), Duration.ZERO)).isEqualTo(agent.localMetadata());
+	}
+
+	@Test
+	void behindAFilterWithoutAsyncSupportTheBodyIsReadBlockingAndStillCutAtItsDeadline() throws Exception {
+		ConfigurableApplicationContext registry = registry(List.of(BlockingFilter.class),
+				"nixl.metadata.http.registry.body-timeout=2s", "nixl.metadata.http.registry.min-body-rate=0",
+				"server.tomcat.connection-timeout=20s");
+		Socket trickling = closing(connect(registry));
+		send(trickling, head("/nixl/agents/attacker-slow/metadata", ATTACKER, 100_000));
+		long start = System.nanoTime();
+		trickle(trickling, Duration.ofMillis(500));
+		// Tomcat then reads the rest of the body itself (server.tomcat.max-swallow-size);
+		// the registry's room was given back with the answer
+		String answer = answerWithin(trickling, Duration.ofSeconds(15));
+		long answeredAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		System.out.printf(
+				"servlet, blocking reads: a body trickled at 2 bytes/s was answered '%s' after %d ms "
+						+ "(body-timeout 2s)%n",
+				(answer != null) ? answer.lines().findFirst().orElse("") : "nothing", answeredAfter);
+		assertThat(answer).startsWith("HTTP/1.1 408 ");
+		HttpMetadataExchange attacker = closing(HttpMetadataExchange.builder(base(registry)).token(ATTACKER).build());
+		NixlAgent agent = closing(standalone("attacker-0"));
+		attacker.publish(agent);
+		assertThat(answeredAfter).isBetween(1_900L, 6_000L);
+	}
+
+	/** A filter on the registry's path that does not support asynchronous requests. */
+	@Configuration(proxyBeanMethods = false)
+	static class BlockingFilter {
+
+		@Bean
+		FilterRegistrationBean<Filter> blockingFilter() {
+			FilterRegistrationBean<Filter> registration = new FilterRegistrationBean<>(
+					(request, response, chain) -> chain.doFilter(request, response));
+			registration.addUrlPatterns("/nixl/*");
+			registration.setAsyncSupported(false);
+			return registration;
+		}
+
 	}
 
 	@Test
