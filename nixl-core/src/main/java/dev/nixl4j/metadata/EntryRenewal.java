@@ -146,9 +146,13 @@ final class EntryRenewal {
 				}
 				if (status == 404 || status == 403) {
 					this.secrets.remove(agentName);
-					logger.log(System.Logger.Level.WARNING, "The registry at " + this.client.baseUri()
-							+ " no longer holds the entry of agent '" + agentName + "' (HTTP " + status
-							+ "): it expired or the registry restarted; it is renewed no more until it is published again");
+					String why = (status == 404) ? "it expired or the registry restarted"
+							: "it has another owner now: another process with this client's token reclaimed the name, "
+									+ "or the serving application published it";
+					logger.log(System.Logger.Level.WARNING,
+							"The registry at " + this.client.baseUri() + " no longer holds the entry of agent '"
+									+ agentName + "' for this exchange (HTTP " + status + "): " + why
+									+ "; it is renewed no more until it is published again");
 					return;
 				}
 				failure = "HTTP " + status;

@@ -134,7 +134,8 @@ public final class HttpMetadataExchange implements MetadataExchange {
 						null, true);
 				case 429 -> throw this.client.overQuota(operation, agentName, response);
 				case 413 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
-						"the exchange at " + baseUri() + " refused the value as too large (HTTP 413)");
+						"the exchange at " + baseUri() + " refused the value as too large (HTTP 413: "
+								+ RegistryClient.reason(response) + ")");
 				case 400 -> throw new NixlException(NixlStatus.INVALID_METADATA, operation, null, agentName,
 						"the exchange at " + baseUri() + " refused the value as not NIXL metadata of agent '"
 								+ agentName + "' (HTTP 400)");

@@ -29,9 +29,10 @@ import org.jspecify.annotations.Nullable;
  * Every read has the time left until the current phase's deadline as its socket timeout,
  * so a client that trickles bytes gains nothing: the request line and headers must arrive
  * within the header timeout (from the first byte; from the accept for the first request),
- * the body within the body timeout, and the next request's first byte within the idle
- * timeout. Writing an answer is bounded by a scheduled close. A connection whose deadline
- * passed is closed without an answer.
+ * the body within the body timeout and, after its first second, at the minimum rate on
+ * average, and the next request's first byte within the idle timeout. Writing an answer
+ * is bounded by a scheduled close. A connection whose deadline passed is closed without
+ * an answer, and the room its body had reserved in the registry is given back.
  */
 final class MetadataHttpConnection implements Runnable {
 
@@ -45,7 +46,15 @@ final class MetadataHttpConnection implements Runnable {
 	/** The most bytes of an unread body drained to keep a connection open. */
 	private static final long MAX_DRAIN_BYTES = 64 << 10;
 
+	/**
+	 * How long a body may take before the minimum rate applies: the first second of a
+	 * body is free of it.
+	 */
+	static final long RATE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
 	private final Socket socket;
+
+	private final MetadataHttpServer.Tracked tracked;
 
 	private final MetadataRegistryHandler handler;
 
@@ -59,9 +68,12 @@ final class MetadataHttpConnection implements Runnable {
 
 	private final OutputStream out;
 
-	MetadataHttpConnection(Socket socket, MetadataRegistryHandler handler, MetadataHttpServer.Limits limits,
-			Semaphore handling, ScheduledExecutorService deadlines) throws IOException {
+	MetadataHttpConnection(MetadataHttpServer.Tracked tracked, MetadataRegistryHandler handler,
+			MetadataHttpServer.Limits limits, Semaphore handling, ScheduledExecutorService deadlines)
+			throws IOException {
+		Socket socket = tracked.socket;
 		this.socket = socket;
+		this.tracked = tracked;
 		this.handler = handler;
 		this.limits = limits;
 		this.handling = handling;
@@ -72,6 +84,7 @@ final class MetadataHttpConnection implements Runnable {
 
 	@Override
 	public void run() {
+		this.tracked.started();
 		try (this.socket) {
 			long headerDeadline = System.nanoTime() + this.limits.headerTimeoutNanos();
 			boolean first = true;
@@ -98,7 +111,10 @@ final class MetadataHttpConnection implements Runnable {
 	}
 
 	/**
-	 * Reads and answers one request.
+	 * Reads and answers one request. The handler is asked before the body is read, and
+	 * again once it is, each time holding one of the server's permits; the body itself is
+	 * read without one, under the body deadline and the minimum rate, so that slow bodies
+	 * never keep other requests from being handled.
 	 * @return whether the connection stays open for another
 	 */
 	private boolean serve(long headerDeadline) throws IOException {
@@ -106,38 +122,80 @@ final class MetadataHttpConnection implements Runnable {
 		if (request == null) {
 			return false;
 		}
+		this.tracked.busy = true;
 		if (request.status != 0) {
 			respond(request.status, Map.of(), new byte[0], true);
 			return false;
 		}
-		long bodyDeadline = System.nanoTime() + this.limits.bodyTimeoutNanos();
-		Body body = request.chunked ? new ChunkedBody(this, bodyDeadline)
-				: new LengthBody(this, bodyDeadline, Math.max(request.contentLength, 0));
-		if ("100-continue".equalsIgnoreCase(request.header("expect"))) {
-			write(bodyDeadline, "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-		}
+		long bodyStart = System.nanoTime();
+		long bodyDeadline = bodyStart + this.limits.bodyTimeoutNanos();
+		Body body = request.chunked ? new ChunkedBody(this, bodyStart, bodyDeadline)
+				: new LengthBody(this, bodyStart, bodyDeadline, Math.max(request.contentLength, 0));
+		String authorization = request.header("authorization");
+		String ownerSecret = request.header(MetadataRegistryHandler.OWNER_SECRET_HEADER.toLowerCase(Locale.ROOT));
 		MetadataRegistryHandler.Response response;
-		try {
-			if (!this.handling.tryAcquire(Math.max(bodyDeadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS)) {
-				respond(503, Map.of(), new byte[0], true);
-				return false;
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		if (!acquire(bodyDeadline)) {
+			respond(503, Map.of(), new byte[0], true);
 			return false;
 		}
+		MetadataRegistryHandler.Call call;
 		try {
-			response = this.handler.handle(request.method, request.rawPath, request.header("authorization"),
-					request.header(MetadataRegistryHandler.OWNER_SECRET_HEADER.toLowerCase(Locale.ROOT)),
-					request.chunked ? -1 : request.contentLength, body);
+			call = this.handler.begin(request.method, request.rawPath, authorization, ownerSecret,
+					request.chunked ? -1 : request.contentLength);
 		}
 		finally {
 			this.handling.release();
 		}
-		boolean keepAlive = request.keepAlive && body.drainable();
+		boolean expectContinue = "100-continue".equalsIgnoreCase(request.header("expect"));
+		boolean refusedBeforeBody;
+		try (call) {
+			response = call.response();
+			refusedBeforeBody = response != null;
+			if (response == null) {
+				if (expectContinue) {
+					write(bodyDeadline, "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+				}
+				// a connection reading a body may be closed for a newcomer when the
+				// server
+				// is full and it is the one that waited longest
+				this.tracked.busy = false;
+				byte[] bytes = body.readNBytes(call.maxBodyBytes() + 1);
+				this.tracked.busy = true;
+				if (!acquire(bodyDeadline)) {
+					respond(503, Map.of(), new byte[0], true);
+					return false;
+				}
+				try {
+					response = call.complete(bytes);
+				}
+				finally {
+					this.handling.release();
+				}
+			}
+		}
+		// a client that asked before sending its body and was refused need not send it:
+		// the connection is not kept to wait for it
+		boolean keepAlive = request.keepAlive && body.drainable() && !(expectContinue && refusedBeforeBody);
 		respond(response.status(), response.headers(), response.body(), !keepAlive);
-		return keepAlive && body.drain(MAX_DRAIN_BYTES);
+		// what is left of an unread body is drained as a body is read
+		this.tracked.busy = false;
+		boolean open = keepAlive && body.drain(MAX_DRAIN_BYTES);
+		this.tracked.progressed();
+		return open;
+	}
+
+	/**
+	 * Takes one of the server's permits, waiting until the deadline at most.
+	 * @return whether it got one
+	 */
+	private boolean acquire(long deadline) throws IOException {
+		try {
+			return this.handling.tryAcquire(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IOException("interrupted while waiting to handle a request");
+		}
 	}
 
 	/**
@@ -340,8 +398,12 @@ final class MetadataHttpConnection implements Runnable {
 			case 403 -> "Forbidden";
 			case 404 -> "Not Found";
 			case 405 -> "Method Not Allowed";
+			case 408 -> "Request Timeout";
+			case 409 -> "Conflict";
 			case 413 -> "Content Too Large";
+			case 429 -> "Too Many Requests";
 			case 431 -> "Request Header Fields Too Large";
+			case 501 -> "Not Implemented";
 			case 503 -> "Service Unavailable";
 			case 507 -> "Insufficient Storage";
 			default -> "Status";
@@ -382,18 +444,44 @@ final class MetadataHttpConnection implements Runnable {
 
 	}
 
-	/** A request body read under the body deadline. */
+	/**
+	 * A request body read under the body deadline and the minimum rate: after its first
+	 * second ({@link #RATE_GRACE_NANOS}), the bytes received must keep up with the rate
+	 * on average since the headers ended, or the read times out.
+	 */
 	private abstract static class Body extends InputStream {
 
 		final MetadataHttpConnection connection;
 
-		final long deadline;
+		private final long start;
+
+		private final long deadline;
+
+		private final long minBytesPerSecond;
+
+		long received;
 
 		boolean failed;
 
-		Body(MetadataHttpConnection connection, long deadline) {
+		Body(MetadataHttpConnection connection, long start, long deadline) {
 			this.connection = connection;
+			this.start = start;
 			this.deadline = deadline;
+			this.minBytesPerSecond = connection.limits.minBodyBytesPerSecond();
+		}
+
+		/**
+		 * The time the next read must return by: the body deadline, or earlier, when the
+		 * bytes received so far stop being enough for the minimum rate.
+		 */
+		long deadline() {
+			if (this.minBytesPerSecond <= 0) {
+				return this.deadline;
+			}
+			double seconds = (double) this.received / this.minBytesPerSecond;
+			long onPace = this.start + RATE_GRACE_NANOS
+					+ (long) Math.min(seconds * 1e9, (double) (this.deadline - this.start));
+			return Math.min(this.deadline, onPace);
 		}
 
 		@Override
@@ -406,7 +494,11 @@ final class MetadataHttpConnection implements Runnable {
 		@Override
 		public int read(byte[] buffer, int offset, int length) throws IOException {
 			try {
-				return readBody(buffer, offset, length);
+				int n = readBody(buffer, offset, length);
+				if (n > 0) {
+					this.received += n;
+				}
+				return n;
 			}
 			catch (IOException ex) {
 				this.failed = true;
@@ -450,8 +542,8 @@ final class MetadataHttpConnection implements Runnable {
 
 		private long left;
 
-		LengthBody(MetadataHttpConnection connection, long deadline, long length) {
-			super(connection, deadline);
+		LengthBody(MetadataHttpConnection connection, long start, long deadline, long length) {
+			super(connection, start, deadline);
 			this.left = length;
 		}
 
@@ -463,7 +555,7 @@ final class MetadataHttpConnection implements Runnable {
 			if (length == 0) {
 				return 0;
 			}
-			int n = this.connection.read(buffer, offset, (int) Math.min(length, this.left), this.deadline);
+			int n = this.connection.read(buffer, offset, (int) Math.min(length, this.left), deadline());
 			if (n < 0) {
 				throw new IOException("the connection closed within a request body");
 			}
@@ -489,8 +581,8 @@ final class MetadataHttpConnection implements Runnable {
 
 		private boolean ended;
 
-		ChunkedBody(MetadataHttpConnection connection, long deadline) {
-			super(connection, deadline);
+		ChunkedBody(MetadataHttpConnection connection, long start, long deadline) {
+			super(connection, start, deadline);
 		}
 
 		@Override
@@ -499,7 +591,7 @@ final class MetadataHttpConnection implements Runnable {
 				return -1;
 			}
 			if (this.chunkLeft == 0) {
-				String size = this.connection.readLine(this.deadline, 1024);
+				String size = this.connection.readLine(deadline(), 1024);
 				if (size == null) {
 					throw new IOException("the connection closed within a request body");
 				}
@@ -519,7 +611,7 @@ final class MetadataHttpConnection implements Runnable {
 					String trailer;
 					int budget = MAX_HEADER_BYTES;
 					do {
-						trailer = this.connection.readLine(this.deadline, budget);
+						trailer = this.connection.readLine(deadline(), budget);
 						if (trailer == null) {
 							throw new IOException("the connection closed within a request body");
 						}
@@ -533,13 +625,13 @@ final class MetadataHttpConnection implements Runnable {
 			if (length == 0) {
 				return 0;
 			}
-			int n = this.connection.read(buffer, offset, (int) Math.min(length, this.chunkLeft), this.deadline);
+			int n = this.connection.read(buffer, offset, (int) Math.min(length, this.chunkLeft), deadline());
 			if (n < 0) {
 				throw new IOException("the connection closed within a request body");
 			}
 			this.chunkLeft -= n;
 			if (this.chunkLeft == 0) {
-				String end = this.connection.readLine(this.deadline, 2);
+				String end = this.connection.readLine(deadline(), 2);
 				if (end == null || !end.isEmpty()) {
 					throw new IOException("a chunk does not end with CRLF");
 				}

@@ -22,11 +22,14 @@ import org.jspecify.annotations.Nullable;
  * {@link HttpMetadataExchange} talks to), answered from a backing
  * {@link MetadataExchange}. {@link MetadataHttpServer} and the Spring Boot starter's
  * servlet both delegate to it, so its rules hold for every transport: bearer tokens
- * (shared, or a client's own with agent-name prefixes and a quota), an owner secret per
- * entry ({@value #OWNER_SECRET_HEADER}), an entry TTL ({@value #ENTRY_TTL_HEADER}),
- * bounds on entries and bytes, and the status code of every answer. They are described in
- * docs/architecture.md, "The HTTP metadata registry"; docs/operations.md says what each
- * party can do with them.
+ * (shared, or a client's own with agent-name prefixes; each with a quota that counts the
+ * room its uploads in progress reserved), an owner secret per entry
+ * ({@value #OWNER_SECRET_HEADER}; a client's token reclaims the entries of its names
+ * without it), an entry TTL ({@value #ENTRY_TTL_HEADER}), bounds on entries and bytes,
+ * and the status code of every answer. A server admits a request with {@link #begin},
+ * reads an admitted body under its own deadlines, and completes the call with it. They
+ * are described in docs/architecture.md, "The HTTP metadata registry"; docs/operations.md
+ * says what each party can do with them.
  *
  * <p>
  * The handler authenticates and routes; {@link RegistryEntries} keeps the entries, their
@@ -75,7 +78,7 @@ public final class MetadataRegistryHandler {
 
 	private final String basePath;
 
-	private final @Nullable BearerToken token;
+	private final @Nullable ClientGrant shared;
 
 	private final List<ClientGrant> clients;
 
@@ -93,8 +96,10 @@ public final class MetadataRegistryHandler {
 
 	private MetadataRegistryHandler(Builder builder, MetadataExchange store, @Nullable String token) {
 		this.basePath = builder.basePath;
-		this.token = (token != null) ? BearerToken.of(token) : null;
 		this.clients = List.copyOf(builder.clients.values());
+		this.shared = (token != null)
+				? ClientGrant.shared(BearerToken.of(token), builder.sharedMaxEntries(), builder.sharedMaxTotalBytes())
+				: null;
 		this.maxBytes = builder.maxBytes;
 		this.maxEntries = builder.maxEntries;
 		this.maxTotalBytes = builder.maxTotalBytes;
@@ -171,9 +176,11 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
-	 * Handles one request. The body is read only for an authorized {@code PUT} that may
-	 * go ahead (the name is free or the secret is the owner's, and the registry has
-	 * room), and then no further than the cap plus one byte; the caller closes it.
+	 * Handles one request, reading its body from a stream. The body is read only for an
+	 * authorized {@code PUT} that may go ahead (the name is free or the secret is the
+	 * owner's, and the registry and the caller's quota have room), and then no further
+	 * than the room it was given plus one byte; the caller closes it. A server that
+	 * bounds the body's read in time uses {@link #begin} instead.
 	 * @param method the request method, for example {@code GET}
 	 * @param rawPath the request path as sent, still percent-encoded and without a query,
 	 * for example {@code /nixl/agents/prefill-0/metadata}
@@ -189,48 +196,83 @@ public final class MetadataRegistryHandler {
 	 */
 	public Response handle(String method, String rawPath, @Nullable String authorization, @Nullable String ownerSecret,
 			long contentLength, InputStream body) throws IOException {
+		try (Call call = begin(method, rawPath, authorization, ownerSecret, contentLength)) {
+			Response answer = call.response();
+			if (answer != null) {
+				return answer;
+			}
+			return call.complete(body.readNBytes(call.maxBodyBytes() + 1));
+		}
+	}
+
+	/**
+	 * Starts handling one request, before its body is read: the answer at once for every
+	 * request but an admitted {@code PUT}, whose room (its declared length, or what is
+	 * left to it when the length is unknown) is then reserved against the registry's
+	 * bounds and the caller's quota until the call is {@linkplain Call#complete
+	 * completed} or {@linkplain Call#close() closed}. A declared length over what the
+	 * caller may still hold is refused here (413 past its whole quota, 429 past what is
+	 * left of it), without reading the body. The server reads the body under its own
+	 * deadlines, no further than {@link Call#maxBodyBytes()} plus one byte, and closes
+	 * the call in every case; a body it gives up on (a deadline passed, the client went
+	 * away) is dropped by closing the call without completing it.
+	 * @param method the request method, for example {@code GET}
+	 * @param rawPath the request path as sent, still percent-encoded and without a query
+	 * @param authorization the value of the {@code Authorization} header, or {@code null}
+	 * @param ownerSecret the value of the {@value #OWNER_SECRET_HEADER} header, or
+	 * {@code null}
+	 * @param contentLength the declared length of the body, or {@code -1} when unknown
+	 * @return the call
+	 */
+	public Call begin(String method, String rawPath, @Nullable String authorization, @Nullable String ownerSecret,
+			long contentLength) {
 		try {
 			ClientGrant caller = caller(authorization);
 			if (caller == null) {
 				logger.log(System.Logger.Level.DEBUG, "Refused a request without a valid bearer token");
-				return Response.of(401, Map.of("WWW-Authenticate", "Bearer realm=\"nixl4j\""), null);
+				return Call.answered(Response.of(401, Map.of("WWW-Authenticate", "Bearer realm=\"nixl4j\""), null));
 			}
 			Target target = target(rawPath);
 			if (target == null) {
-				return Response.of(404, Map.of(), null);
+				return Call.answered(Response.of(404, Map.of(), null));
 			}
 			String agentName = target.agentName();
 			byte @Nullable [] secretDigest = (ownerSecret != null && !ownerSecret.isBlank())
 					? BearerToken.sha256(ownerSecret.trim().getBytes(StandardCharsets.UTF_8)) : null;
 			if (!method.equals("GET") && !caller.permits(agentName)) {
-				return RegistryAnswers.text(403, "client '" + caller.id + "' may not change the entry of agent '"
-						+ agentName + "': its agent names start with one of " + caller.agentNamePrefixes);
+				return Call
+					.answered(RegistryAnswers.text(403, "client '" + caller.id + "' may not change the entry of agent '"
+							+ agentName + "': its agent names start with one of " + caller.agentNamePrefixes));
 			}
 			String kind = target.kind();
 			if (kind != null) {
 				String problem = RegistryDocuments.kindProblem(kind);
 				if (problem != null) {
-					return RegistryAnswers.text(400, problem);
+					return Call.answered(RegistryAnswers.text(400, problem));
 				}
 				return switch (method) {
-					case "GET" -> this.documents.get(agentName, kind);
-					case "PUT" -> this.documents.put(agentName, kind, secretDigest, contentLength, body);
-					case "DELETE" -> this.documents.delete(agentName, kind, secretDigest);
-					default -> Response.of(405, Map.of("Allow", "GET, PUT, DELETE"), null);
+					case "GET" -> Call.answered(this.documents.get(agentName, kind));
+					case "PUT" -> Call.of(this.documents.beginPut(agentName, kind, secretDigest, contentLength));
+					case "DELETE" -> Call.answered(this.documents.delete(agentName, kind, secretDigest));
+					default -> Call.answered(Response.of(405, Map.of("Allow", "GET, PUT, DELETE"), null));
 				};
 			}
 			return switch (method) {
-				case "GET" -> this.entries.get(agentName);
-				case "PUT" -> this.entries.put(agentName, caller, secretDigest, contentLength, body);
-				case "POST" -> this.entries.renew(agentName, secretDigest);
-				case "DELETE" -> this.entries.delete(agentName, secretDigest);
-				default -> Response.of(405, Map.of("Allow", "GET, PUT, POST, DELETE"), null);
+				case "GET" -> Call.answered(this.entries.get(agentName));
+				case "PUT" -> Call.of(this.entries.beginPut(agentName, caller, secretDigest, contentLength));
+				case "POST" -> Call.answered(this.entries.renew(agentName, secretDigest));
+				case "DELETE" -> Call.answered(this.entries.delete(agentName, secretDigest));
+				default -> Call.answered(Response.of(405, Map.of("Allow", "GET, PUT, POST, DELETE"), null));
 			};
 		}
 		catch (NixlException ex) {
-			logger.log(System.Logger.Level.WARNING, "The metadata store failed: " + ex.status());
-			return Response.of(503, Map.of(), null);
+			return Call.answered(storeFailed(ex));
 		}
+	}
+
+	static Response storeFailed(NixlException ex) {
+		logger.log(System.Logger.Level.WARNING, "The metadata store failed: " + ex.status());
+		return Response.of(503, Map.of(), null);
 	}
 
 	/** The grant of the token a request carries; {@code null} when it carries none. */
@@ -241,8 +283,9 @@ public final class MetadataRegistryHandler {
 		}
 		ClientGrant found = null;
 		// every token is compared, so the time taken does not tell which matched
-		if (this.token != null && this.token.matchesDigest(presented)) {
-			found = ClientGrant.SHARED;
+		ClientGrant shared = this.shared;
+		if (shared != null && shared.token.matchesDigest(presented)) {
+			found = shared;
 		}
 		for (ClientGrant client : this.clients) {
 			if (client.token.matchesDigest(presented)) {
@@ -309,6 +352,100 @@ public final class MetadataRegistryHandler {
 	@Override
 	public String toString() {
 		return "MetadataRegistryHandler[basePath=" + this.basePath + ", store=" + this.entries.store + "]";
+	}
+
+	/**
+	 * One request being handled ({@link #begin}): either answered already
+	 * ({@link #response()} is not {@code null}), or an admitted {@code PUT} whose body is
+	 * to be read, up to {@link #maxBodyBytes()} plus one byte, and handed to
+	 * {@link #complete}. Its reserved room is held until it is completed or closed;
+	 * closing is always safe and gives it back. Not for use by several threads at once.
+	 */
+	public static final class Call implements AutoCloseable {
+
+		private final @Nullable Response response;
+
+		private final @Nullable RegistryUpload upload;
+
+		private boolean done;
+
+		private Call(@Nullable Response response, @Nullable RegistryUpload upload) {
+			this.response = response;
+			this.upload = upload;
+		}
+
+		static Call answered(Response response) {
+			return new Call(response, null);
+		}
+
+		static Call of(Object begun) {
+			return (begun instanceof Response response) ? answered(response) : new Call(null, (RegistryUpload) begun);
+		}
+
+		/**
+		 * Returns the answer, when the request needs no body read.
+		 * @return the answer, or {@code null} when the body is to be read and
+		 * {@linkplain #complete completed}
+		 */
+		public @Nullable Response response() {
+			return this.response;
+		}
+
+		/**
+		 * Returns the most bytes the body may have: read at most one more, so that a
+		 * longer body is told apart (and refused).
+		 * @return the room reserved for the body; 0 when the call is answered already
+		 */
+		public int maxBodyBytes() {
+			RegistryUpload upload = this.upload;
+			return (upload != null) ? upload.limit : 0;
+		}
+
+		/**
+		 * Hands over the body and returns the answer: the body is stored when the
+		 * decision taken before it was read still holds (the entry may have changed hands
+		 * meanwhile). The reservation is given back.
+		 * @param body the body, read up to {@link #maxBodyBytes()} plus one byte
+		 * @return the answer to send; a 201 carries the new owner secret, a secret
+		 * @throws IllegalStateException when the call was answered already, completed or
+		 * closed
+		 */
+		public Response complete(byte[] body) {
+			RegistryUpload upload = this.upload;
+			if (upload == null || this.done) {
+				throw new IllegalStateException("this call reads no body, or was completed or closed");
+			}
+			this.done = true;
+			try {
+				return upload.complete(body);
+			}
+			catch (NixlException ex) {
+				return storeFailed(ex);
+			}
+			finally {
+				upload.release();
+			}
+		}
+
+		/**
+		 * Gives back the room reserved for the body, unless it was completed: a body
+		 * given up on is dropped.
+		 */
+		@Override
+		public void close() {
+			this.done = true;
+			RegistryUpload upload = this.upload;
+			if (upload != null) {
+				upload.release();
+			}
+		}
+
+		@Override
+		public String toString() {
+			return (this.response != null) ? "Call[" + this.response + "]"
+					: "Call[a body of at most " + maxBodyBytes() + " bytes]";
+		}
+
 	}
 
 	/**
@@ -387,6 +524,10 @@ public final class MetadataRegistryHandler {
 
 		private Duration entryTtl = DEFAULT_ENTRY_TTL;
 
+		private @Nullable Integer sharedMaxEntries;
+
+		private @Nullable Long sharedMaxTotalBytes;
+
 		private final Map<String, ClientGrant> clients = new LinkedHashMap<>();
 
 		private final List<byte[]> clientTokenDigests = new ArrayList<>();
@@ -396,15 +537,44 @@ public final class MetadataRegistryHandler {
 
 		/**
 		 * Sets the shared bearer token: its holders may create, replace and delete the
-		 * entry of any free name, with no quota but the registry's own. Required unless
-		 * {@linkplain #client clients} are set; with clients it may be left out, so that
-		 * every caller is held to its names and quota.
+		 * entry of any free name, all of them together within the shared token's quota
+		 * ({@link #sharedTokenQuota}). Required unless {@linkplain #client clients} are
+		 * set; with clients it may be left out, so that every caller is held to its names
+		 * and quota.
 		 * @param token the token
 		 * @return this builder
 		 */
 		public Builder token(String token) {
 			this.token = token;
 			return this;
+		}
+
+		/**
+		 * Sets the quota of the shared token: what all its holders together may hold,
+		 * uploads in progress included; past it they get 429, so that they cannot take
+		 * the room of the clients. By default it is the registry's bounds when no client
+		 * is set (the shared token is then the only caller), and a client's default quota
+		 * ({@value MetadataRegistryHandler#DEFAULT_CLIENT_MAX_ENTRIES} entries, 16 MiB)
+		 * when clients are set.
+		 * @param maxEntries the most entries
+		 * @param maxTotalBytes the most bytes of metadata and documents
+		 * @return this builder
+		 * @throws IllegalArgumentException when a bound is not positive
+		 */
+		public Builder sharedTokenQuota(int maxEntries, long maxTotalBytes) {
+			this.sharedMaxEntries = RegistryEntries.checkMaxEntries(maxEntries);
+			this.sharedMaxTotalBytes = RegistryEntries.checkMaxTotalBytes(maxTotalBytes);
+			return this;
+		}
+
+		int sharedMaxEntries() {
+			Integer set = this.sharedMaxEntries;
+			return (set != null) ? set : (this.clients.isEmpty() ? this.maxEntries : DEFAULT_CLIENT_MAX_ENTRIES);
+		}
+
+		long sharedMaxTotalBytes() {
+			Long set = this.sharedMaxTotalBytes;
+			return (set != null) ? set : (this.clients.isEmpty() ? this.maxTotalBytes : DEFAULT_CLIENT_MAX_TOTAL_BYTES);
 		}
 
 		/**
@@ -564,7 +734,31 @@ public final class MetadataRegistryHandler {
 					throw new IllegalArgumentException("a registry client has the shared token; each needs its own");
 				}
 			}
+			warnWhenQuotasPassTheBounds(token != null);
 			return new MetadataRegistryHandler(this, store, (token != null) ? token.trim() : null);
+		}
+
+		/**
+		 * Quotas that together pass the registry's bounds leave a client under its quota
+		 * open to a 507 when the others fill the registry: said once, at build.
+		 */
+		private void warnWhenQuotasPassTheBounds(boolean shared) {
+			long entries = shared ? sharedMaxEntries() : 0;
+			long bytes = shared ? sharedMaxTotalBytes() : 0;
+			for (ClientGrant client : this.clients.values()) {
+				entries += client.maxEntries;
+				bytes += client.maxTotalBytes;
+			}
+			if (entries > this.maxEntries || bytes > this.maxTotalBytes) {
+				long totalEntries = entries;
+				long totalBytes = bytes;
+				logger.log(System.Logger.Level.WARNING,
+						() -> "The quotas of the metadata registry's " + (shared ? "shared token and " : "")
+								+ "clients together (" + totalEntries + " entries, " + totalBytes
+								+ " bytes) pass its bounds (" + this.maxEntries + " entries, " + this.maxTotalBytes
+								+ " bytes): a client under its quota can be refused with 507 when "
+								+ "the others fill the registry");
+			}
 		}
 
 	}

@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
@@ -15,9 +14,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The documents of a {@link MetadataRegistryHandler}'s entries
  * ({@link MetadataExchange#publishDocument}): each belongs to its agent's entry, needs
- * that entry's owner secret to change, counts against the registry's bytes and the
- * entry's client's quota, and goes away with the entry. Runs under the lock of the
- * {@link RegistryEntries} it is given.
+ * that entry's owner secret to change, counts against the registry's bytes and the quota
+ * of the entry's grant (a body being read from its admission on), and goes away with the
+ * entry. Runs under the lock of the {@link RegistryEntries} it is given.
  */
 final class RegistryDocuments {
 
@@ -53,74 +52,130 @@ final class RegistryDocuments {
 		return Response.of(200, headers, document);
 	}
 
-	Response put(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength, InputStream in)
-			throws IOException {
+	/**
+	 * Admits a {@code PUT} of a document before its body is read, reserving its room
+	 * against the registry's bounds and the quota of the entry's grant.
+	 * @return the refusal, or the admitted upload holding its reservation
+	 */
+	Object beginPut(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength) {
 		int cap = MetadataExchange.MAX_DOCUMENT_BYTES;
 		if (contentLength > cap) {
 			return documentTooLarge(kind);
 		}
-		int room;
 		this.entries.lock.lock();
 		try {
-			Response refused = admitDocument(agentName, kind, secretDigest, Math.max(contentLength, 0),
+			Object decision = admitDocument(agentName, kind, secretDigest, Math.max(contentLength, 0),
 					System.nanoTime());
-			if (refused != null) {
+			if (decision instanceof Response refused) {
 				return refused;
 			}
-			Claim claim = this.entries.claims.get(agentName);
-			long available = this.entries.maxTotalBytes - this.entries.storedBytes - this.entries.reservedBytes
-					+ ((claim != null) ? claim.documentBytes(kind) : 0);
-			room = (contentLength >= 0) ? (int) contentLength : (int) Math.max(0, Math.min(cap, available));
-			this.entries.reservedBytes += room;
-		}
-		finally {
-			this.entries.lock.unlock();
-		}
-		byte[] body;
-		try {
-			body = in.readNBytes(room + 1);
-		}
-		finally {
-			this.entries.lock.lock();
-			try {
-				this.entries.reservedBytes -= room;
-			}
-			finally {
-				this.entries.lock.unlock();
-			}
-		}
-		if (body.length > room) {
-			return (room < cap && contentLength < 0)
-					? RegistryAnswers
-						.full("the registry holds its maximum of " + this.entries.maxTotalBytes + " bytes of metadata")
-					: documentTooLarge(kind);
-		}
-		this.entries.lock.lock();
-		try {
-			// the decision is taken again: the entry may have changed hands or expired
-			// during the read
-			Response refused = admitDocument(agentName, kind, secretDigest, body.length, System.nanoTime());
-			if (refused != null) {
-				return refused;
-			}
-			Claim claim = Objects.requireNonNull(this.entries.claims.get(agentName));
-			this.entries.store.publishDocument(agentName, kind, body);
-			Integer previous = claim.documents.put(kind, body.length);
-			this.entries.storedBytes += body.length - ((previous != null) ? previous : 0);
-			return Response.of((previous != null) ? 204 : 201, Map.of(), null);
+			Claim claim = (Claim) decision;
+			long replaced = claim.documentBytes(kind);
+			int room = (contentLength >= 0) ? (int) contentLength
+					: (int) Math.min(cap, this.entries.room(claim.client, replaced, replaced));
+			return new DocumentUpload(agentName, kind, secretDigest, contentLength, room,
+					this.entries.reserve(claim.client, room, 0));
 		}
 		finally {
 			this.entries.lock.unlock();
 		}
 	}
 
+	Response put(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength, InputStream in)
+			throws IOException {
+		Object begun = beginPut(agentName, kind, secretDigest, contentLength);
+		if (begun instanceof Response refused) {
+			return refused;
+		}
+		RegistryUpload upload = (RegistryUpload) begun;
+		try {
+			return upload.complete(in.readNBytes(upload.limit + 1));
+		}
+		finally {
+			upload.release();
+		}
+	}
+
+	private final class DocumentUpload extends RegistryUpload {
+
+		private final String agentName;
+
+		private final String kind;
+
+		private final byte @Nullable [] secretDigest;
+
+		private final long contentLength;
+
+		private final RegistryEntries.Reservation reservation;
+
+		DocumentUpload(String agentName, String kind, byte @Nullable [] secretDigest, long contentLength, int room,
+				RegistryEntries.Reservation reservation) {
+			super(room);
+			this.agentName = agentName;
+			this.kind = kind;
+			this.secretDigest = secretDigest;
+			this.contentLength = contentLength;
+			this.reservation = reservation;
+		}
+
+		@Override
+		void release() {
+			RegistryDocuments.this.entries.release(this.reservation);
+		}
+
+		@Override
+		Response complete(byte[] body) {
+			release();
+			RegistryEntries entries = RegistryDocuments.this.entries;
+			if (body.length > this.limit) {
+				if (this.contentLength >= 0 || this.limit >= MetadataExchange.MAX_DOCUMENT_BYTES) {
+					return documentTooLarge(this.kind);
+				}
+				entries.lock.lock();
+				try {
+					Claim claim = entries.claims.get(this.agentName);
+					if (claim != null) {
+						Response refused = entries.fits(claim.client, body.length, claim.documentBytes(this.kind),
+								claim.documentBytes(this.kind), false, false);
+						if (refused != null) {
+							return refused;
+						}
+					}
+				}
+				finally {
+					entries.lock.unlock();
+				}
+				return RegistryAnswers
+					.full("the registry holds its maximum of " + entries.maxTotalBytes + " bytes of metadata");
+			}
+			entries.lock.lock();
+			try {
+				// the decision is taken again: the entry may have changed hands or
+				// expired
+				// during the read
+				Object decision = admitDocument(this.agentName, this.kind, this.secretDigest, body.length,
+						System.nanoTime());
+				if (decision instanceof Response refused) {
+					return refused;
+				}
+				Claim claim = (Claim) decision;
+				entries.store.publishDocument(this.agentName, this.kind, body);
+				Integer previous = claim.documents.put(this.kind, body.length);
+				entries.storedBytes += body.length - ((previous != null) ? previous : 0);
+				return Response.of((previous != null) ? 204 : 201, Map.of(), null);
+			}
+			finally {
+				entries.lock.unlock();
+			}
+		}
+
+	}
+
 	/**
-	 * Decides whether a {@code PUT} of a document of {@code size} bytes may go ahead:
-	 * {@code null} when it may (then the agent's claim exists), the refusal otherwise.
-	 * Called with the lock held.
+	 * Decides whether a {@code PUT} of a document of {@code size} bytes may go ahead: the
+	 * agent's claim when it may, the refusal otherwise. Called with the lock held.
 	 */
-	private @Nullable Response admitDocument(String agentName, String kind, byte @Nullable [] secretDigest, long size,
-			long now) {
+	private Object admitDocument(String agentName, String kind, byte @Nullable [] secretDigest, long size, long now) {
 		this.entries.sweep(now);
 		this.entries.expireIfDue(agentName, now);
 		Claim claim = this.entries.claims.get(agentName);
@@ -137,12 +192,9 @@ final class RegistryDocuments {
 			return RegistryAnswers.full("the entry of agent '" + agentName + "' holds its maximum of "
 					+ MetadataRegistryHandler.MAX_DOCUMENTS_PER_ENTRY + " documents");
 		}
-		if (this.entries.storedBytes - claim.documentBytes(kind) + this.entries.reservedBytes
-				+ size > this.entries.maxTotalBytes) {
-			return RegistryAnswers
-				.full("the registry holds its maximum of " + this.entries.maxTotalBytes + " bytes of metadata");
-		}
-		return this.entries.overClientBytes(claim.client, size - claim.documentBytes(kind));
+		long replaced = claim.documentBytes(kind);
+		Response refused = this.entries.fits(claim.client, size, replaced, replaced, false, false);
+		return (refused != null) ? refused : claim;
 	}
 
 	Response delete(String agentName, String kind, byte @Nullable [] secretDigest) {

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.nixl4j.AgentMetadata;
@@ -23,9 +24,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The entries a {@link MetadataRegistryHandler} holds for its callers, in its backing
  * exchange: each entry created over HTTP has an owner (the digest of its secret), counts
- * against the registry's bounds and its client's quota, and expires when its owner does
- * not renew it within the TTL. Requests for an entry's metadata are answered here; its
- * documents ({@link RegistryDocuments}) share the lock, the entries and the byte count.
+ * against the registry's bounds and its grant's quota, and expires when its owner does
+ * not renew it within the TTL. A body being read counts too: its room is reserved,
+ * against the bounds and the quota, from the admission of its {@code PUT} until it is
+ * stored or given up, so uploads in progress never hold more than their grant may.
+ * Requests for an entry's metadata are answered here; its documents
+ * ({@link RegistryDocuments}) share the lock, the entries and the byte count.
  */
 final class RegistryEntries {
 
@@ -68,6 +72,11 @@ final class RegistryEntries {
 
 	private int reservedEntries;
 
+	/**
+	 * The room reserved by each grant's uploads in progress; guarded by {@link #lock}.
+	 */
+	private final Map<ClientGrant, Held> reserved = new HashMap<>();
+
 	private long lastSweep;
 
 	RegistryEntries(MetadataExchange store, int maxBytes, int maxEntries, long maxTotalBytes, Duration entryTtl) {
@@ -107,80 +116,161 @@ final class RegistryEntries {
 		return Response.of(200, headers, metadata.toByteArray());
 	}
 
-	Response put(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength,
-			InputStream in) throws IOException {
+	/**
+	 * Admits a {@code PUT} of an entry's metadata before its body is read: the caller
+	 * must be the entry's owner (or {@linkplain ClientGrant#reclaims reclaim} it), and
+	 * the body's room must fit the registry's bounds and the quota of the grant it counts
+	 * against, counting what that grant's entries hold and what its uploads in progress
+	 * reserved. A declared length is reserved whole; a body of unknown length may take
+	 * what is left, up to the cap.
+	 * @return the refusal, or the admitted upload holding its reservation
+	 */
+	Object beginPut(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength) {
 		if (contentLength > this.maxBytes) {
-			return Response.of(413, Map.of(), null);
+			return RegistryAnswers.text(413, "the body of " + contentLength + " bytes is over the limit of "
+					+ this.maxBytes + " bytes of one entry's metadata");
 		}
-		int room;
-		int newEntries;
 		this.lock.lock();
 		try {
-			Response refused = admit(agentName, caller, secretDigest, Math.max(contentLength, 0), System.nanoTime());
-			if (refused != null) {
+			Object decision = admit(agentName, caller, secretDigest, Math.max(contentLength, 0), System.nanoTime());
+			if (decision instanceof Response refused) {
 				return refused;
 			}
-			Claim claim = this.claims.get(agentName);
-			long available = this.maxTotalBytes - this.storedBytes - this.reservedBytes
-					+ ((claim != null) ? claim.bytes : 0);
-			// a body of unknown length may take what is left of the budget, up to the cap
-			room = (contentLength >= 0) ? (int) contentLength : (int) Math.min(this.maxBytes, available);
-			newEntries = (claim != null) ? 0 : 1;
-			this.reservedBytes += room;
-			this.reservedEntries += newEntries;
+			Plan plan = (Plan) decision;
+			int room = (contentLength >= 0) ? (int) contentLength
+					: (int) Math.max(0, Math.min(this.maxBytes, plan.room));
+			Reservation reservation = reserve(plan.quota, room, plan.newEntry ? 1 : 0);
+			return new MetadataUpload(agentName, caller, secretDigest, contentLength, room, reservation);
 		}
 		finally {
 			this.lock.unlock();
 		}
-		byte[] body;
+	}
+
+	Response put(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength,
+			InputStream in) throws IOException {
+		Object begun = beginPut(agentName, caller, secretDigest, contentLength);
+		if (begun instanceof Response refused) {
+			return refused;
+		}
+		RegistryUpload upload = (RegistryUpload) begun;
 		try {
-			body = in.readNBytes(room + 1);
+			return upload.complete(in.readNBytes(upload.limit + 1));
 		}
 		finally {
-			this.lock.lock();
+			upload.release();
+		}
+	}
+
+	private final class MetadataUpload extends RegistryUpload {
+
+		private final String agentName;
+
+		private final ClientGrant caller;
+
+		private final byte @Nullable [] secretDigest;
+
+		private final long contentLength;
+
+		private final Reservation reservation;
+
+		MetadataUpload(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long contentLength,
+				int room, Reservation reservation) {
+			super(room);
+			this.agentName = agentName;
+			this.caller = caller;
+			this.secretDigest = secretDigest;
+			this.contentLength = contentLength;
+			this.reservation = reservation;
+		}
+
+		@Override
+		void release() {
+			RegistryEntries.this.release(this.reservation);
+		}
+
+		@Override
+		Response complete(byte[] body) {
+			release();
+			if (body.length > this.limit) {
+				return tooLong(this.limit, this.contentLength, this.reservation.client);
+			}
+			AgentMetadata metadata;
 			try {
-				this.reservedBytes -= room;
-				this.reservedEntries -= newEntries;
+				metadata = MetadataValues.check("send_local_md", this.agentName, body, RegistryEntries.this.maxBytes);
 			}
-			finally {
-				this.lock.unlock();
+			catch (NixlException ex) {
+				return RegistryAnswers.text(400, "the body is not NIXL metadata of agent '" + this.agentName + "'");
 			}
+			return commit(this.agentName, this.caller, this.secretDigest, body, metadata);
 		}
-		if (body.length > room) {
-			return (room < this.maxBytes && contentLength < 0)
-					? RegistryAnswers
-						.full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata")
-					: Response.of(413, Map.of(), null);
+
+	}
+
+	/**
+	 * The answer to a body longer than the room it was given: over the cap, or over what
+	 * was left of the registry's or the grant's room when its length was not declared.
+	 */
+	private Response tooLong(int room, long contentLength, ClientGrant quota) {
+		if (contentLength >= 0 || room >= this.maxBytes) {
+			return RegistryAnswers.text(413,
+					"the body is longer than " + ((contentLength >= 0) ? "its declared " + contentLength + " bytes"
+							: "the limit of " + this.maxBytes + " bytes of one entry's metadata"));
 		}
-		AgentMetadata metadata;
+		this.lock.lock();
 		try {
-			metadata = MetadataValues.check("send_local_md", agentName, body, this.maxBytes);
+			long clientRoom = quota.maxTotalBytes - bytesOf(quota) - reservedOf(quota).bytes;
+			long registryRoom = this.maxTotalBytes - this.storedBytes - this.reservedBytes;
+			if (clientRoom < registryRoom) {
+				return RegistryAnswers.overQuota(quota.describe() + " holds its maximum of " + quota.maxTotalBytes
+						+ " bytes, uploads in progress included; the body did not fit in the " + room
+						+ " bytes left to it");
+			}
 		}
-		catch (NixlException ex) {
-			return Response.of(400, Map.of(), null);
+		finally {
+			this.lock.unlock();
 		}
+		return RegistryAnswers.full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
+	}
+
+	private Response commit(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, byte[] body,
+			AgentMetadata metadata) {
 		this.lock.lock();
 		try {
 			long now = System.nanoTime();
 			// the decision is taken again: the entry may have changed hands or expired
 			// during the read
-			Response refused = admit(agentName, caller, secretDigest, body.length, now);
-			if (refused != null) {
+			Object decision = admit(agentName, caller, secretDigest, body.length, now);
+			if (decision instanceof Response refused) {
 				return refused;
 			}
-			Claim claim = this.claims.get(agentName);
-			this.store.publish(agentName, metadata);
-			if (claim != null) {
+			Plan plan = (Plan) decision;
+			Claim claim = plan.claim;
+			if (claim != null && !plan.reclaim) {
+				this.store.publish(agentName, metadata);
 				this.storedBytes += body.length - claim.bytes;
 				claim.bytes = body.length;
 				claim.valueDigest = BearerToken.sha256(body);
 				claim.expiresAt = now + this.ttlNanos;
 				return Response.of(204, ttlHeader(), null);
 			}
+			if (claim != null) {
+				// reclaimed: the earlier holder's value and documents go, and with them
+				// its secret
+				long renewedAgo = now - (claim.expiresAt - this.ttlNanos);
+				this.store.invalidate(agentName);
+				drop(agentName, claim);
+				logger.log(System.Logger.Level.INFO,
+						() -> "The registry entry of agent '" + agentName + "' was reclaimed by " + caller.describe()
+								+ ", which owns the name, without its owner secret; its earlier holder ("
+								+ claim.client.describe() + ") last published or renewed it "
+								+ TimeUnit.NANOSECONDS.toMillis(renewedAgo) + " ms before");
+			}
+			this.store.publish(agentName, metadata);
 			String secret = newSecret();
 			byte[] newSecretDigest = BearerToken.sha256(secret.getBytes(StandardCharsets.UTF_8));
 			this.claims.put(agentName,
-					new Claim(caller, newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
+					new Claim(plan.quota, newSecretDigest, BearerToken.sha256(body), body.length, now + this.ttlNanos));
 			this.storedBytes += body.length;
 			Map<String, String> headers = ttlHeader();
 			headers.put(MetadataRegistryHandler.OWNER_SECRET_HEADER, secret);
@@ -193,53 +283,88 @@ final class RegistryEntries {
 	}
 
 	/**
-	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: {@code null} when
-	 * it may, the refusal otherwise. Called with the lock held.
+	 * What an admitted {@code PUT} of metadata does: replace {@code claim} (its owner's),
+	 * reclaim it (a new owner, the earlier holder's value and documents dropped), or
+	 * create an entry ({@code claim} {@code null}); {@code quota} is the grant it counts
+	 * against, {@code room} the most bytes its body may have.
 	 */
-	private @Nullable Response admit(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long size,
-			long now) {
+	private record Plan(@Nullable Claim claim, boolean reclaim, ClientGrant quota, boolean newEntry, long room) {
+	}
+
+	/**
+	 * Decides whether a {@code PUT} of {@code size} bytes may go ahead: a {@link Plan}
+	 * when it may, the refusal otherwise. Called with the lock held.
+	 */
+	private Object admit(String agentName, ClientGrant caller, byte @Nullable [] secretDigest, long size, long now) {
 		sweep(now);
 		expireIfDue(agentName, now);
 		Claim claim = this.claims.get(agentName);
 		if (claim != null) {
-			if (!claim.ownedBy(secretDigest)) {
+			boolean owner = claim.ownedBy(secretDigest);
+			if (!owner && !caller.reclaims(agentName, claim.client)) {
 				return RegistryAnswers.notOwner(agentName);
 			}
 			if (stillHolds(agentName, claim)) {
-				if (this.storedBytes - claim.bytes + this.reservedBytes + size > this.maxTotalBytes) {
-					return RegistryAnswers.full("the registry holds its maximum of " + this.maxTotalBytes
-							+ " bytes of metadata; the entry cannot grow");
+				if (owner) {
+					Response refused = fits(claim.client, size, claim.bytes, claim.bytes, false, false);
+					return (refused != null) ? refused
+							: new Plan(claim, false, claim.client, false, room(claim.client, claim.bytes, claim.bytes));
 				}
-				return overClientBytes(claim.client, size - claim.bytes);
+				long held = claim.bytes + claim.documentBytes();
+				boolean moves = claim.client != caller;
+				Response refused = fits(caller, size, held, moves ? 0 : held, false, moves);
+				return (refused != null) ? refused
+						: new Plan(claim, true, caller, moves, room(caller, held, moves ? 0 : held));
 			}
 		}
 		if (isStored(agentName)) {
 			return RegistryAnswers.notOwner(agentName);
 		}
-		if (this.claims.size() + this.reservedEntries >= this.maxEntries) {
-			return RegistryAnswers.full("the registry holds its maximum of " + this.maxEntries + " entries");
-		}
-		if (this.storedBytes + this.reservedBytes + size > this.maxTotalBytes) {
-			return RegistryAnswers
-				.full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata");
-		}
-		if (caller != ClientGrant.SHARED && entriesOf(caller) >= caller.maxEntries) {
-			return RegistryAnswers
-				.overQuota("client '" + caller.id + "' holds its maximum of " + caller.maxEntries + " entries");
-		}
-		return overClientBytes(caller, size);
+		Response refused = fits(caller, size, 0, 0, true, true);
+		return (refused != null) ? refused : new Plan(null, false, caller, true, room(caller, 0, 0));
 	}
 
 	/**
-	 * Refuses {@code growth} more bytes for a client past its quota; {@code null} when
-	 * they fit. Called with the lock held.
+	 * Whether {@code size} more bytes (and maybe a new entry) fit the registry's bounds
+	 * and the quota of {@code quota}, once {@code freed} bytes of the registry and
+	 * {@code clientFreed} of the grant's are given back: {@code null} when they do, the
+	 * refusal otherwise. Reserved room counts as held. Called with the lock held.
 	 */
-	@Nullable Response overClientBytes(ClientGrant client, long growth) {
-		if (client == ClientGrant.SHARED || growth <= 0 || bytesOf(client) + growth <= client.maxTotalBytes) {
-			return null;
+	@Nullable Response fits(ClientGrant quota, long size, long freed, long clientFreed, boolean newRegistryEntry,
+			boolean newClientEntry) {
+		if (newRegistryEntry && this.claims.size() + this.reservedEntries >= this.maxEntries) {
+			return RegistryAnswers.full("the registry holds its maximum of " + this.maxEntries + " entries");
 		}
-		return RegistryAnswers
-			.overQuota("client '" + client.id + "' holds its maximum of " + client.maxTotalBytes + " bytes");
+		if (this.storedBytes - freed + this.reservedBytes + size > this.maxTotalBytes) {
+			return RegistryAnswers.full("the registry holds its maximum of " + this.maxTotalBytes + " bytes of metadata"
+					+ ((freed > 0) ? "; the entry cannot grow" : ""));
+		}
+		Held reserved = reservedOf(quota);
+		if (newClientEntry && entriesOf(quota) + reserved.entries >= quota.maxEntries) {
+			return RegistryAnswers.overQuota(quota.describe() + " holds its maximum of " + quota.maxEntries + " entries"
+					+ ((reserved.entries > 0) ? ", " + reserved.entries + " of them uploads in progress" : ""));
+		}
+		if (size > quota.maxTotalBytes) {
+			return RegistryAnswers.text(413, "the body of " + size + " bytes is over the quota of " + quota.describe()
+					+ ", " + quota.maxTotalBytes + " bytes");
+		}
+		long held = bytesOf(quota) - clientFreed;
+		if (size > 0 && held + reserved.bytes + size > quota.maxTotalBytes) {
+			return RegistryAnswers.overQuota(
+					quota.describe() + " holds its maximum of " + quota.maxTotalBytes + " bytes (" + held + " held, "
+							+ reserved.bytes + " reserved by uploads in progress; " + size + " more do not fit)");
+		}
+		return null;
+	}
+
+	/**
+	 * The most bytes a body of unknown length may take: what is left of the registry's
+	 * bytes and of the grant's quota. Called with the lock held.
+	 */
+	long room(ClientGrant quota, long freed, long clientFreed) {
+		long registry = this.maxTotalBytes - this.storedBytes + freed - this.reservedBytes;
+		long client = quota.maxTotalBytes - bytesOf(quota) + clientFreed - reservedOf(quota).bytes;
+		return Math.max(0, Math.min(registry, client));
 	}
 
 	private int entriesOf(ClientGrant client) {
@@ -252,7 +377,7 @@ final class RegistryEntries {
 		return entries;
 	}
 
-	private long bytesOf(ClientGrant client) {
+	long bytesOf(ClientGrant client) {
 		long bytes = 0;
 		for (Claim claim : this.claims.values()) {
 			if (claim.client == client) {
@@ -260,6 +385,81 @@ final class RegistryEntries {
 			}
 		}
 		return bytes;
+	}
+
+	/**
+	 * Reserves room for a body about to be read, against the registry's bounds and the
+	 * grant's quota. Called with the lock held.
+	 */
+	Reservation reserve(ClientGrant client, long bytes, int entries) {
+		Reservation reservation = new Reservation(client, bytes, entries);
+		this.reservedBytes += bytes;
+		this.reservedEntries += entries;
+		Held held = this.reserved.computeIfAbsent(client, grant -> new Held());
+		held.bytes += bytes;
+		held.entries += entries;
+		return reservation;
+	}
+
+	/** Gives a reservation back; the second time does nothing. */
+	void release(Reservation reservation) {
+		this.lock.lock();
+		try {
+			if (reservation.released) {
+				return;
+			}
+			reservation.released = true;
+			this.reservedBytes -= reservation.bytes;
+			this.reservedEntries -= reservation.entries;
+			Held held = this.reserved.get(reservation.client);
+			if (held != null) {
+				held.bytes -= reservation.bytes;
+				held.entries -= reservation.entries;
+				if (held.bytes == 0 && held.entries == 0) {
+					this.reserved.remove(reservation.client);
+				}
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	Held reservedOf(ClientGrant client) {
+		Held held = this.reserved.get(client);
+		return (held != null) ? held : Held.NONE;
+	}
+
+	/**
+	 * Room held for a body being read; guarded by {@link #lock}.
+	 */
+	static final class Reservation {
+
+		final ClientGrant client;
+
+		final long bytes;
+
+		final int entries;
+
+		boolean released;
+
+		Reservation(ClientGrant client, long bytes, int entries) {
+			this.client = client;
+			this.bytes = bytes;
+			this.entries = entries;
+		}
+
+	}
+
+	/** The bytes and entries a grant's uploads in progress reserved. */
+	static final class Held {
+
+		static final Held NONE = new Held();
+
+		long bytes;
+
+		int entries;
+
 	}
 
 	Response renew(String agentName, byte @Nullable [] secretDigest) {

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@link MetadataHttpServer} under clients that connect and go quiet, trickle their
@@ -182,28 +183,28 @@ class MetadataHttpServerDeadlineTest {
 	}
 
 	@Test
-	void connectionsOverTheCapAreRefusedUntilOthersClose() throws Exception {
+	void atTheCapTheConnectionThatWaitedLongestIsClosedForANewcomer() throws Exception {
 		try (MetadataHttpServer server = MetadataHttpServer.builder().token(TOKEN).maxConnections(2).start();
 				HttpClient http = HttpClient.newHttpClient()) {
 			Socket first = connect(server);
+			send(first, "GET /nixl/agen");
+			Thread.sleep(50);
 			Socket second = connect(server);
-			try (Socket third = connect(server)) {
-				assertThat(readUntilClosed(third)).as("a connection over the cap").isEmpty();
-			}
-			assertThat(server.refusedConnections()).isEqualTo(1);
-			first.close();
-			second.close();
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-			int status = 0;
-			while (status != 404 && System.nanoTime() < deadline) {
-				try {
-					status = get(http, server, "absent");
-				}
-				catch (IOException ex) {
-					// the server has not yet seen the others close
-				}
+			while (server.openConnections() < 2 && System.nanoTime() < deadline) {
+				Thread.sleep(10);
 			}
-			assertThat(status).as("an honest GET once the others closed").isEqualTo(404);
+			assertThat(get(http, server, "absent")).as("an honest GET on a new connection at the cap").isEqualTo(404);
+			try (first) {
+				assertThat(readUntilClosed(first)).as("the connection that waited longest, closed").isEmpty();
+			}
+			assertThat(server.evictedConnections()).isEqualTo(1);
+			assertThat(server.refusedConnections()).isZero();
+			try (second) {
+				second.setSoTimeout(200);
+				assertThatThrownBy(() -> second.getInputStream().read()).as("the younger one stays open")
+					.isInstanceOf(SocketTimeoutException.class);
+			}
 		}
 	}
 

@@ -810,10 +810,38 @@ public class NixlProperties implements Validator {
 		/**
 		 * Whether the served registry accepts the shared token
 		 * ("nixl.metadata.http.token") beside the clients' own. A holder of the shared
-		 * token may take any free agent name and fill the registry up to its bounds; turn
-		 * it off once every peer has a client token.
+		 * token may take any free agent name and fill the shared token's quota; turn it
+		 * off once every peer has a client token.
 		 */
 		private boolean acceptSharedToken = true;
+
+		/**
+		 * Most entries all holders of the shared token together may hold, uploads in
+		 * progress included; past it they get 429. Default: the registry's max-entries
+		 * when no client is configured, else 64.
+		 */
+		private @Nullable Integer sharedTokenMaxEntries;
+
+		/**
+		 * Most bytes of metadata and documents all holders of the shared token together
+		 * may hold, uploads in progress included. Default: the registry's max-total-size
+		 * when no client is configured, else 16MB.
+		 */
+		private @Nullable DataSize sharedTokenMaxTotalSize;
+
+		/**
+		 * Deadline of a "PUT" body, from its admission to its last byte; a body still
+		 * arriving then gets 408 and its reserved room is given back. The web server's
+		 * own timeout starts again with every byte and does not bound this.
+		 */
+		private Duration bodyTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * Minimum rate of a "PUT" body, per second on average after its first second; a
+		 * body that falls behind gets 408 and its reserved room is given back. 0 turns
+		 * the rate off.
+		 */
+		private DataSize minBodyRate = DataSize.ofKilobytes(16);
 
 		/**
 		 * Clients of the served registry, by client id, each with its own "token", the
@@ -824,6 +852,38 @@ public class NixlProperties implements Validator {
 
 		public boolean isAcceptSharedToken() {
 			return this.acceptSharedToken;
+		}
+
+		public @Nullable Integer getSharedTokenMaxEntries() {
+			return this.sharedTokenMaxEntries;
+		}
+
+		public void setSharedTokenMaxEntries(@Nullable Integer sharedTokenMaxEntries) {
+			this.sharedTokenMaxEntries = sharedTokenMaxEntries;
+		}
+
+		public @Nullable DataSize getSharedTokenMaxTotalSize() {
+			return this.sharedTokenMaxTotalSize;
+		}
+
+		public void setSharedTokenMaxTotalSize(@Nullable DataSize sharedTokenMaxTotalSize) {
+			this.sharedTokenMaxTotalSize = sharedTokenMaxTotalSize;
+		}
+
+		public Duration getBodyTimeout() {
+			return this.bodyTimeout;
+		}
+
+		public void setBodyTimeout(Duration bodyTimeout) {
+			this.bodyTimeout = bodyTimeout;
+		}
+
+		public DataSize getMinBodyRate() {
+			return this.minBodyRate;
+		}
+
+		public void setMinBodyRate(DataSize minBodyRate) {
+			this.minBodyRate = minBodyRate;
 		}
 
 		public void setAcceptSharedToken(boolean acceptSharedToken) {

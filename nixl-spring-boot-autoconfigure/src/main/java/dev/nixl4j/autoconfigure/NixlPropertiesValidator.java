@@ -167,6 +167,20 @@ final class NixlPropertiesValidator {
 			reject("metadata.http.registry.entryTtl",
 					"must be at least 100ms: clients renew every third of it, over the network");
 		}
+		Integer sharedEntries = registry.getSharedTokenMaxEntries();
+		if (sharedEntries != null && sharedEntries <= 0) {
+			reject("metadata.http.registry.sharedTokenMaxEntries", "must be positive");
+		}
+		if (registry.getSharedTokenMaxTotalSize() != null && registry.getSharedTokenMaxTotalSize().toBytes() <= 0) {
+			reject("metadata.http.registry.sharedTokenMaxTotalSize", "must be positive");
+		}
+		Duration bodyTimeout = registry.getBodyTimeout();
+		if (bodyTimeout == null || bodyTimeout.compareTo(Duration.ofMillis(100)) < 0) {
+			reject("metadata.http.registry.bodyTimeout", "must be at least 100ms");
+		}
+		if (registry.getMinBodyRate() == null || registry.getMinBodyRate().toBytes() < 0) {
+			reject("metadata.http.registry.minBodyRate", "must not be negative (0 turns the rate off)");
+		}
 		NixlProperties.Etcd etcd = metadata.getEtcd();
 		if (metadata.getExchange() == ExchangeType.ETCD || metadata.getExchange() == ExchangeType.NIXL_ETCD) {
 			if (etcd.getEndpoints() == null || etcd.getEndpoints().isEmpty()) {

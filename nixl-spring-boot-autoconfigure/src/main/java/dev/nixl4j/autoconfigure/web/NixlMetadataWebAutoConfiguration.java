@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Serves the HTTP metadata registry from a servlet web application: with
@@ -24,12 +25,15 @@ import org.springframework.context.annotation.Conditional;
  * bean, every request authorized by the bearer token {@code nixl.metadata.http.token}
  * (unless {@code nixl.metadata.http.registry.accept-shared-token=false}) or by a client's
  * own ({@code nixl.metadata.http.registry.clients.<id>.token}), which may change only the
- * agent names of its prefixes, within its quota. Each entry can be changed only by the
- * peer that created it; entries expire after
+ * agent names of its prefixes, within its quota (the shared token's holders share one:
+ * {@code nixl.metadata.http.registry.shared-token-max-entries} and
+ * {@code shared-token-max-total-size}). Each entry can be changed only by the peer that
+ * created it, or reclaimed by the client that owns its name; entries expire after
  * {@code nixl.metadata.http.registry.entry-ttl} without renewal, and the registry holds
  * at most {@code nixl.metadata.http.registry.max-entries} entries and
- * {@code nixl.metadata.http.registry.max-total-size} bytes of them. TLS is the web
- * server's ({@code server.ssl.*}).
+ * {@code nixl.metadata.http.registry.max-total-size} bytes of them. A {@code PUT} body
+ * must arrive within {@code nixl.metadata.http.registry.body-timeout} and at
+ * {@code min-body-rate}. TLS is the web server's ({@code server.ssl.*}).
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -66,6 +70,19 @@ public final class NixlMetadataWebAutoConfiguration {
 			.entryTtl(registry.getEntryTtl());
 		if (registry.isAcceptSharedToken()) {
 			builder.token(token);
+			Integer sharedEntries = registry.getSharedTokenMaxEntries();
+			DataSize sharedBytes = registry.getSharedTokenMaxTotalSize();
+			if (sharedEntries != null || sharedBytes != null) {
+				// the one not set keeps its default
+				boolean clients = !registry.getClients().isEmpty();
+				builder.sharedTokenQuota(
+						(sharedEntries != null) ? sharedEntries
+								: (clients ? MetadataRegistryHandler.DEFAULT_CLIENT_MAX_ENTRIES
+										: registry.getMaxEntries()),
+						(sharedBytes != null) ? sharedBytes.toBytes()
+								: (clients ? MetadataRegistryHandler.DEFAULT_CLIENT_MAX_TOTAL_BYTES
+										: registry.getMaxTotalSize().toBytes()));
+			}
 		}
 		else if (registry.getClients().isEmpty()) {
 			throw new IllegalStateException("nixl.metadata.http.registry.accept-shared-token=false needs at least one "
@@ -81,7 +98,10 @@ public final class NixlMetadataWebAutoConfiguration {
 		});
 		MetadataRegistryHandler handler = builder.build();
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
-				new MetadataRegistryServlet(handler), http.getBasePath() + "/*");
+				new MetadataRegistryServlet(handler, registry.getBodyTimeout(), registry.getMinBodyRate().toBytes()),
+				http.getBasePath() + "/*");
+		// the servlet reads bodies with non-blocking reads under its own deadline
+		registration.setAsyncSupported(true);
 		registration.setName(SERVLET_NAME);
 		// started with the server, so that entries expire on time before any request
 		registration.setLoadOnStartup(1);
