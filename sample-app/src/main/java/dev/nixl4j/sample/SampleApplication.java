@@ -36,8 +36,9 @@ public class SampleApplication {
 	}
 
 	/**
-	 * The role this process runs: exactly one of the two profiles, and a token to talk
-	 * with the other role; anything else stops the start with what to do.
+	 * The role this process runs: exactly one of the two profiles, its own token, and for
+	 * the prefill worker the decode worker's token; anything else stops the start with
+	 * what to do.
 	 */
 	@Bean
 	String sampleRole(Environment environment, SampleProperties properties) {
@@ -50,8 +51,12 @@ public class SampleApplication {
 		}
 		String token = properties.getToken();
 		if (token == null || token.isBlank()) {
-			throw new IllegalStateException("sample.token is not set: give both workers the same token "
-					+ "(by default nixl.metadata.http.token, i.e. the NIXL_TOKEN environment variable)");
+			throw new IllegalStateException("sample.token is not set: give each worker its own token (by default "
+					+ "nixl.metadata.http.token, i.e. the NIXL_PREFILL_TOKEN or NIXL_DECODE_TOKEN environment variable)");
+		}
+		if (prefill && properties.getPeerTokens().isEmpty()) {
+			throw new IllegalStateException("sample.peer-tokens is empty: the prefill worker takes /prefill only from "
+					+ "the decode worker's token, so give it NIXL_DECODE_TOKEN too");
 		}
 		return prefill ? PREFILL : DECODE;
 	}

@@ -1,5 +1,7 @@
 package dev.nixl4j.sample;
 
+import java.time.Duration;
+
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
 
@@ -14,6 +16,8 @@ public class SampleException extends RuntimeException {
 	private final HttpStatus status;
 
 	private final String title;
+
+	private final @Nullable Duration retryAfter;
 
 	/**
 	 * Creates the exception.
@@ -33,9 +37,24 @@ public class SampleException extends RuntimeException {
 	 * @param cause the cause, or {@code null}
 	 */
 	public SampleException(HttpStatus status, String title, String detail, @Nullable Throwable cause) {
+		this(status, title, detail, cause, null);
+	}
+
+	/**
+	 * Creates the exception of a refusal that the caller may retry.
+	 * @param status the status to answer, 429 or 503
+	 * @param title a short, stable summary
+	 * @param detail what was wrong, for this request
+	 * @param cause the cause, or {@code null}
+	 * @param retryAfter how long the caller should wait before it retries (the answer's
+	 * {@code Retry-After}), or {@code null} for no such header
+	 */
+	public SampleException(HttpStatus status, String title, String detail, @Nullable Throwable cause,
+			@Nullable Duration retryAfter) {
 		super(detail, cause);
 		this.status = status;
 		this.title = title;
+		this.retryAfter = retryAfter;
 	}
 
 	/**
@@ -52,6 +71,23 @@ public class SampleException extends RuntimeException {
 	 */
 	public String title() {
 		return this.title;
+	}
+
+	/**
+	 * Returns how long the caller should wait before it retries.
+	 * @return the wait, or {@code null} when the answer says none
+	 */
+	public @Nullable Duration retryAfter() {
+		return this.retryAfter;
+	}
+
+	/**
+	 * Returns the {@code Retry-After} of the answer: whole seconds, rounded up, at least
+	 * one.
+	 * @return the seconds, or {@code null} when the answer says none
+	 */
+	public @Nullable Long retryAfterSeconds() {
+		return (this.retryAfter != null) ? Math.max(1, (this.retryAfter.toMillis() + 999) / 1000) : null;
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.nixl4j.sample;
 import java.util.Collection;
 import java.util.List;
 
+import jakarta.servlet.http.HttpServletRequest;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.exc.InvalidFormatException;
 import tools.jackson.databind.exc.MismatchedInputException;
@@ -10,25 +11,41 @@ import tools.jackson.databind.exc.UnrecognizedPropertyException;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * Answers a {@link SampleException} with an RFC 9457 problem document, and a request body
- * that is not JSON of the request's types with a 400 that names the field.
+ * Answers a {@link SampleException} with an RFC 9457 problem document (with
+ * {@code Retry-After} when the refusal says when to retry), and a request body that is
+ * not JSON of the request's types with a 400 that names the field. A caller without a
+ * worker's token reads the detail without agent names and paths ({@link HiddenNames}).
  */
 @RestControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
 class SampleExceptionHandler {
 
+	private final HiddenNames names;
+
+	SampleExceptionHandler(HiddenNames names) {
+		this.names = names;
+	}
+
 	@ExceptionHandler
-	ProblemDetail sampleException(SampleException ex) {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(ex.status(), ex.getMessage());
+	ResponseEntity<ProblemDetail> sampleException(SampleException ex, HttpServletRequest request) {
+		String detail = WorkerToken.isAuthenticated(request) ? ex.getMessage() : this.names.hide(ex.getMessage());
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(ex.status(), detail);
 		problem.setTitle(ex.title());
-		return problem;
+		ResponseEntity.BodyBuilder answer = ResponseEntity.status(ex.status());
+		Long retryAfter = ex.retryAfterSeconds();
+		if (retryAfter != null) {
+			answer.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		}
+		return answer.body(problem);
 	}
 
 	@ExceptionHandler

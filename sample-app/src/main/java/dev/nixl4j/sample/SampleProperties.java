@@ -2,6 +2,8 @@ package dev.nixl4j.sample;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 import org.jspecify.annotations.Nullable;
@@ -27,11 +29,23 @@ public class SampleProperties implements Validator {
 	/** The largest request body the sample's endpoints may be configured to read. */
 	public static final DataSize MAX_REQUEST_BYTES = DataSize.ofMegabytes(64);
 
+	/** The most requests a worker may be configured to serve at once. */
+	public static final int MAX_CONCURRENT = 1 << 16;
+
 	/**
-	 * Bearer token that the prefill worker requires on its sample API ({@code /prefill})
-	 * and that the decode worker sends. Defaults to the metadata registry's token.
+	 * This worker's own bearer token: the decode worker sends it to the prefill worker,
+	 * and every worker takes it from a caller as a worker's (the parts of its API
+	 * reserved to workers, its meters, names in its health and /actuator/nixl). Defaults
+	 * to the worker's registry token, nixl.metadata.http.token (NIXL_PREFILL_TOKEN or
+	 * NIXL_DECODE_TOKEN).
 	 */
 	private @Nullable String token;
+
+	/**
+	 * Bearer tokens of other workers that this worker takes besides its own: the prefill
+	 * worker takes the decode worker's (NIXL_DECODE_TOKEN) on /prefill. Never logged.
+	 */
+	private List<String> peerTokens = new ArrayList<>();
 
 	/**
 	 * Longest prompt, in tokens, that a worker accepts.
@@ -52,6 +66,13 @@ public class SampleProperties implements Validator {
 	 */
 	private Duration requestBodyTimeout = Duration.ofSeconds(10);
 
+	/**
+	 * What a worker's 429 or 503 for a full share, a full cache or a busy worker tells
+	 * the caller to wait before it retries: the Retry-After header, in whole seconds (at
+	 * least 1).
+	 */
+	private Duration retryAfter = Duration.ofSeconds(1);
+
 	private final Server server = new Server();
 
 	private final Decode decode = new Decode();
@@ -66,6 +87,14 @@ public class SampleProperties implements Validator {
 
 	public void setToken(@Nullable String token) {
 		this.token = token;
+	}
+
+	public List<String> getPeerTokens() {
+		return this.peerTokens;
+	}
+
+	public void setPeerTokens(List<String> peerTokens) {
+		this.peerTokens = peerTokens;
 	}
 
 	public int getMaxPromptTokens() {
@@ -90,6 +119,14 @@ public class SampleProperties implements Validator {
 
 	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
 		this.requestBodyTimeout = requestBodyTimeout;
+	}
+
+	public Duration getRetryAfter() {
+		return this.retryAfter;
+	}
+
+	public void setRetryAfter(Duration retryAfter) {
+		this.retryAfter = retryAfter;
 	}
 
 	public Server getServer() {
@@ -120,9 +157,14 @@ public class SampleProperties implements Validator {
 		if (token == null || token.isBlank()) {
 			// no value to show: it is empty, and a token is a secret anyway
 			errors.reject("sample.invalid",
-					"sample.token (by default nixl.metadata.http.token, which the "
-							+ "NIXL_TOKEN environment variable sets) is empty: set NIXL_TOKEN to the bearer token both "
-							+ "workers share (16 or more visible characters)");
+					"sample.token (by default nixl.metadata.http.token, which the NIXL_PREFILL_TOKEN environment "
+							+ "variable sets for the prefill worker and NIXL_DECODE_TOKEN for the decode worker) is "
+							+ "empty: set the worker's token (16 or more visible characters; each worker has its own, "
+							+ "and NIXL_TOKEN, which both used to share, is no longer read)");
+		}
+		if (properties.getPeerTokens().stream().anyMatch((peer) -> peer == null || peer.isBlank())) {
+			errors.reject("sample.invalid", "sample.peer-tokens (on the prefill worker by default NIXL_DECODE_TOKEN, "
+					+ "the decode worker's token) holds an empty token: set NIXL_DECODE_TOKEN for the prefill worker too");
 		}
 		range(errors, "maxPromptTokens", properties.getMaxPromptTokens(), 1, MAX_PROMPT_TOKENS);
 		DataSize maxRequestBytes = properties.getMaxRequestBytes();
@@ -144,6 +186,21 @@ public class SampleProperties implements Validator {
 		positive(errors, "decode.transfer-timeout", decode.getTransferTimeout());
 		range(errors, "decode.maxTokens", decode.getMaxTokens(), 1, MAX_GENERATED_TOKENS);
 		positive(errors, "decode.max-decode-delay", decode.getMaxDecodeDelay());
+		Generate generate = properties.getGenerate();
+		range(errors, "generate.maxConcurrentRequests", generate.getMaxConcurrentRequests(), 1, MAX_CONCURRENT);
+		range(errors, "generate.maxConcurrentRequestsPerCaller", generate.getMaxConcurrentRequestsPerCaller(), 1,
+				MAX_CONCURRENT);
+		if (generate.getMaxConcurrentAnonymousRequests() != null) {
+			range(errors, "generate.maxConcurrentAnonymousRequests", generate.getMaxConcurrentAnonymousRequests(), 1,
+					MAX_CONCURRENT);
+		}
+		if (generate.getMaxBlocksPerCaller() != null) {
+			range(errors, "generate.maxBlocksPerCaller", generate.getMaxBlocksPerCaller(), 1, Integer.MAX_VALUE);
+		}
+		if (generate.getMaxAnonymousBlocks() != null) {
+			range(errors, "generate.maxAnonymousBlocks", generate.getMaxAnonymousBlocks(), 1, Integer.MAX_VALUE);
+		}
+		positive(errors, "retry-after", properties.getRetryAfter());
 	}
 
 	private static void range(Errors errors, String field, int value, int min, int max) {
@@ -272,15 +329,49 @@ public class SampleProperties implements Validator {
 
 	/**
 	 * The decode worker's public endpoint, {@code POST /generate}: how much of the worker
-	 * its callers may hold at once.
+	 * its callers may hold at once. A caller is a holder of a worker's token (all of them
+	 * together count as one, held to the total only) or else the address it sends from
+	 * (docs/operations.md, "Callers of the sample").
 	 */
 	public static class Generate {
 
 		/**
 		 * Most {@code POST /generate} requests that the decode worker serves at once; one
-		 * more is answered 503 at once, without waiting.
+		 * more is answered 503 at once, with Retry-After, without waiting.
 		 */
 		private int maxConcurrentRequests = 64;
+
+		/**
+		 * Most requests that one caller without a worker's token (one address) may have
+		 * served at once; one more is answered 429 at once, with Retry-After.
+		 */
+		private int maxConcurrentRequestsPerCaller = 8;
+
+		/**
+		 * Most requests that all callers without a worker's token together may have
+		 * served at once; one more is answered 503 at once, with Retry-After. The rest of
+		 * max-concurrent-requests stays for token holders. Defaults to three quarters of
+		 * max-concurrent-requests.
+		 */
+		private @Nullable Integer maxConcurrentAnonymousRequests;
+
+		/**
+		 * Most KV blocks that the requests of one caller without a worker's token may
+		 * hold at once (a request holds its prompt's blocks, on both workers, until it is
+		 * answered); a request that would pass it is answered 429 with Retry-After, and
+		 * one that needs more on its own 429 without it. Defaults to a quarter of
+		 * nixl.kv.blocks, one request of the longest prompt the prefill worker leases.
+		 */
+		private @Nullable Integer maxBlocksPerCaller;
+
+		/**
+		 * Most KV blocks that the requests of all callers without a worker's token
+		 * together may hold at once; a request that would pass it is answered 503 with
+		 * Retry-After. Of the prefill worker's share for this decode worker
+		 * (sample.prefill.max-blocks-per-consumer, three quarters of nixl.kv.blocks) the
+		 * rest stays for token holders. Defaults to half of nixl.kv.blocks.
+		 */
+		private @Nullable Integer maxAnonymousBlocks;
 
 		public int getMaxConcurrentRequests() {
 			return this.maxConcurrentRequests;
@@ -288,6 +379,38 @@ public class SampleProperties implements Validator {
 
 		public void setMaxConcurrentRequests(int maxConcurrentRequests) {
 			this.maxConcurrentRequests = maxConcurrentRequests;
+		}
+
+		public int getMaxConcurrentRequestsPerCaller() {
+			return this.maxConcurrentRequestsPerCaller;
+		}
+
+		public void setMaxConcurrentRequestsPerCaller(int maxConcurrentRequestsPerCaller) {
+			this.maxConcurrentRequestsPerCaller = maxConcurrentRequestsPerCaller;
+		}
+
+		public @Nullable Integer getMaxConcurrentAnonymousRequests() {
+			return this.maxConcurrentAnonymousRequests;
+		}
+
+		public void setMaxConcurrentAnonymousRequests(@Nullable Integer maxConcurrentAnonymousRequests) {
+			this.maxConcurrentAnonymousRequests = maxConcurrentAnonymousRequests;
+		}
+
+		public @Nullable Integer getMaxBlocksPerCaller() {
+			return this.maxBlocksPerCaller;
+		}
+
+		public void setMaxBlocksPerCaller(@Nullable Integer maxBlocksPerCaller) {
+			this.maxBlocksPerCaller = maxBlocksPerCaller;
+		}
+
+		public @Nullable Integer getMaxAnonymousBlocks() {
+			return this.maxAnonymousBlocks;
+		}
+
+		public void setMaxAnonymousBlocks(@Nullable Integer maxAnonymousBlocks) {
+			this.maxAnonymousBlocks = maxAnonymousBlocks;
 		}
 
 	}

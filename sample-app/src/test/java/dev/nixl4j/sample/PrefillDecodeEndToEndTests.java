@@ -154,7 +154,13 @@ abstract class PrefillDecodeEndToEndTests {
 	@Test
 	void actuatorShowsBothWorkersHealthyAndNoSecrets() {
 		for (SampleWorker worker : List.of(this.prefill, this.decode)) {
-			JsonNode health = worker.getJson("/actuator/health");
+			// an anonymous caller gets the status only
+			JsonNode anonymous = worker.getJson("/actuator/health");
+			assertThat(anonymous.path("status").asString()).as(worker.toString()).isEqualTo("UP");
+			assertThat(anonymous.path("components").isMissingNode()).as(anonymous.toString()).isTrue();
+			// a holder of the decode worker's token the details
+			JsonNode health = SampleWorker.JSON
+				.readTree(worker.get("/actuator/health", SampleWorker.WORKER_AUTHORIZATION).body());
 			assertThat(health.path("status").asString()).as(worker.toString()).isEqualTo("UP");
 			JsonNode nixl = health.path("components").path("nixl");
 			assertThat(nixl.path("status").asString()).isEqualTo("UP");
@@ -165,7 +171,8 @@ abstract class PrefillDecodeEndToEndTests {
 			// The KV cache of 64 blocks of 2 MiB (all layers, K and V) is registered.
 			assertThat(endpoint.path("registrations").path("bytes").asLong()).as(endpoint.toString())
 				.isEqualTo(64 * 2L * 1024 * 1024);
-			String everything = worker.get("/actuator/health").body() + worker.get("/actuator/nixl").body();
+			String everything = worker.get("/actuator/health", SampleWorker.WORKER_AUTHORIZATION).body()
+					+ worker.get("/actuator/nixl", SampleWorker.WORKER_AUTHORIZATION).body();
 			assertThat(everything).doesNotContain(SampleWorker.TOKEN);
 			assertThat(worker.log()).doesNotContain(SampleWorker.TOKEN);
 		}

@@ -76,8 +76,8 @@ class SampleAdversarialPeersIT {
 
 	@Test
 	void aJunkNotificationFloodFromATokenHolderDoesNotStopLeaseConfirmations() throws Exception {
-		GenerateResponse first = generate("before the flood");
-		String prefillAgent = first.producerAgent();
+		generate("before the flood");
+		String prefillAgent = this.prefill.agentName();
 		AtomicBoolean stop = new AtomicBoolean();
 		AtomicLong sent = new AtomicLong();
 		int honest = 0;

@@ -22,21 +22,29 @@ class SampleConfigurationFailureTests {
 
 	private static final String TOKEN = "sample-config-token-0123456789";
 
+	private static final String PREFILL_TOKEN = "sample-config-prefill-token-0123456789";
+
 	@Test
-	void anEmptyNixlTokenNamesTheVariableAndTheProperty() {
-		String output = startFails("prefill", "NIXL_TOKEN=");
-		assertThat(output).contains("NIXL_TOKEN").contains("sample.token").contains("is empty");
+	void anEmptyDecodeTokenNamesTheVariablesAndTheProperty() {
+		String output = startFails("decode", "NIXL_DECODE_TOKEN=");
+		assertThat(output).contains("NIXL_DECODE_TOKEN").contains("sample.token").contains("is empty");
 	}
 
 	@Test
-	void aBlankNixlTokenNamesTheVariableAndTheProperty() {
-		String output = startFails("decode", "NIXL_TOKEN=   ");
-		assertThat(output).contains("NIXL_TOKEN").contains("sample.token");
+	void aBlankPrefillTokenNamesTheVariablesAndTheProperty() {
+		String output = startFails("prefill", "NIXL_PREFILL_TOKEN=   ", "NIXL_DECODE_TOKEN=" + TOKEN);
+		assertThat(output).contains("NIXL_PREFILL_TOKEN").contains("sample.token");
+	}
+
+	@Test
+	void aPrefillWorkerWithoutTheDecodeWorkersTokenNamesTheVariable() {
+		String output = startFails("prefill", "NIXL_PREFILL_TOKEN=" + PREFILL_TOKEN, "NIXL_DECODE_TOKEN=");
+		assertThat(output).contains("NIXL_DECODE_TOKEN");
 	}
 
 	@Test
 	void aNegativeTransferTimeoutIsNamedWithItsValue() {
-		String output = startFails("decode", "NIXL_TOKEN=" + TOKEN, "sample.decode.transfer-timeout=-1s");
+		String output = startFails("decode", "NIXL_DECODE_TOKEN=" + TOKEN, "sample.decode.transfer-timeout=-1s");
 		assertThat(output).contains("Property: sample.decode.transfer-timeout")
 			.contains("Value: \"PT-1S\"")
 			.contains("must be a positive duration");
@@ -44,7 +52,8 @@ class SampleConfigurationFailureTests {
 
 	@Test
 	void aPromptCapBeyondTheStatedMaximumIsNamedWithItsValue() {
-		String output = startFails("prefill", "NIXL_TOKEN=" + TOKEN, "sample.max-prompt-tokens=2000000000");
+		String output = startFails("prefill", "NIXL_PREFILL_TOKEN=" + PREFILL_TOKEN, "NIXL_DECODE_TOKEN=" + TOKEN,
+				"sample.max-prompt-tokens=2000000000");
 		assertThat(output).contains("Property: sample.max-prompt-tokens")
 			.contains("Value: \"2000000000\"")
 			.contains("must be between 1 and " + SampleProperties.MAX_PROMPT_TOKENS);
@@ -52,7 +61,7 @@ class SampleConfigurationFailureTests {
 
 	@Test
 	void aPrefillUrlWithoutAHostIsNamedWithItsValue() {
-		String output = startFails("decode", "NIXL_TOKEN=" + TOKEN, "sample.decode.prefill-url=prefill-worker");
+		String output = startFails("decode", "NIXL_DECODE_TOKEN=" + TOKEN, "sample.decode.prefill-url=prefill-worker");
 		assertThat(output).contains("Property: sample.decode.prefill-url").contains("prefill-worker");
 	}
 

@@ -86,7 +86,7 @@ class SampleFailureIT {
 			JsonNode problem = SampleWorker.JSON.readTree(response.body());
 			assertThat(problem.path("title").asString()).isEqualTo("Prefill worker refused the token");
 			assertThat(problem.path("detail").asString()).contains("(401)",
-					"sample.token must be the same on both workers");
+					"the prefill worker must take this worker's sample.token");
 			assertThat(misconfigured.log()).doesNotContain("not-the-token-0123456789");
 		}
 	}
@@ -167,8 +167,10 @@ class SampleFailureIT {
 
 	@Test
 	void anotherTokenHolderCannotDeleteTheWorkersRegistryEntriesAndRequestsGoOn() throws Exception {
+		// with the token: the answer names both agents
 		HttpResponse<String> before = this.decode.post("/generate",
-				new GenerateRequest(null, "before the deletes", null, 8, null), REQUEST_TIMEOUT);
+				new GenerateRequest(null, "before the deletes", null, 8, null), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION);
 		assertThat(before.statusCode()).as(before.body()).isEqualTo(200);
 		GenerateResponse answer = SampleWorker.JSON.readValue(before.body(), GenerateResponse.class);
 		List<String> agents = List.of(answer.decodeAgent(), answer.producerAgent());
@@ -206,8 +208,10 @@ class SampleFailureIT {
 		SampleWorker first = SampleWorker.start("prefill-dies", "prefill", port, SampleWorker.TOKEN, EMBEDDED);
 		SampleWorker second = null;
 		try (SampleWorker consumer = startDecode("decode-survives", first, SampleWorker.TOKEN)) {
+			// with the token: the answers name the prefill worker's agent
 			LoadGenerator client = new LoadGenerator(LoadOptions.parse(new String[] { "--url",
-					consumer.uri().toString(), "--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }));
+					consumer.uri().toString(), "--prompt-tokens", "48", "--max-tokens", "8", "--timeout", "20" }),
+					SampleWorker.TOKEN);
 			List<Phased> results = Collections.synchronizedList(new ArrayList<>());
 			AtomicReference<String> phase = new AtomicReference<>("up");
 			AtomicBoolean running = new AtomicBoolean(true);

@@ -82,7 +82,10 @@ class SampleTracingIT {
 				"--management.opentelemetry.tracing.export.otlp.endpoint=" + endpoint,
 				"--management.opentelemetry.tracing.export.schedule-delay=200ms" };
 		this.prefill = SampleWorker.start("prefill-traced", "prefill", SampleWorker.freePort(), SampleWorker.TOKEN,
-				with(tracing, "--nixl.agent.engine=embedded", "--spring.application.name=prefill"));
+				with(tracing, "--nixl.agent.engine=embedded", "--spring.application.name=prefill",
+						// the decode worker's agent is named after its application,
+						// decode-*
+						"--nixl.metadata.http.registry.clients.decode.agent-name-prefixes=decode-"));
 		this.decode = SampleWorker.start("decode-traced", "decode", SampleWorker.freePort(), SampleWorker.TOKEN,
 				with(tracing, "--nixl.agent.engine=embedded", "--spring.application.name=decode",
 						"--sample.decode.prefill-url=" + this.prefill.uri()));

@@ -128,9 +128,19 @@ class SampleUntrustedCallersIT {
 	@Test
 	void aWholeCacheRequestIsRefusedBeforeAnythingIsTaken() {
 		double free = this.prefill.meter("sample.kv.blocks.free");
+		// without a token: the decode worker's share per caller, before the prefill
+		// worker is asked
 		HttpResponse<String> response = generate(WHOLE_CACHE);
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(429);
+		assertThat(response.headers().firstValue("Retry-After")).isEmpty();
 		assertThat(problem(response).path("detail").asString()).contains("needs 512 KV blocks",
+				"may hold at most 128 at once (sample.generate.max-blocks-per-caller)");
+		// with the token: the prefill worker's share per request
+		HttpResponse<String> withToken = this.decode.post("/generate",
+				new GenerateRequest(null, WHOLE_CACHE, null, 8, null), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION);
+		assertThat(withToken.statusCode()).as(withToken.body()).isEqualTo(429);
+		assertThat(problem(withToken).path("detail").asString()).contains("needs 512 KV blocks",
 				"one request may lease at most 128 (sample.prefill.max-blocks-per-request)");
 		assertThat(this.prefill.meter("sample.kv.blocks.free")).isEqualTo(free);
 	}
@@ -169,15 +179,15 @@ class SampleUntrustedCallersIT {
 	@Test
 	void generatedRequestIdsAreRandomNotACounter() {
 		Set<String> ids = new HashSet<>();
-		List<String> agents = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
 			String prompt = "an id is made " + i;
 			GenerateResponse answer = assertVerified(generate(prompt), prompt);
 			assertThat(answer.requestId()).matches("gen-[0-9a-f]{32}");
+			// no agent name for a caller without the token
+			assertThat(answer.decodeAgent()).isEqualTo("(hidden)");
 			ids.add(answer.requestId());
-			agents.add(answer.decodeAgent());
 		}
-		String agent = agents.getFirst();
+		String agent = this.decode.agentName();
 		assertThat(ids).hasSize(6).allSatisfy((id) -> assertThat(id).doesNotContain(agent));
 		// no two share even their first 64 bits, as a counter's would
 		assertThat(ids.stream().map((id) -> id.substring(0, 20)).distinct()).hasSize(6);
@@ -186,7 +196,7 @@ class SampleUntrustedCallersIT {
 	@Test
 	void guessedRequestIdsNeverFailHonestRequests() throws Exception {
 		GenerateResponse first = assertVerified(generate("the first honest request"), "the first honest request");
-		String agent = first.decodeAgent();
+		String agent = this.decode.agentName();
 		List<Integer> burstAnswers = new ArrayList<>();
 		List<HttpResponse<String>> honest = new ArrayList<>();
 		try (ExecutorService attackers = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -223,7 +233,10 @@ class SampleUntrustedCallersIT {
 						REQUEST_TIMEOUT, SampleWorker.WORKER_AUTHORIZATION));
 			this.prefill.awaitMeter("sample.kv.blocks.free", BLOCKS - 128);
 
-			HttpResponse<String> over = generate(atTheShare + "s");
+			// with the token, so that the prefill worker's share per request decides
+			HttpResponse<String> over = this.decode.post("/generate",
+					new GenerateRequest(null, atTheShare + "s", null, 8, null), REQUEST_TIMEOUT,
+					SampleWorker.WORKER_AUTHORIZATION);
 			assertThat(over.statusCode()).as(over.body()).isEqualTo(429);
 			assertThat(problem(over).path("detail").asString()).contains("needs 129 KV blocks",
 					"at most 128 (sample.prefill.max-blocks-per-request)");

@@ -30,11 +30,23 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 final class SampleWorker implements AutoCloseable {
 
+	/**
+	 * The decode worker's token ({@code NIXL_DECODE_TOKEN}): its registry client's token,
+	 * what it sends to the prefill worker, and what both workers accept from a caller
+	 * that may see names and use the parts of the API reserved to workers.
+	 */
 	static final String TOKEN = "sample-test-token-0123456789";
 
 	/**
-	 * The header of a caller that holds the workers' token: the decode worker takes a
-	 * chosen {@code requestId} and a {@code decodeDelayMillis} only with it.
+	 * The prefill worker's own token ({@code NIXL_PREFILL_TOKEN}): its registry client's
+	 * token, accepted by the prefill worker only.
+	 */
+	static final String PREFILL_TOKEN = "sample-test-prefill-token-0123456789";
+
+	/**
+	 * The header of a caller that holds the decode worker's token: the decode worker
+	 * takes a chosen {@code requestId} and a {@code decodeDelayMillis} only with it, and
+	 * both workers show it names.
 	 */
 	static final String[] WORKER_AUTHORIZATION = { "Authorization", "Bearer " + TOKEN };
 
@@ -72,7 +84,9 @@ final class SampleWorker implements AutoCloseable {
 	 * @param name a name for its log file
 	 * @param role prefill or decode
 	 * @param port its HTTP port
-	 * @param token the bearer token it gets through {@code NIXL_TOKEN}
+	 * @param token the decode worker's token, which both roles get through
+	 * {@code NIXL_DECODE_TOKEN}; the prefill worker's own is {@link #PREFILL_TOKEN}
+	 * ({@code NIXL_PREFILL_TOKEN})
 	 * @param args more Spring Boot arguments ({@code --nixl.kv.blocks=...} replaces the
 	 * default of 64)
 	 * @return the ready worker
@@ -87,7 +101,8 @@ final class SampleWorker implements AutoCloseable {
 	 * @param name a name for its log file
 	 * @param role prefill or decode
 	 * @param port its HTTP port
-	 * @param token the bearer token it gets through {@code NIXL_TOKEN}
+	 * @param token the decode worker's token, which both roles get through
+	 * {@code NIXL_DECODE_TOKEN}
 	 * @param args more Spring Boot arguments
 	 * @return the ready worker
 	 */
@@ -113,7 +128,8 @@ final class SampleWorker implements AutoCloseable {
 			Path log = dir.resolve(name + "-" + port + ".log");
 			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
 			Map<String, String> environment = builder.environment();
-			environment.put("NIXL_TOKEN", token);
+			environment.put("NIXL_DECODE_TOKEN", token);
+			environment.put("NIXL_PREFILL_TOKEN", PREFILL_TOKEN);
 			environment.putAll(host.environment());
 			SampleWorker worker = new SampleWorker(name, host.address(), port, token, log, builder.start());
 			worker.awaitReady();
@@ -176,6 +192,16 @@ final class SampleWorker implements AutoCloseable {
 	 */
 	String[] authorization() {
 		return new String[] { "Authorization", "Bearer " + this.token };
+	}
+
+	/**
+	 * Returns this worker's agent name, as {@code /actuator/nixl} shows it to a holder of
+	 * the decode worker's token (to others it shows none).
+	 */
+	String agentName() {
+		HttpResponse<String> response = get("/actuator/nixl", WORKER_AUTHORIZATION);
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return JSON.readTree(response.body()).path("agent").asString();
 	}
 
 	JsonNode getJson(String path) {

@@ -120,11 +120,14 @@ class TwoHostPrefillDecodeIT {
 	@Test
 	@Order(1)
 	void loadCrossesTheLinkOnUcxTcpWithMetadataThroughEtcd() throws InterruptedException {
+		// with the decode worker's token, as bin/sample-two-hosts runs its load: a
+		// worker's
+		// requests, held to the decode worker's total only
 		long rxBefore = counter(host("DECODE_NS"), host("DECODE_DEV"), "rx");
 		long txBefore = counter(host("PREFILL_NS"), host("PREFILL_DEV"), "tx");
 		LoadReport report = new LoadGenerator(LoadOptions.parse(new String[] { "--url", this.decode.uri().toString(),
 				"--prefill", this.prefill.uri().toString(), "--requests", "16", "--concurrency", "4", "--prompt-tokens",
-				"128", "--warmup", "1", "--wait", "60", "--timeout", "30" }))
+				"128", "--warmup", "1", "--wait", "60", "--timeout", "30" }), SampleWorker.TOKEN)
 			.run();
 		long rx = counter(host("DECODE_NS"), host("DECODE_DEV"), "rx") - rxBefore;
 		long tx = counter(host("PREFILL_NS"), host("PREFILL_DEV"), "tx") - txBefore;
@@ -150,8 +153,9 @@ class TwoHostPrefillDecodeIT {
 	@Test
 	@Order(2)
 	void aFailedLinkFailsRequestsClearlyWithinTheirDeadlinesAndTheyRecover() throws Exception {
-		LoadGenerator load = new LoadGenerator(LoadOptions.parse(
-				new String[] { "--url", this.decode.uri().toString(), "--prompt-tokens", "128", "--timeout", "20" }));
+		LoadGenerator load = new LoadGenerator(LoadOptions
+			.parse(new String[] { "--url", this.decode.uri().toString(), "--prompt-tokens", "128", "--timeout", "20" }),
+				SampleWorker.TOKEN);
 		ConcurrentLinkedQueue<Timed> results = new ConcurrentLinkedQueue<>();
 		long start = System.nanoTime();
 		long[] downUp = new long[2];

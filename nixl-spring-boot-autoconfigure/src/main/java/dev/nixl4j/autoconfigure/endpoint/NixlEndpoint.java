@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import dev.nixl4j.AgentStatistics;
@@ -70,7 +71,9 @@ public class NixlEndpoint {
 
 	/**
 	 * Describes the agent now. Agent names (this agent's, its peers', the peers of its
-	 * transfers) are replaced by {@value #HIDDEN} for callers not allowed to see them.
+	 * transfers) and where the NIXL library lies (its path and source, also in the
+	 * engine's description) are replaced by {@value #HIDDEN} for callers not allowed to
+	 * see them.
 	 * @param securityContext the caller
 	 * @return the descriptor
 	 */
@@ -91,8 +94,12 @@ public class NixlEndpoint {
 		boolean open = this.agent.isOpen();
 		Engine engine = this.agent.engine();
 		List<String> peers = this.agent.remoteAgents();
-		return new NixlDescriptor(names ? this.agent.name() : HIDDEN, open, engine, this.agent.engineDescription(),
-				this.agent.nativeLibrary().map(LibraryDescriptor::of).orElse(null),
+		Optional<NativeLibraryInfo> library = this.agent.nativeLibrary();
+		return new NixlDescriptor(names ? this.agent.name() : HIDDEN, open, engine,
+				names ? this.agent.engineDescription()
+						: library.map((lib) -> LibraryDescriptor.hide(this.agent.engineDescription(), lib))
+							.orElse(this.agent.engineDescription()),
+				library.map((lib) -> names ? LibraryDescriptor.of(lib) : LibraryDescriptor.hidden(lib)).orElse(null),
 				open ? this.agent.availablePlugins() : List.of(),
 				this.agent.backends().stream().map(BackendDescriptor::of).toList(),
 				RegistrationsDescriptor.of(this.agent.registrations()),
@@ -138,6 +145,18 @@ public class NixlEndpoint {
 
 		static LibraryDescriptor of(NativeLibraryInfo library) {
 			return new LibraryDescriptor(library.source(), library.path().toString(), library.version());
+		}
+
+		/** The library for a caller who may not see names: its version only. */
+		static LibraryDescriptor hidden(NativeLibraryInfo library) {
+			return new LibraryDescriptor(HIDDEN, HIDDEN, library.version());
+		}
+
+		/** Words about the library without its path, directory and source. */
+		static String hide(String text, NativeLibraryInfo library) {
+			String hidden = text.replace(library.path().toString(), HIDDEN)
+				.replace(library.pluginDirectory().toString(), HIDDEN);
+			return library.source().isBlank() ? hidden : hidden.replace(library.source(), HIDDEN);
 		}
 
 	}

@@ -7,6 +7,7 @@ import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
 import dev.nixl4j.autoconfigure.NixlProperties;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -21,7 +22,9 @@ import org.springframework.context.annotation.Bean;
  * ({@link NixlHealthIndicator}). Turned off with
  * {@code management.health.nixl.enabled=false}. With NIXL's own etcd exchange
  * ({@code nixl.metadata.exchange=nixl-etcd}) it also reports DOWN while etcd cannot be
- * reached within {@code nixl.metadata.etcd.operation-timeout}.
+ * reached within {@code nixl.metadata.etcd.operation-timeout}. Its details show names and
+ * paths as {@link NamesInHealth} decides from {@code nixl.endpoint.show-names} and the
+ * health endpoint's {@code show-details}.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -36,11 +39,12 @@ public final class NixlHealthContributorAutoConfiguration {
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
 	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle,
 			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection,
-			ObjectProvider<KvConsumer> kvConsumer) {
+			ObjectProvider<KvConsumer> kvConsumer, BeanFactory beans) {
 		NixlLifecycle nixl = lifecycle.getIfUnique();
 		NixlHealthIndicator indicator = new NixlHealthIndicator(agent)
 			.withPublication((nixl != null) ? nixl.publication() : null)
-			.withKvConsumer(kvConsumer.getIfUnique());
+			.withKvConsumer(kvConsumer.getIfUnique())
+			.withNames(new NamesInHealth(properties.getEndpoint(), beans));
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (properties.getMetadata().getExchange() == NixlProperties.ExchangeType.NIXL_ETCD && etcd != null) {
 			// NIXL's own etcd client reports nothing back: check that etcd can be reached

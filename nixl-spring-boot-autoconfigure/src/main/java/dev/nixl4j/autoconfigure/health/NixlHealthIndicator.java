@@ -1,9 +1,13 @@
 package dev.nixl4j.autoconfigure.health;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import dev.nixl4j.AgentConfig;
@@ -47,7 +51,11 @@ import org.springframework.boot.health.contributor.Health;
  * The details name the engine and what backs it (for native NIXL, the {@code library}
  * loaded: where the search found it, its path and version), the backends, the peers whose
  * metadata is loaded, the transfers in flight, how many posts stalled, and the readiness.
- * They never hold metadata, memory keys, memory addresses or backend parameters.
+ * They never hold metadata, memory keys, memory addresses or backend parameters. Names
+ * and paths (this agent's name, its peers' and its KV producers', the KV sessions'
+ * incarnations, where the NIXL and CUDA libraries lie) are shown only while
+ * {@link #withNames(BooleanSupplier)} allows; otherwise every detail shows
+ * {@value #HIDDEN} in their place, the rule of the {@code nixl} endpoint.
  *
  * <p>
  * The readiness report creates two short-lived agents and moves data between them, which
@@ -59,6 +67,12 @@ import org.springframework.boot.health.contributor.Health;
  * a working embedded agent look out of service.
  */
 public class NixlHealthIndicator extends AbstractHealthIndicator {
+
+	/**
+	 * What stands for a name or path the details may not show, as in the {@code nixl}
+	 * endpoint.
+	 */
+	public static final String HIDDEN = "(hidden)";
 
 	private final NixlAgent agent;
 
@@ -73,6 +87,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	private volatile @Nullable EtcdReachability etcd;
 
 	private volatile @Nullable KvConsumer kvConsumer;
+
+	private volatile BooleanSupplier showNames = () -> true;
 
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
@@ -134,8 +150,106 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 		return this;
 	}
 
+	/**
+	 * Makes the indicator show names and paths only while {@code showNames} says so, for
+	 * example only when the health endpoint shows details to authenticated callers alone
+	 * (the starter's rule, after {@code nixl.endpoint.show-names}). By default it shows
+	 * them.
+	 * @param showNames asked at each check
+	 * @return this indicator
+	 */
+	public NixlHealthIndicator withNames(BooleanSupplier showNames) {
+		this.showNames = showNames;
+		return this;
+	}
+
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
+		if (this.showNames.getAsBoolean()) {
+			check(builder);
+			return;
+		}
+		Health.Builder named = new Health.Builder();
+		try {
+			check(named);
+		}
+		catch (RuntimeException ex) {
+			// Boot shows the exception's message as detail "error"; the cause is logged
+			throw new IllegalStateException(hide(ex.toString(), secrets()), ex);
+		}
+		Health health = named.build();
+		List<String> secrets = secrets();
+		builder.status(health.getStatus());
+		health.getDetails().forEach((name, value) -> builder.withDetail(name, hide(value, secrets)));
+	}
+
+	/**
+	 * The names and paths that are hidden: the agent's, its peers', its KV producers' and
+	 * their incarnations, the NIXL library's path, directory and source, the CUDA
+	 * library's; the longest first, so that a name inside another goes with it.
+	 */
+	private List<String> secrets() {
+		List<String> secrets = new ArrayList<>();
+		secrets.add(this.agent.name());
+		secrets.addAll(this.agent.remoteAgents());
+		KvConsumer consumer = this.kvConsumer;
+		if (consumer != null) {
+			for (KvProducerSession session : consumer.sessions()) {
+				secrets.add(session.producer());
+				secrets.add(session.incarnation());
+			}
+		}
+		this.agent.nativeLibrary().ifPresent((library) -> {
+			secrets.add(library.path().toString());
+			Path directory = library.path().toAbsolutePath().getParent();
+			if (directory != null && directory.getNameCount() > 0) {
+				secrets.add(directory.toString());
+			}
+			secrets.add(library.pluginDirectory().toString());
+			secrets.add(library.source());
+		});
+		Map<String, Object> cudaDetail = this.cuda;
+		if (cudaDetail != null) {
+			for (String key : List.of("library", "source")) {
+				if (cudaDetail.get(key) instanceof String value) {
+					secrets.add(value);
+				}
+			}
+		}
+		return secrets.stream()
+			.filter((secret) -> secret != null && !secret.isBlank())
+			.distinct()
+			.sorted(Comparator.comparingInt(String::length).reversed())
+			.toList();
+	}
+
+	/** A detail with every secret in its text replaced, in maps and lists too. */
+	private static Object hide(Object value, List<String> secrets) {
+		if (value instanceof Map<?, ?> map) {
+			Map<Object, @Nullable Object> hidden = new LinkedHashMap<>();
+			map.forEach((key, item) -> hidden.put(key, (item != null) ? hide(item, secrets) : null));
+			return hidden;
+		}
+		if (value instanceof List<?> list) {
+			List<@Nullable Object> hidden = new ArrayList<>();
+			list.forEach((item) -> hidden.add((item != null) ? hide(item, secrets) : null));
+			return hidden;
+		}
+		if (value instanceof String text) {
+			return hide(text, secrets);
+		}
+		return value;
+	}
+
+	private static String hide(String text, List<String> secrets) {
+		String hidden = text;
+		for (String secret : secrets) {
+			hidden = hidden.replace(secret, HIDDEN);
+		}
+		return hidden;
+	}
+
+	private void check(Health.Builder builder) {
 		builder.withDetail("agent", this.agent.name());
 		if (!this.agent.isOpen()) {
 			builder.down().withDetail("reason", "the agent is closed");

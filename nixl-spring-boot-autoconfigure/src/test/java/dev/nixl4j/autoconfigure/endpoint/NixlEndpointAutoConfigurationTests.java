@@ -136,6 +136,13 @@ class NixlEndpointAutoConfigurationTests {
 				.isEqualTo(new LibraryDescriptor(library.source(), library.path().toString(), library.version()));
 			assertThat(nixl.library().path()).endsWith("/" + NativeLibrary.LIBRARY_FILE);
 			assertThat(nixl.engineDescription()).contains(library.source());
+			// an anonymous caller sees where the library lies no more than names
+			NixlDescriptor anonymous = context.getBean(NixlEndpoint.class).nixl(SecurityContext.NONE);
+			assertThat(anonymous.library())
+				.isEqualTo(new LibraryDescriptor(NixlEndpoint.HIDDEN, NixlEndpoint.HIDDEN, library.version()));
+			assertThat(anonymous.engineDescription()).doesNotContain(library.path().toString())
+				.doesNotContain(library.source())
+				.contains(library.version());
 		});
 	}
 

@@ -1,9 +1,12 @@
 package dev.nixl4j.autoconfigure.health;
 
+import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -25,6 +28,67 @@ class NixlHealthContributorAutoConfigurationTests {
 			assertThat(context).hasNotFailed().hasSingleBean(NixlHealthIndicator.class).hasBean("nixlHealthIndicator");
 			assertThat(context.getBean(NixlHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
 		});
+	}
+
+	@Test
+	void hidesNamesWhenTheHealthEndpointShowsDetailsToAnonymousCallers() {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class,
+					HealthEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.health.show-details=always")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(NixlHealthIndicator.HIDDEN));
+	}
+
+	@Test
+	void hidesNamesWhenAGroupWithNixlShowsDetailsToAnonymousCallers() {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class,
+					HealthEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.health.show-details=when-authorized",
+					"management.endpoint.health.group.ready.include=nixl",
+					"management.endpoint.health.group.ready.show-details=always")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(NixlHealthIndicator.HIDDEN));
+	}
+
+	@Test
+	void showsNamesWhenOnlyAuthorizedCallersReadTheDetails() {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class,
+					HealthEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.health.show-details=when-authorized")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(context.getBean(NixlAgent.class).name()));
+	}
+
+	@Test
+	void showNamesDecidesBeforeTheHealthEndpoint() {
+		ApplicationContextRunner always = this.runner
+			.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class,
+					HealthEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.health.show-details=always");
+		always.withPropertyValues("nixl.endpoint.show-names=always")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(context.getBean(NixlAgent.class).name()));
+		always.withPropertyValues("management.endpoint.health.show-details=never", "nixl.endpoint.show-names=never")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(NixlHealthIndicator.HIDDEN));
+		always
+			.withPropertyValues("management.endpoint.health.show-details=when-authorized",
+					"nixl.endpoint.roles=operator")
+			.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+				.isEqualTo(NixlHealthIndicator.HIDDEN));
+	}
+
+	@Test
+	void showsNamesWithoutAHealthEndpoint() {
+		this.runner.run((context) -> assertThat(agentDetail(context.getBean(NixlHealthIndicator.class)))
+			.isEqualTo(context.getBean(NixlAgent.class).name()));
+	}
+
+	private static Object agentDetail(NixlHealthIndicator indicator) {
+		return indicator.health().getDetails().get("agent");
 	}
 
 	@Test

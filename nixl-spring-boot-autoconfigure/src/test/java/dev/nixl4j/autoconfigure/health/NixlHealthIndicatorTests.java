@@ -65,6 +65,36 @@ class NixlHealthIndicatorTests {
 	}
 
 	@Test
+	void withoutNamesEveryNameAndPathIsHiddenAndTheRestIsShown() {
+		try (NixlAgent agent = NixlAgent.create(config("app", Engine.EMBEDDED).build());
+				NixlAgent peer = NixlAgent.create(config("peer", Engine.EMBEDDED).build())) {
+			agent.loadRemoteMetadata(peer.localMetadata());
+			Health health = new NixlHealthIndicator(agent, counting(new AtomicInteger())).withNames(() -> false)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("agent", NixlHealthIndicator.HIDDEN)
+				.containsEntry("engine", Engine.EMBEDDED)
+				.containsEntry("inFlightTransfers", 0);
+			assertThat(health.getDetails().get("peers"))
+				.isEqualTo(Map.of("count", 1, "names", List.of(NixlHealthIndicator.HIDDEN)));
+			assertThat(health.getDetails().toString()).doesNotContain(agent.name()).doesNotContain(peer.name());
+
+			Health named = new NixlHealthIndicator(agent, counting(new AtomicInteger())).withNames(() -> true).health();
+			assertThat(named.getDetails()).containsEntry("agent", agent.name());
+		}
+	}
+
+	@Test
+	void withoutNamesTheReasonOfAFailedCheckHidesThemToo() {
+		NixlAgent agent = NixlAgent.create(config("closed-hidden", Engine.EMBEDDED).build());
+		agent.close();
+		Health health = new NixlHealthIndicator(agent).withNames(() -> false).health();
+		assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+		assertThat(health.getDetails()).containsEntry("agent", NixlHealthIndicator.HIDDEN)
+			.containsEntry("reason", "the agent is closed");
+	}
+
+	@Test
 	void aClosedAgentIsDown() {
 		NixlAgent agent = NixlAgent.create(config("closed", Engine.EMBEDDED).build());
 		agent.close();

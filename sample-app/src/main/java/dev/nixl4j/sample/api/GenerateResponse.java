@@ -1,12 +1,20 @@
 package dev.nixl4j.sample.api;
 
+import java.util.Locale;
+
+import dev.nixl4j.autoconfigure.endpoint.NixlEndpoint;
+
 /**
  * The answer of {@code POST /generate}.
  *
  * @param requestId the request
- * @param producerAgent the prefill worker's agent
- * @param decodeAgent the decode worker's agent
- * @param engine the decode worker's engine, described
+ * @param producerAgent the prefill worker's agent; {@value NixlEndpoint#HIDDEN} for a
+ * caller without a worker's token
+ * @param decodeAgent the decode worker's agent; {@value NixlEndpoint#HIDDEN} for a caller
+ * without a worker's token
+ * @param engine the decode worker's engine, described ({@code native: NIXL 1.5.1 (path,
+ * from source)}); only its kind ({@code native}, {@code embedded}) for a caller without a
+ * worker's token
  * @param layout the layout the blocks were checked against
  * @param promptTokens the prompt's length in tokens
  * @param blocks the blocks pulled
@@ -20,6 +28,18 @@ package dev.nixl4j.sample.api;
 public record GenerateResponse(String requestId, String producerAgent, String decodeAgent, String engine,
 		LayoutDocument layout, int promptTokens, int blocks, long bytes, long kvCrc32c, boolean verified, String text,
 		Timings timings) {
+
+	/**
+	 * The answer as a caller without a worker's token gets it: no agent names, and of the
+	 * engine only its kind, as the NIXL library's path is part of its description.
+	 * @return the answer without names
+	 */
+	public GenerateResponse withoutNames() {
+		int colon = this.engine.indexOf(':');
+		String kind = ((colon >= 0) ? this.engine.substring(0, colon) : this.engine).strip().toLowerCase(Locale.ROOT);
+		return new GenerateResponse(this.requestId, NixlEndpoint.HIDDEN, NixlEndpoint.HIDDEN, kind, this.layout,
+				this.promptTokens, this.blocks, this.bytes, this.kvCrc32c, this.verified, this.text, this.timings);
+	}
 
 	/**
 	 * Where a request's time went, in milliseconds.

@@ -1,12 +1,9 @@
 package dev.nixl4j.sample.decode;
 
-import java.util.concurrent.Semaphore;
-
 import jakarta.servlet.http.HttpServletRequest;
 
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
-import dev.nixl4j.sample.SampleProperties;
 import dev.nixl4j.sample.WorkerToken;
 import dev.nixl4j.sample.api.GenerateRequest;
 import dev.nixl4j.sample.api.GenerateResponse;
@@ -20,11 +17,13 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The decode worker's API. {@code POST /generate} is public, so it trusts its callers
- * little: it serves at most {@code sample.generate.max-concurrent-requests} requests at
- * once (503 at once beyond), and takes a request's own {@code requestId} and its
- * {@code decodeDelayMillis} only from a caller that presents the workers' bearer token
- * (403 for others), since a chosen id could take the id of another's request and a delay
- * holds the prefill worker's blocks.
+ * little: each caller gets a share of the worker's requests and KV blocks, and callers
+ * without a worker's token together a bounded part ({@link CallerShares}: 429 or 503 at
+ * once beyond, with {@code Retry-After}); it takes a request's own {@code requestId} and
+ * its {@code decodeDelayMillis} only from a caller that presents a worker's token (403
+ * for others), since a chosen id could take the id of another's request and a delay holds
+ * the prefill worker's blocks; and it names no agent and no library path to a caller
+ * without a token ({@link GenerateResponse#withoutNames()}).
  */
 @RestController
 @Profile(SampleApplication.DECODE)
@@ -34,33 +33,25 @@ class DecodeController {
 
 	private final WorkerToken token;
 
-	private final int maxConcurrent;
+	private final CallerShares shares;
 
-	private final Semaphore inProgress;
-
-	DecodeController(DecodeService service, WorkerToken token, SampleProperties properties) {
+	DecodeController(DecodeService service, WorkerToken token, CallerShares shares) {
 		this.service = service;
 		this.token = token;
-		this.maxConcurrent = properties.getGenerate().getMaxConcurrentRequests();
-		if (this.maxConcurrent <= 0) {
-			throw new IllegalStateException(
-					"sample.generate.max-concurrent-requests must be positive, not " + this.maxConcurrent);
-		}
-		this.inProgress = new Semaphore(this.maxConcurrent);
+		this.shares = shares;
 	}
 
 	@PostMapping("/generate")
 	GenerateResponse generate(@RequestBody GenerateRequest request, HttpServletRequest http) {
 		checkWorkerOnlyFields(request, http);
-		if (!this.inProgress.tryAcquire()) {
-			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Too many requests", "the decode worker serves "
-					+ this.maxConcurrent + " requests at once (sample.generate.max-concurrent-requests); retry later");
-		}
-		try {
-			return this.service.generate(request);
-		}
-		finally {
-			this.inProgress.release();
+		int blocks = this.service.blocksFor(request);
+		Caller caller = Caller.of(http);
+		CallerShares.Admission taken = GenerateAdmissionFilter.admission(http);
+		// the filter took the request's slot before its body was read, and gives it back
+		try (CallerShares.Admission admission = (taken != null) ? taken : this.shares.admitRequest(caller)) {
+			admission.takeBlocks(blocks);
+			GenerateResponse response = this.service.generate(request);
+			return caller.holdsToken() ? response : response.withoutNames();
 		}
 	}
 

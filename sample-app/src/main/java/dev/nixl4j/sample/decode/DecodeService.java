@@ -100,6 +100,18 @@ public class DecodeService {
 		}
 	}
 
+	/**
+	 * Counts the KV blocks a request's prompt needs, before anything is asked of the
+	 * prefill worker.
+	 * @param request the request
+	 * @return its blocks
+	 * @throws SampleException 400 for a bad prompt
+	 */
+	public int blocksFor(GenerateRequest request) {
+		return this.model.blocksFor(
+				ToyModel.tokens(request.prompt(), request.tokens(), this.properties.getMaxPromptTokens()).length);
+	}
+
 	private GenerateResponse serve(GenerateRequest request, long start) {
 		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.properties.getMaxPromptTokens());
 		String requestId = (request.requestId() != null) ? RequestIds.require(request.requestId())
@@ -158,7 +170,7 @@ public class DecodeService {
 			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full",
 					"the decode worker's KV cache cannot hold request '" + prefilled.requestId() + "' now: "
 							+ ex.getMessage() + "; its lease on the prefill worker was given back",
-					ex);
+					ex, this.properties.getRetryAfter());
 		}
 	}
 

@@ -2,9 +2,11 @@ package dev.nixl4j.sample.decode;
 
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.time.Duration;
 import java.util.function.Supplier;
 
 import dev.nixl4j.NixlAgent;
+import dev.nixl4j.sample.HiddenNames;
 import dev.nixl4j.sample.SampleApplication;
 import dev.nixl4j.sample.SampleException;
 import dev.nixl4j.sample.SampleProperties;
@@ -13,6 +15,7 @@ import dev.nixl4j.sample.api.PrefillResponse;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpHeaders;
@@ -47,7 +50,11 @@ public class PrefillClient {
 
 	private final String consumerAgent;
 
-	PrefillClient(SampleProperties properties, CircuitBreakerRegistry breakers, NixlAgent agent) {
+	private final HiddenNames names;
+
+	private final Duration retryAfter;
+
+	PrefillClient(SampleProperties properties, CircuitBreakerRegistry breakers, NixlAgent agent, HiddenNames names) {
 		SampleProperties.Decode decode = properties.getDecode();
 		this.base = decode.getPrefillUrl();
 		HttpClient http = HttpClient.newBuilder().connectTimeout(decode.getConnectTimeout()).build();
@@ -60,6 +67,8 @@ public class PrefillClient {
 			.build();
 		this.breaker = breakers.circuitBreaker(CIRCUIT_BREAKER);
 		this.consumerAgent = agent.name();
+		this.names = names;
+		this.retryAfter = properties.getRetryAfter();
 	}
 
 	/**
@@ -71,13 +80,17 @@ public class PrefillClient {
 	public PrefillResponse prefill(PrefillRequest request) {
 		PrefillRequest named = new PrefillRequest(request.requestId(), request.prompt(), request.tokens(),
 				this.consumerAgent);
-		return call("POST /prefill",
+		PrefillResponse answer = call("POST /prefill",
 				() -> this.client.post()
 					.uri("/prefill")
 					.contentType(MediaType.APPLICATION_JSON)
 					.body(named)
 					.retrieve()
 					.body(PrefillResponse.class));
+		// the producer's name appears in the words of a failed pull: hidden from
+		// callers without a token
+		this.names.remember(answer.producerAgent());
+		return answer;
 	}
 
 	private <T> T call(String what, Supplier<T> call) {
@@ -107,15 +120,17 @@ public class PrefillClient {
 			String detail = detail(ex);
 			if (status.value() == HttpStatus.UNAUTHORIZED.value()) {
 				throw new SampleException(HttpStatus.BAD_GATEWAY, "Prefill worker refused the token",
-						"the prefill worker at " + this.base
-								+ " refused this worker's bearer token (401): sample.token must be the same on both workers",
+						"the prefill worker at " + this.base + " refused this worker's bearer token (401): the "
+								+ "prefill worker must take this worker's sample.token among its sample.peer-tokens "
+								+ "(NIXL_DECODE_TOKEN, the same for both workers)",
 						ex);
 			}
 			if (status.is4xxClientError() || status.value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
 				// The prefill worker's own answer (bad prompt, request already leased,
-				// cache full): passed on.
+				// share or cache full): passed on, with its Retry-After when it has one.
 				throw new SampleException(HttpStatus.valueOf(status.value()), "Prefill refused the request",
-						"the prefill worker answered " + what + " with " + status.value() + ": " + detail, ex);
+						"the prefill worker answered " + what + " with " + status.value() + ": " + detail, ex,
+						retryAfter(ex));
 			}
 			throw new PrefillUnavailableException("the prefill worker at " + this.base + " answered " + what + " with "
 					+ status.value() + ": " + detail, ex);
@@ -127,6 +142,25 @@ public class PrefillClient {
 		catch (RestClientException ex) {
 			throw new PrefillUnavailableException("the prefill worker at " + this.base + " sent an answer to " + what
 					+ " that could not be read: " + rootMessage(ex), ex);
+		}
+	}
+
+	/**
+	 * The wait the prefill worker's refusal asks for: its {@code Retry-After} in seconds,
+	 * or {@code sample.retry-after} when it sent an unreadable one; {@code null} when it
+	 * sent none, as for a request that needs more than a request's share.
+	 */
+	private @Nullable Duration retryAfter(RestClientResponseException ex) {
+		HttpHeaders headers = ex.getResponseHeaders();
+		String value = (headers != null) ? headers.getFirst(HttpHeaders.RETRY_AFTER) : null;
+		if (value == null) {
+			return null;
+		}
+		try {
+			return Duration.ofSeconds(Math.clamp(Long.parseLong(value.trim()), 1, 3600));
+		}
+		catch (NumberFormatException notSeconds) {
+			return this.retryAfter;
 		}
 	}
 

@@ -50,21 +50,23 @@ public final class LoadGenerator {
 	private final @Nullable String token;
 
 	/**
-	 * Creates a load generator that reads the decode worker's meters with the workers'
-	 * token from the environment ({@code NIXL_TOKEN}, as the workers get it), when it is
-	 * set.
+	 * Creates a load generator that presents the decode worker's token from the
+	 * environment ({@code NIXL_DECODE_TOKEN}, as the workers get it), when it is set.
 	 * @param options what to do
 	 */
 	public LoadGenerator(LoadOptions options) {
-		this(options, System.getenv("NIXL_TOKEN"));
+		this(options, System.getenv("NIXL_DECODE_TOKEN"));
 	}
 
 	/**
 	 * Creates a load generator.
 	 * @param options what to do
-	 * @param token the workers' token, which the decode worker asks for on
-	 * {@code /actuator/metrics}; without it the report says that the bytes read could not
-	 * be read
+	 * @param token the decode worker's token, or {@code null}: with it, the requests are
+	 * a worker's (held to the decode worker's total only, answered with agent names) and
+	 * the report has the bytes read from {@code /actuator/metrics}, which asks for it;
+	 * without it the requests are those of a caller without a token, held to that
+	 * caller's share ({@code sample.generate.*}), and the report says that the bytes read
+	 * could not be read
 	 */
 	public LoadGenerator(LoadOptions options, @Nullable String token) {
 		this.options = options;
@@ -197,11 +199,14 @@ public final class LoadGenerator {
 		long start = System.nanoTime();
 		HttpResponse<String> response;
 		try {
-			response = this.http.send(HttpRequest.newBuilder(this.options.decode().resolve("/generate"))
+			HttpRequest.Builder post = HttpRequest.newBuilder(this.options.decode().resolve("/generate"))
 				.timeout(this.options.timeout())
 				.header("Content-Type", "application/json")
-				.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(request)))
-				.build(), HttpResponse.BodyHandlers.ofString());
+				.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(request)));
+			if (this.token != null) {
+				post.header("Authorization", "Bearer " + this.token);
+			}
+			response = this.http.send(post.build(), HttpResponse.BodyHandlers.ofString());
 		}
 		catch (IOException ex) {
 			return RequestResult.failedSince(index, start, "POST /generate failed: " + ex);

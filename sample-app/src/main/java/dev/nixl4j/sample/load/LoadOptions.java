@@ -40,8 +40,10 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 			Sends concurrent POST /generate requests to a decode worker and checks every answer: the
 			KV bytes' CRC32C and the generated text must be what the prompt gives, the block and byte
 			counts what its length gives. Prints requests/s, GB/s and latency percentiles; exits 1
-			when any request failed or did not check out. With the workers' token in NIXL_TOKEN it
-			also reads the bytes the decode worker read from its meters, which ask for the token.
+			when any request failed or did not check out. With the decode worker's token in
+			NIXL_DECODE_TOKEN it sends its requests as a worker's (held to the decode worker's total
+			only, not to the share of one caller without a token, and answered with the agents'
+			names) and reads the bytes the decode worker read from its meters, which ask for it.
 
 			  --url URL            the decode worker (default http://127.0.0.1:8082)
 			  --prefill URL        the prefill worker, to wait for and report its health (optional)

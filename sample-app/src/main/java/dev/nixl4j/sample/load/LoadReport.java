@@ -186,7 +186,7 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				"actuator: decode health %s%s; decode nixl.transfer.bytes{op=read,outcome=completed} grew by %s%n",
 				this.decodeHealth, (this.prefillHealth != null) ? ", prefill health " + this.prefillHealth : "",
 				(this.bytesReadByDecode >= 0) ? this.bytesReadByDecode + " bytes"
-						: "(not readable: it needs the workers' token in NIXL_TOKEN)"));
+						: "(not readable: it needs the decode worker's token in NIXL_DECODE_TOKEN)"));
 		if (this.options.plot() != null) {
 			text.append(String.format(Locale.ROOT, "latency plot: %s%n", this.options.plot()));
 		}

@@ -1,5 +1,6 @@
 package dev.nixl4j.sample.prefill;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -29,10 +30,17 @@ final class BlockShares {
 
 	private final int perConsumer;
 
+	private final Duration retryAfter;
+
 	/** Blocks held per consumer; a consumer without blocks has no entry. */
 	private final Map<String, Integer> held = new HashMap<>();
 
 	BlockShares(int capacity, SampleProperties.Prefill properties) {
+		this(capacity, properties, Duration.ofSeconds(1));
+	}
+
+	BlockShares(int capacity, SampleProperties.Prefill properties, Duration retryAfter) {
+		this.retryAfter = retryAfter;
 		this.perRequest = limit(properties.getMaxBlocksPerRequest(), Math.max(1, capacity / 4),
 				"sample.prefill.max-blocks-per-request");
 		this.perConsumer = limit(properties.getMaxBlocksPerConsumer(), Math.max(1, capacity * 3 / 4),
@@ -65,7 +73,8 @@ final class BlockShares {
 	 * @param blocks the blocks it needs
 	 * @return the share, to be closed when its blocks are no longer leased
 	 * @throws SampleException 400 for a consumer name that is not acceptable, 429 when
-	 * the request or its consumer would pass its share; nothing is taken then
+	 * the request or its consumer would pass its share (with Retry-After for the
+	 * consumer's share, which frees up as leases end); nothing is taken then
 	 */
 	Share take(@Nullable String consumer, String requestId, int blocks) {
 		String name = consumerName(consumer);
@@ -81,7 +90,8 @@ final class BlockShares {
 						"request '" + requestId + "' needs " + blocks + " KV blocks; its consumer " + describe(name)
 								+ " holds " + current + " of the " + this.perConsumer
 								+ " it may lease at once (sample.prefill.max-blocks-per-consumer): retry when its"
-								+ " leases end");
+								+ " leases end",
+						null, this.retryAfter);
 			}
 			this.held.put(name, current + blocks);
 		}

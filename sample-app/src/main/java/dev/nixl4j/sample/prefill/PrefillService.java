@@ -55,6 +55,8 @@ public class PrefillService {
 
 	private final BlockShares shares;
 
+	private final Duration retryAfter;
+
 	private final Map<LeaseOutcome, Counter> leases = new EnumMap<>(LeaseOutcome.class);
 
 	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, SampleProperties properties,
@@ -64,7 +66,9 @@ public class PrefillService {
 		this.model = model;
 		this.leaseTtl = leaseTtl;
 		this.maxPromptTokens = properties.getMaxPromptTokens();
-		this.shares = new BlockShares(cache.allocator().capacity(), properties.getPrefill());
+		this.retryAfter = properties.getRetryAfter();
+		this.shares = new BlockShares(cache.allocator().capacity(), properties.getPrefill(),
+				properties.getRetryAfter());
 		for (LeaseOutcome outcome : LeaseOutcome.values()) {
 			this.leases.put(outcome,
 					Counter.builder("sample.leases")
@@ -113,8 +117,8 @@ public class PrefillService {
 		}
 		catch (NixlException ex) {
 			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full", "the prefill worker's KV cache "
-					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end",
-					ex);
+					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end", ex,
+					this.retryAfter);
 		}
 		try {
 			long start = System.nanoTime();

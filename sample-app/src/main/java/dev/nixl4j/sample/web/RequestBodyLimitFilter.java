@@ -9,8 +9,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 import dev.nixl4j.SettingChecks;
 import jakarta.servlet.FilterChain;
@@ -20,11 +18,9 @@ import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -91,19 +87,8 @@ public class RequestBodyLimitFilter extends OncePerRequestFilter {
 
 	private static void refuse(HttpServletRequest request, HttpServletResponse response, HttpStatus status,
 			String title, String detail) throws IOException {
-		Map<String, Object> problem = new LinkedHashMap<>();
-		problem.put("type", "about:blank");
-		problem.put("title", title);
-		problem.put("status", status.value());
-		problem.put("detail", detail);
-		problem.put("instance", request.getRequestURI());
-		byte[] json = JsonMapper.shared().writeValueAsBytes(problem);
-		response.setStatus(status.value());
 		response.setHeader(HttpHeaders.CONNECTION, "close");
-		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
-		response.setContentLength(json.length);
-		response.getOutputStream().write(json);
-		response.flushBuffer();
+		ProblemAnswers.write(request, response, status, title, detail);
 	}
 
 	/**

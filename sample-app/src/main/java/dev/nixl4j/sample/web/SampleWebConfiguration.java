@@ -24,15 +24,19 @@ import org.springframework.core.Ordered;
 /**
  * The limits of both roles' HTTP server: request bodies
  * ({@code sample.max-request-bytes}, {@code sample.request-body-timeout}), request
- * headers ({@code sample.server.request-header-timeout}) and strict JSON types.
+ * headers ({@code sample.server.request-header-timeout}) and strict JSON types; and who
+ * is a worker: a caller that presents a worker's token is authenticated, and only such a
+ * caller reads the meters.
  */
 @Configuration(proxyBeanMethods = false)
 class SampleWebConfiguration {
 
 	/**
 	 * The Actuator endpoints that name agents (tag values of the nixl meters): what a
-	 * holder of the registry's token would look for, so behind the workers' token like
-	 * the prefill API. Health and {@code /actuator/nixl} stay open: they name no agent.
+	 * holder of a registry token would look for, so behind the workers' tokens like the
+	 * prefill API. Health and {@code /actuator/nixl} stay open, and show details and
+	 * names only to a caller that presents a worker's token
+	 * ({@link WorkerAuthenticationFilter}): others get the status, counts and sizes.
 	 */
 	static final String[] METER_ENDPOINTS = { "/actuator/metrics", "/actuator/metrics/*", "/actuator/prometheus" };
 
@@ -48,6 +52,16 @@ class SampleWebConfiguration {
 		// After the bearer token: a request without it is refused before its body is
 		// read.
 		registration.setOrder(Ordered.LOWEST_PRECEDENCE);
+		return registration;
+	}
+
+	@Bean
+	FilterRegistrationBean<WorkerAuthenticationFilter> sampleWorkerAuthenticationFilter(WorkerToken token) {
+		FilterRegistrationBean<WorkerAuthenticationFilter> registration = new FilterRegistrationBean<>(
+				new WorkerAuthenticationFilter(token));
+		registration.addUrlPatterns("/*");
+		// First: every later filter, Actuator and the sample's answers see the principal.
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
 		return registration;
 	}
 
