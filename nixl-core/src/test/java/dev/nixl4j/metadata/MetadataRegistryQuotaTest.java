@@ -172,9 +172,8 @@ class MetadataRegistryQuotaTest {
 
 	/**
 	 * Sends {@value #ATTACKS} PUTs at once that each declare {@code declared} bytes and
-	 * trickle one byte every 2 s, as the finding's attacker did; those answered at once
-	 * were refused before their bodies were read, the others were admitted and hold their
-	 * room.
+	 * trickle one byte every 2 s, as an attacker did; those answered at once were refused
+	 * before their bodies were read, the others were admitted and hold their room.
 	 */
 	private Attack attack(MetadataHttpServer server, String token, String prefix, int declared) throws Exception {
 		List<Socket> sockets = new ArrayList<>();

@@ -1,6 +1,5 @@
 package dev.nixl4j.sample;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -9,15 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import dev.nixl4j.AgentConfig;
-import dev.nixl4j.Engine;
-import dev.nixl4j.NixlAgent;
-import dev.nixl4j.NixlException;
-import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.sample.api.GenerateRequest;
 import dev.nixl4j.sample.api.GenerateResponse;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -37,8 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and a decode worker that restarts under a fixed name ({@code nixl.agent.name}) has its
  * requests verified again within {@link #BOUND} of being ready: after a graceful stop,
  * which withdraws its entry, and after a crash, which leaves its entry behind until the
- * entry TTL (30 s), so that the restarted worker must replace it with its client's token
- * (the registry's part, which the test looks for first and skips without, saying so).
+ * entry TTL (30 s), so that the restarted worker must replace it with its client's token.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -115,10 +107,6 @@ class SampleRegistryClientsIT {
 	@Test
 	@Order(3)
 	void aDecodeWorkerThatCrashedAndStartsAgainUnderItsNameIsVerifiedAgain() {
-		Assumptions.assumeTrue(clientMayReplaceItsOwnEntries(),
-				"the registry does not let a client token replace an entry under its own prefix without the "
-						+ "entry's owner secret, so a decode worker restarted after a crash waits for its old entry's "
-						+ "TTL (30 s); this test runs once the registry lets it (branch i29-http, part (b))");
 		assertVerifiedWithin(this.decode, "before the crash", System.nanoTime());
 		this.decode.kill();
 		this.decode = startDecode("decode-fixed-3");
@@ -151,33 +139,6 @@ class SampleRegistryClientsIT {
 		throw new AssertionError(
 				"no request " + what + " was verified within " + BOUND + " (" + tries + " tries); the last answer: "
 						+ ((last != null) ? last.statusCode() + " " + last.body() : "none") + "\n" + worker.logTail());
-	}
-
-	/**
-	 * Whether the registry lets the holder of a client's token replace an entry under the
-	 * client's prefix that another owner (a crashed process) left: published once with
-	 * the decode worker's token, then again from a second exchange that has no owner
-	 * secret.
-	 */
-	private boolean clientMayReplaceItsOwnEntries() {
-		URI registry = URI.create(this.prefill.uri() + "/nixl");
-		String name = "nixl-sample-decode-probe-" + ProcessHandle.current().pid();
-		try (NixlAgent probe = NixlAgent.create(AgentConfig.builder(name).engine(Engine.EMBEDDED).build());
-				HttpMetadataExchange first = HttpMetadataExchange.builder(registry).token(SampleWorker.TOKEN).build();
-				HttpMetadataExchange second = HttpMetadataExchange.builder(registry)
-					.token(SampleWorker.TOKEN)
-					.build()) {
-			first.publish(name, probe.localMetadata());
-			try {
-				second.publish(name, probe.localMetadata());
-				second.invalidate(name);
-				return true;
-			}
-			catch (NixlException ex) {
-				first.invalidate(name);
-				return false;
-			}
-		}
 	}
 
 	private HttpResponse<String> registry(String method, String agent, String token, byte[] body) throws Exception {

@@ -84,8 +84,8 @@ final class StandIns {
 	}
 
 	/**
-	 * Makes a tree what the finding described: every directory writable by everyone (mode
-	 * 777), and, when this process is root, everything owned by another user.
+	 * Makes a hostile tree: every directory writable by everyone (mode 777), and, when
+	 * this process is root, everything owned by another user.
 	 * @param root the tree
 	 * @throws IOException when it cannot be changed
 	 */

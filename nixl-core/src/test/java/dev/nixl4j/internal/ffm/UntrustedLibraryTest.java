@@ -17,10 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Libraries in places another user can write to never load, in child JVMs: stand-ins
  * built for the test whose constructors write a marker file sit in a virtual environment,
  * on {@code LD_LIBRARY_PATH} or in configured directories that are writable by everyone
- * (and, as root, owned by {@code nobody}), as in the finding where they ran in the
- * worker. The marker must stay unwritten, the refusal must name the place and why, and
- * the search must go on to the next place: the real NIXL from the cache, a CUDA runtime
- * in a directory only its owner can write to.
+ * (and, as root, owned by {@code nobody}), where they used to run in the worker. The
+ * marker must stay unwritten, the refusal must name the place and why, and the search
+ * must go on to the next place: the real NIXL from the cache, a CUDA runtime in a
+ * directory only its owner can write to.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class UntrustedLibraryTest {
