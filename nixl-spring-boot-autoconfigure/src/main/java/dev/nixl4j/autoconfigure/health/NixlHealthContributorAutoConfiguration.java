@@ -2,6 +2,7 @@ package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.autoconfigure.EtcdConnectionDetails;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
@@ -36,11 +37,12 @@ public final class NixlHealthContributorAutoConfiguration {
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
 	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle,
 			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection,
-			ObjectProvider<KvConsumer> kvConsumer) {
+			ObjectProvider<KvConsumer> kvConsumer, ObjectProvider<KvProducer> kvProducer) {
 		NixlLifecycle nixl = lifecycle.getIfUnique();
 		NixlHealthIndicator indicator = new NixlHealthIndicator(agent)
 			.withPublication((nixl != null) ? nixl.publication() : null)
-			.withKvConsumer(kvConsumer.getIfUnique());
+			.withKvConsumer(kvConsumer.getIfUnique())
+			.withKvProducer(kvProducer.getIfUnique());
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (properties.getMetadata().getExchange() == NixlProperties.ExchangeType.NIXL_ETCD && etcd != null) {
 			// NIXL's own etcd client reports nothing back: check that etcd can be reached
