@@ -4,47 +4,38 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.NotificationSubscription;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Answers a {@link KvProducer}'s consumers: takes their done and release messages through
- * two standing subscriptions, has the {@link LeaseTable} decide them, and sends the
- * answer. A consumer whose metadata is loaded is answered at once on the thread that
- * delivered its done message (the agent's progress loop: the lease table's lock and
- * {@code genNotif}, nothing that waits); the rest, and answers that need the consumer's
- * metadata loaded first, run on the {@link ProducerThread}.
+ * two standing subscriptions, has the {@link LeaseTable} decide them on the thread that
+ * delivered them (the agent's progress loop: the lease table's lock and the release of
+ * blocks, nothing that waits), and sends the answer there too when the consumer's
+ * metadata is loaded. An answer whose consumer is not loaded waits in
+ * {@link PendingAnswers}, whose own threads look the consumer up; the outcomes of the
+ * leases that ended, and the logs, run on the {@link ProducerThread}. So nothing a peer
+ * sends waits on the thread that expires leases and ends their outcomes.
  */
 final class ConsumerAnswers implements AutoCloseable {
 
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
-	/**
-	 * The pause between two attempts to answer a consumer whose metadata could not be
-	 * loaded.
-	 */
-	private static final Duration ANSWER_RETRY = Duration.ofMillis(200);
-
 	private final NixlAgent agent;
 
-	private final PeerLoader peers;
-
 	private final String prefix;
-
-	private final Duration peerTimeout;
 
 	private final KvObserver observer;
 
 	private final LeaseTable leases;
 
 	private final ProducerThread thread;
+
+	private final PendingAnswers pending;
 
 	private final NotificationMatcher doneMatcher;
 
@@ -55,12 +46,11 @@ final class ConsumerAnswers implements AutoCloseable {
 	ConsumerAnswers(NixlAgent agent, PeerLoader peers, String prefix, Duration peerTimeout, KvObserver observer,
 			LeaseTable leases, ProducerThread thread) {
 		this.agent = agent;
-		this.peers = peers;
 		this.prefix = prefix;
-		this.peerTimeout = peerTimeout;
 		this.observer = observer;
 		this.leases = leases;
 		this.thread = thread;
+		this.pending = new PendingAnswers(agent, peers, peerTimeout, thread);
 		this.doneMatcher = NotificationMatcher.prefix(null, KvMessages.donePrefix(prefix));
 		this.releaseMatcher = NotificationMatcher.prefix(null, KvMessages.releasePrefix(prefix));
 		subscribe(this.doneMatcher);
@@ -74,9 +64,8 @@ final class ConsumerAnswers implements AutoCloseable {
 	private void subscribe(NotificationMatcher matcher) {
 		synchronized (this.subscriptions) {
 			try {
-				this.subscriptions
-					.add(this.agent.subscribeNotifications(matcher, (matcher == this.doneMatcher) ? this::onDone
-							: (notification) -> this.thread.handOver(() -> received(matcher, notification))));
+				this.subscriptions.add(this.agent.subscribeNotifications(matcher,
+						(matcher == this.doneMatcher) ? this::onDone : this::onRelease));
 			}
 			catch (NixlException ex) {
 				logger.log(Level.WARNING, "KV producer of agent ''{0}'' stops answering consumers: {1}",
@@ -86,36 +75,106 @@ final class ConsumerAnswers implements AutoCloseable {
 	}
 
 	/**
-	 * A consumer reported its read: answered at once, on the delivering thread, when its
-	 * metadata is loaded; else on the producer's thread, which may load it first.
-	 * Whatever throws here is caught: the delivering thread would drop it unseen.
+	 * A consumer reported its read: decided and answered at once, on the delivering
+	 * thread, when its metadata is loaded; else the answer waits for it in
+	 * {@link PendingAnswers}. A message from another agent than the lease's consumer is
+	 * not answered. Whatever throws here is caught: the delivering thread would drop it
+	 * unseen.
 	 */
 	private void onDone(Notification notification) {
-		if (!this.agent.hasRemoteMetadata(notification.remoteAgent())) {
-			this.thread.handOver(() -> received(this.doneMatcher, notification));
+		String consumer = notification.remoteAgent();
+		try {
+			KvMessages.Done done = KvMessages.parseDone(this.prefix, notification.text());
+			if (done == null) {
+				ignoredMalformed(notification);
+				return;
+			}
+			LeaseTable.Answer answer = this.leases.decide(consumer, done);
+			if (answer == null) {
+				ignoredStranger("done", done, consumer);
+				return;
+			}
+			answer(answer);
+		}
+		catch (RuntimeException | Error ex) {
+			couldNotAnswer(consumer, ex);
+		}
+	}
+
+	/**
+	 * Sends an answer now when the consumer's metadata is loaded (and no earlier answer
+	 * to it waits), else hands it to {@link PendingAnswers}; counted until sent or given
+	 * up, so that a drain waits for it. Once it was sent or given up, the rest of the
+	 * answer ({@link #concludeLater}) goes to the producer's thread: a lease's outcome
+	 * follows the answer to the consumer that ended it.
+	 */
+	private void answer(LeaseTable.Answer answer) {
+		String consumer = answer.consumer();
+		KvObserver.Step step = confirming(answer);
+		this.leases.startAnswering();
+		PendingAnswers.Outcome outcome = (failure) -> {
+			try {
+				step.end(answer.confirmation(), failure);
+			}
+			finally {
+				try {
+					concludeLater(answer);
+				}
+				finally {
+					this.leases.answered();
+				}
+			}
+		};
+		boolean loaded;
+		try {
+			loaded = this.agent.hasRemoteMetadata(consumer);
+		}
+		catch (RuntimeException ex) {
+			// the agent closed: the answer cannot be sent
+			outcome.ended(ex);
+			return;
+		}
+		if (this.pending.take(consumer, answer.ack(), outcome, loaded)) {
+			return;
+		}
+		Throwable failure = null;
+		try {
+			this.agent.sendNotification(consumer, answer.ack());
+		}
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			couldNotAnswer(consumer, ex);
+		}
+		outcome.ended(failure);
+	}
+
+	/**
+	 * Tells the observer that an answer starts; an observer that throws is counted and
+	 * observes nothing of it.
+	 */
+	private KvObserver.Step confirming(LeaseTable.Answer answer) {
+		KvMessages.Done done = answer.done();
+		try {
+			return this.observer.confirming(answer.consumer(), done.requestId(), done.leaseId(), done.trace());
+		}
+		catch (RuntimeException | Error ex) {
+			couldNotAnswer(answer.consumer(), ex);
+			return KvObserver.Step.NONE;
+		}
+	}
+
+	/**
+	 * Hands the rest of an answer to the producer's thread: the outcome of the lease it
+	 * ended, and the log of an answer that was not {@link LeaseConfirmation#HELD}.
+	 */
+	private void concludeLater(LeaseTable.Answer answer) {
+		if (answer.ended() == null && answer.confirmation() == LeaseConfirmation.HELD) {
 			return;
 		}
 		this.leases.startAnswering();
-		LeaseTable.Answer decided = null;
-		try {
-			decided = decide(notification);
-			if (decided != null) {
-				this.agent.sendNotification(decided.consumer(), decided.ack());
-				decided.step().end(decided.confirmation(), null);
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			if (decided != null) {
-				decided.step().end(decided.confirmation(), ex);
-			}
-			couldNotAnswer(notification.remoteAgent(), "", ex);
-		}
-		LeaseTable.Answer answer = decided;
 		Runnable rest = () -> {
 			try {
-				if (answer != null) {
-					concluded(answer);
-				}
+				concluded(answer);
 			}
 			finally {
 				this.leases.answered();
@@ -124,58 +183,6 @@ final class ConsumerAnswers implements AutoCloseable {
 		if (!this.thread.handOver(rest)) {
 			this.leases.answered();
 		}
-	}
-
-	private void received(NotificationMatcher matcher, Notification notification) {
-		this.leases.startAnswering();
-		try {
-			if (matcher == this.releaseMatcher) {
-				release(notification);
-			}
-			else {
-				answer(notification);
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			couldNotAnswer(notification.remoteAgent(), "", ex);
-		}
-		finally {
-			this.leases.answered();
-		}
-	}
-
-	private void answer(Notification notification) {
-		LeaseTable.Answer answer = decide(notification);
-		if (answer == null) {
-			return;
-		}
-		Throwable failure = null;
-		try {
-			sendAck(answer.consumer(), answer.ack(), System.nanoTime() + this.peerTimeout.toNanos());
-		}
-		catch (RuntimeException | Error ex) {
-			failure = ex;
-			throw ex;
-		}
-		finally {
-			answer.step().end(answer.confirmation(), failure);
-			concluded(answer);
-		}
-	}
-
-	/**
-	 * Decides a consumer's report against the lease it names; {@code null} for a
-	 * malformed message.
-	 */
-	private LeaseTable.@Nullable Answer decide(Notification notification) {
-		String consumer = notification.remoteAgent();
-		KvMessages.Done done = KvMessages.parseDone(this.prefix, notification.text());
-		if (done == null) {
-			ignoredMalformed(notification);
-			return null;
-		}
-		KvObserver.Step step = this.observer.confirming(consumer, done.requestId(), done.leaseId(), done.trace());
-		return this.leases.decide(consumer, done, step);
 	}
 
 	/**
@@ -196,52 +203,12 @@ final class ConsumerAnswers implements AutoCloseable {
 	}
 
 	/**
-	 * Sends an answer; while the consumer's metadata cannot be loaded, tries again until
-	 * the deadline.
-	 */
-	private void sendAck(String consumer, byte[] ack, long deadline) {
-		try {
-			this.peers.load(this.agent, consumer, this.peerTimeout);
-		}
-		catch (NixlException ex) {
-			if (deadline - System.nanoTime() <= 0 || !this.agent.isOpen()) {
-				throw ex;
-			}
-			logger.log(Level.DEBUG, "KV producer of agent ''{0}'' cannot reach ''{1}'' yet, trying again: {2}",
-					this.agent.name(), consumer, ex.getMessage());
-			// counted until it is sent or given up, so that awaitLeasesEnded waits for it
-			this.leases.startAnswering();
-			try {
-				this.thread.schedule(() -> {
-					try {
-						sendAck(consumer, ack, deadline);
-					}
-					catch (RuntimeException | Error failure) {
-						// the scheduler would hide it in the task's future
-						couldNotAnswer(consumer, " again", failure);
-					}
-					finally {
-						this.leases.answered();
-					}
-				}, ANSWER_RETRY.toNanos(), TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException closed) {
-				this.leases.answered();
-				logger.log(Level.DEBUG, "KV producer closed before answering ''{0}''", consumer);
-			}
-			return;
-		}
-		this.agent.sendNotification(consumer, ack);
-	}
-
-	/**
 	 * Reports what answering a consumer threw: a failure is logged, an {@link Error}
-	 * logged and counted as survived (the unit named with {@code again} appended);
-	 * neither is thrown on.
+	 * logged and counted as survived; neither is thrown on.
 	 */
-	private void couldNotAnswer(String consumer, String again, Throwable failure) {
+	private void couldNotAnswer(String consumer, Throwable failure) {
 		if (failure instanceof Error error) {
-			this.thread.survived("answering '" + consumer + "'" + again, error);
+			this.thread.survived("answering '" + consumer + "'", error);
 		}
 		else {
 			logger.log(Level.WARNING, "KV producer of agent ''{0}'' could not answer ''{1}'': {2}", this.agent.name(),
@@ -250,27 +217,53 @@ final class ConsumerAnswers implements AutoCloseable {
 	}
 
 	/**
-	 * Ends a lease a consumer gave back; a release of a lease not held for that agent
-	 * changes nothing.
+	 * A consumer gives a lease back: decided on the delivering thread, the lease's
+	 * outcome ended on the producer's thread. A release of a lease not held for that
+	 * agent changes nothing.
 	 */
-	private void release(Notification notification) {
+	private void onRelease(Notification notification) {
 		String consumer = notification.remoteAgent();
-		KvMessages.Done release = KvMessages.parseRelease(this.prefix, notification.text());
-		if (release == null) {
-			ignoredMalformed(notification);
-			return;
+		try {
+			KvMessages.Done release = KvMessages.parseRelease(this.prefix, notification.text());
+			if (release == null) {
+				ignoredMalformed(notification);
+				return;
+			}
+			LeaseTable.Released released = this.leases.release(release, consumer);
+			if (released == null) {
+				ignoredStranger("release", release, consumer);
+				return;
+			}
+			this.leases.startAnswering();
+			Runnable rest = () -> {
+				try {
+					logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''",
+							release.requestId(), Long.toString(release.leaseId()), consumer);
+					this.leases.conclude(released.lease(), released.reused(), LeaseOutcome.RELEASED);
+				}
+				finally {
+					this.leases.answered();
+				}
+			};
+			if (!this.thread.handOver(rest)) {
+				this.leases.answered();
+			}
 		}
-		LeaseTable.Released released = this.leases.release(release, consumer);
-		if (released == null) {
-			logger.log(Level.INFO,
-					"KV producer of agent ''{0}'' ignored a release of request ''{1}'' (lease {2}) from ''{3}'':"
-							+ " no such lease is held for that agent",
-					this.agent.name(), release.requestId(), Long.toString(release.leaseId()), consumer);
-			return;
+		catch (RuntimeException | Error ex) {
+			couldNotAnswer(consumer, ex);
 		}
-		logger.log(Level.DEBUG, "KV lease of request ''{0}'' (lease {1}) released by ''{2}''", release.requestId(),
-				Long.toString(release.leaseId()), consumer);
-		this.leases.conclude(released.lease(), released.reused(), LeaseOutcome.RELEASED);
+	}
+
+	/**
+	 * Logs, at DEBUG (a peer may send any number of them), a message that names no lease
+	 * held or remembered for its sender: a lease not held, or one whose consumer is
+	 * another agent (counted by {@link LeaseTable#ignoredMessages()}).
+	 */
+	private void ignoredStranger(String kind, KvMessages.Done message, String sender) {
+		logger.log(Level.DEBUG,
+				() -> "KV producer of agent '" + this.agent.name() + "' ignored a " + kind + " of request '"
+						+ message.requestId() + "' (lease " + message.leaseId() + ", rank " + message.rank()
+						+ ") from '" + sender + "': no such lease is held for that agent");
 	}
 
 	private void ignoredMalformed(Notification notification) {
@@ -279,13 +272,25 @@ final class ConsumerAnswers implements AutoCloseable {
 				this.agent.name(), notification.message().length, notification.remoteAgent());
 	}
 
-	/** Stops taking the consumers' notifications. */
+	/**
+	 * Returns the answers that wait for their consumer's metadata.
+	 * @return them
+	 */
+	PendingAnswers pending() {
+		return this.pending;
+	}
+
+	/**
+	 * Stops taking the consumers' notifications and drops the answers that wait for their
+	 * consumer's metadata.
+	 */
 	@Override
 	public void close() {
 		synchronized (this.subscriptions) {
 			this.subscriptions.forEach(NotificationSubscription::close);
 			this.subscriptions.clear();
 		}
+		this.pending.close();
 	}
 
 }

@@ -115,8 +115,9 @@ public final class KvLease {
 	/**
 	 * Returns a future of how the lease ended. It completes on the producer's thread,
 	 * after the blocks were released; for a lease its consumers completed, that is just
-	 * after the last consumer was answered, so a consumer's pull may return first (wait
-	 * with {@link KvProducer#awaitLeasesEnded} to see every outcome).
+	 * after the last consumer's done message was decided (and answered, when the
+	 * consumer's metadata was loaded), so a consumer's pull may return first (wait with
+	 * {@link KvProducer#awaitLeasesEnded} to see every outcome).
 	 * @return a future completed once, after the blocks were released
 	 */
 	public CompletableFuture<LeaseOutcome> outcome() {
@@ -145,10 +146,14 @@ public final class KvLease {
 	}
 
 	/**
-	 * Records the agent that reports for a rank; returns whether it is that rank's agent
-	 * (the first one that reported for it). Under the producer's lock.
+	 * Records the agent that reports for a rank; returns whether it may: the lease's
+	 * consumer when the lease names one, and in any case the first agent that reported
+	 * for that rank. Under the producer's lock.
 	 */
 	boolean claim(int rank, String agent) {
+		if (this.consumer != null && !this.consumer.equals(agent)) {
+			return false;
+		}
 		String claimant = this.claimants[rank];
 		if (claimant == null) {
 			this.claimants[rank] = agent;

@@ -30,11 +30,22 @@ import org.jspecify.annotations.Nullable;
  * and which thread does what: docs/architecture.md, section "KV cache".
  *
  * <p>
- * One daemon thread per producer runs expiries, the answers that need a consumer's
- * metadata loaded first, and releases; {@link #close()} stops it, and releases the blocks
- * of every lease still held. What one expiry or one answer throws, even an {@link Error},
- * is logged with its context and counted ({@link #internalErrors()}), and the thread goes
- * on.
+ * A lease ends only by its consumer: the agent
+ * {@link #lease(String, int[], int, Duration, String)} names, and in any case the first
+ * agent that reported for a rank. A done or release message about a lease held (or one
+ * that ended lately) from any other agent changes nothing, is not answered, and is
+ * counted ({@link #ignoredMessages()}). The sender's name is the one the engine reports,
+ * which neither engine authenticates: see docs/operations.md, section "KV leases".
+ *
+ * <p>
+ * Consumers' messages are decided on the thread that delivers them, without waiting, and
+ * answered there when the consumer's metadata is loaded. An answer to a consumer whose
+ * metadata is not loaded waits, bounded per sender and in total, while threads of its own
+ * look the consumer up ({@link #pendingAnswers()}, {@link #droppedAnswers()}). One daemon
+ * thread per producer runs expiries and ends the leases' outcomes, and never waits for a
+ * peer; {@link #close()} stops it, and releases the blocks of every lease still held.
+ * What one expiry or one answer throws, even an {@link Error}, is logged with its context
+ * and counted ({@link #internalErrors()}), and the thread goes on.
  */
 public final class KvProducer implements AutoCloseable, DrainParticipant {
 
@@ -49,6 +60,26 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	/** What leases let consumers check, unless told otherwise. */
 	public static final KvIntegrity DEFAULT_INTEGRITY = KvIntegrity.GENERATION;
+
+	/**
+	 * The most answers that wait for their consumers' metadata at once; past it, or past
+	 * {@value #MAX_PENDING_ANSWERS_PER_CONSUMER} for one consumer or answers to
+	 * {@value #MAX_PENDING_ANSWER_CONSUMERS} consumers, an answer is dropped at once.
+	 */
+	public static final int MAX_PENDING_ANSWERS = PendingAnswers.MAX_ANSWERS;
+
+	/** The most answers that wait for one consumer's metadata at once. */
+	public static final int MAX_PENDING_ANSWERS_PER_CONSUMER = PendingAnswers.MAX_PER_SENDER;
+
+	/** The most consumers whose answers wait for their metadata at once. */
+	public static final int MAX_PENDING_ANSWER_CONSUMERS = PendingAnswers.MAX_SENDERS;
+
+	/**
+	 * How long an answer may wait for its consumer's metadata before the producer's
+	 * answers count as backed up ({@link #answersBackedUp()}): the metadata of a consumer
+	 * that published it is found within milliseconds.
+	 */
+	public static final Duration ANSWER_BACKLOG_AGE = Duration.ofSeconds(1);
 
 	private final PagedKvCache cache;
 
@@ -126,7 +157,10 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	/**
 	 * Holds a request's blocks for consumers to pull: retains each block once (the caller
 	 * keeps its own references and may release them at once) until every consumer rank
-	 * has reported its read, or until the lease expires.
+	 * has reported its read, or until the lease expires. The first agent that reports for
+	 * a rank is that rank's consumer: messages of other agents for it are ignored. Naming
+	 * the consumer ({@link #lease(String, int[], int, Duration, String)}) keeps any other
+	 * agent from ending the lease first.
 	 * @param requestId the request (no {@code ':'}), at most one lease at a time per
 	 * request
 	 * @param blockIds the request's blocks, distinct, allocated, in token order
@@ -146,7 +180,8 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	/**
 	 * Holds a request's blocks for one consumer to pull, as
-	 * {@link #lease(String, int[], int, Duration)} does, and ends the lease
+	 * {@link #lease(String, int[], int, Duration)} does: only done and release messages
+	 * from that agent (for every rank) end the lease or are answered. The lease also ends
 	 * ({@link LeaseOutcome#RELEASED}) as soon as that consumer is known to be gone
 	 * ({@link #releaseLeasesOf}), rather than at its time to live: when its entry leaves
 	 * the exchange that {@link Builder#watchConsumers} watches, for example.
@@ -228,6 +263,57 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	 */
 	public long internalErrors() {
 		return this.thread.internalErrors();
+	}
+
+	/**
+	 * Returns how many answers to consumers wait now for the consumer's metadata to be
+	 * found: answers to consumers this producer has not loaded yet, each waiting at most
+	 * the peer timeout. The decisions themselves were made already, and answers to
+	 * consumers whose metadata is loaded never wait here.
+	 * @return the count, at most {@link #MAX_PENDING_ANSWERS}
+	 */
+	public int pendingAnswers() {
+		return this.answers.pending().waiting();
+	}
+
+	/**
+	 * Returns how long the answer that waits longest for its consumer's metadata has
+	 * waited.
+	 * @return the time, zero when no answer waits
+	 */
+	public Duration oldestPendingAnswer() {
+		return this.answers.pending().oldest();
+	}
+
+	/**
+	 * Returns whether answers back up: one has waited for its consumer's metadata longer
+	 * than {@link #ANSWER_BACKLOG_AGE}. A consumer that published its metadata is found
+	 * within milliseconds, so this means answers to agents whose metadata cannot be found
+	 * (a peer that never published it, or a registry that cannot be reached); answers to
+	 * consumers already loaded and the leases' decisions do not wait for them.
+	 * @return whether answers back up now
+	 */
+	public boolean answersBackedUp() {
+		return oldestPendingAnswer().compareTo(ANSWER_BACKLOG_AGE) > 0;
+	}
+
+	/**
+	 * Returns how many answers were never sent because their consumer's metadata was not
+	 * found within the peer timeout, or because too many answers waited already.
+	 * @return the count since this producer was created
+	 */
+	public long droppedAnswers() {
+		return this.answers.pending().dropped();
+	}
+
+	/**
+	 * Returns how many done and release messages about a lease held or remembered came
+	 * from another agent than the lease's consumer: they changed nothing and were not
+	 * answered.
+	 * @return the count since this producer was created
+	 */
+	public long ignoredMessages() {
+		return this.leases.ignoredMessages();
 	}
 
 	/**
@@ -410,7 +496,9 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 
 		/**
-		 * Sets how long loading a consumer's metadata may take (default
+		 * Sets how long an answer waits at most for its consumer's metadata to be found
+		 * (it is asked for again and again meanwhile, never waited on), and how long
+		 * loading a consumer's metadata for a push may take (default
 		 * {@link KvProducer#DEFAULT_PEER_TIMEOUT}).
 		 * @param peerTimeout the timeout, positive
 		 * @return this builder

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 import dev.nixl4j.NixlException;
@@ -21,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  * ended; what decides a consumer's done or release message against them; their expiry;
  * and the accounting a drain waits on (leases held, answers not sent yet). The producer's
  * one lock guards all of it, so that a lease's blocks are released in one place whatever
- * ends it.
+ * ends it. A lease ends only by messages of its consumer: the agent the lease names, and
+ * in any case the first agent that reported for a rank; messages from any other agent
+ * about a lease held or remembered change nothing, are not answered and are counted.
  */
 final class LeaseTable {
 
@@ -76,6 +79,12 @@ final class LeaseTable {
 	/** Leases ended, by {@link LeaseOutcome#ordinal()}. */
 	private final AtomicLongArray outcomes = new AtomicLongArray(LeaseOutcome.values().length);
 
+	/**
+	 * Done and release messages about a lease held or remembered that came from another
+	 * agent than its consumer.
+	 */
+	private final AtomicLong ignored = new AtomicLong();
+
 	LeaseTable(PagedKvCache cache, String prefix, KvIntegrity integrity, ProducerThread thread) {
 		this.cache = cache;
 		this.agentName = cache.agent().name();
@@ -122,33 +131,40 @@ final class LeaseTable {
 	 * its blocks that had been handed out again.
 	 */
 	record Answer(String consumer, KvMessages.Done done, LeaseConfirmation confirmation, @Nullable KvLease ended,
-			LeaseOutcome outcome, int reused, byte[] ack, KvObserver.Step step) {
+			LeaseOutcome outcome, int reused, byte[] ack) {
 	}
 
 	/**
 	 * Decides a consumer's report against the lease it names, releasing the lease's
-	 * blocks when it was the last rank.
+	 * blocks when it was the last rank. Quick: the lock and the release of the blocks,
+	 * nothing that waits.
+	 * @return the answer, or {@code null} when the message is about a lease held or
+	 * remembered and came from another agent than its consumer: it changed nothing, is
+	 * counted ({@link #ignoredMessages()}) and must not be answered
 	 */
-	Answer decide(String consumer, KvMessages.Done done, KvObserver.Step step) {
+	@Nullable Answer decide(String consumer, KvMessages.Done done) {
 		LeaseConfirmation confirmation;
 		KvLease ended = null;
 		LeaseOutcome outcome = LeaseOutcome.COMPLETED;
 		int reused = 0;
 		synchronized (this.lock) {
 			KvLease lease = held(done);
+			if (lease != null && !lease.claim(done.rank(), consumer)) {
+				this.ignored.incrementAndGet();
+				return null;
+			}
 			if (lease != null && isStale(lease, done)) {
 				confirmation = LeaseConfirmation.STALE;
 				outcome = LeaseOutcome.STALE;
 				this.leases.remove(done.requestId());
 				lease.cancelExpiry();
-				this.ended.put(lease.id(), Ending.of(LeaseConfirmation.STALE));
+				this.ended.put(lease.id(), Ending.of(LeaseConfirmation.STALE, lease));
 				reused = releaseBlocks(lease);
 				this.lock.notifyAll();
 				ended = lease;
 			}
 			else if (lease != null) {
 				confirmation = LeaseConfirmation.HELD;
-				lease.claim(done.rank(), consumer);
 				if (lease.markDone(done.rank(), done.read())) {
 					this.leases.remove(done.requestId());
 					lease.cancelExpiry();
@@ -161,11 +177,17 @@ final class LeaseTable {
 				// a repeated done (its answer was lost) is answered as the first was,
 				// and ends nothing again
 				Ending ending = this.ended.get(done.leaseId());
-				confirmation = (ending != null) ? ending.answer(done, consumer) : LeaseConfirmation.UNKNOWN;
+				LeaseConfirmation remembered = (ending != null) ? ending.answer(done, consumer)
+						: LeaseConfirmation.UNKNOWN;
+				if (remembered == null) {
+					this.ignored.incrementAndGet();
+					return null;
+				}
+				confirmation = remembered;
 			}
 		}
 		return new Answer(consumer, done, confirmation, ended, outcome, reused,
-				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation), step);
+				KvMessages.ack(this.prefix, done.requestId(), done.leaseId(), done.rank(), confirmation));
 	}
 
 	/**
@@ -194,18 +216,23 @@ final class LeaseTable {
 
 	/**
 	 * Ends a lease a consumer gave back. A release of a lease not held (ended, never
-	 * made, a wrong id) or from another agent than the one that reported for that rank
-	 * changes nothing ({@code null}).
+	 * made, a wrong id) changes nothing ({@code null}); nor does one from another agent
+	 * than the lease's consumer or the one that reported for that rank, which is counted
+	 * ({@link #ignoredMessages()}).
 	 */
 	@Nullable Released release(KvMessages.Done release, String consumer) {
 		synchronized (this.lock) {
 			KvLease lease = held(release);
-			if (lease == null || !lease.claim(release.rank(), consumer)) {
+			if (lease == null) {
+				return null;
+			}
+			if (!lease.claim(release.rank(), consumer)) {
+				this.ignored.incrementAndGet();
 				return null;
 			}
 			this.leases.remove(release.requestId());
 			lease.cancelExpiry();
-			this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED));
+			this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED, lease));
 			int reused = releaseBlocks(lease);
 			this.lock.notifyAll();
 			return new Released(lease, reused);
@@ -224,7 +251,7 @@ final class LeaseTable {
 				if (lease.consumer().filter(consumer::equals).isPresent()) {
 					it.remove();
 					lease.cancelExpiry();
-					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED));
+					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.RELEASED, lease));
 					released.add(new Released(lease, releaseBlocks(lease)));
 				}
 			}
@@ -260,7 +287,7 @@ final class LeaseTable {
 				removed = true;
 				try {
 					reused = releaseBlocks(lease);
-					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.EXPIRED));
+					this.ended.put(lease.id(), Ending.of(LeaseConfirmation.EXPIRED, lease));
 				}
 				finally {
 					this.lock.notifyAll();
@@ -379,6 +406,10 @@ final class LeaseTable {
 		return this.outcomes.get(outcome.ordinal());
 	}
 
+	long ignoredMessages() {
+		return this.ignored.get();
+	}
+
 	int leasedBlocks() {
 		synchronized (this.lock) {
 			int blocks = 0;
@@ -435,35 +466,45 @@ final class LeaseTable {
 	/**
 	 * How a lease ended, remembered to answer a done message that comes after: a
 	 * consumer's repeat when the answer to its first was lost, or a rank late past an
-	 * expiry or release. A completed lease keeps what makes a repeat answerable
-	 * {@code HELD}: its generation digest, and the agent and the read id of the done
-	 * message that reported each rank.
+	 * expiry or release. It keeps who may ask (the consumer the lease named, and the
+	 * agent that reported each rank) and, for a completed lease, what makes a repeat
+	 * answerable {@code HELD}: its generation digest and the read id of the done message
+	 * that reported each rank.
 	 */
-	private record Ending(LeaseConfirmation confirmation, long generation, @Nullable String[] claimants, long[] reads) {
+	private record Ending(LeaseConfirmation confirmation, @Nullable String consumer, long generation,
+			@Nullable String[] claimants, long[] reads) {
 
-		static Ending of(LeaseConfirmation confirmation) {
-			return new Ending(confirmation, KvMessages.NO_GENERATION, new String[0], new long[0]);
+		static Ending of(LeaseConfirmation confirmation, KvLease lease) {
+			return new Ending(confirmation, lease.consumer().orElse(null), KvMessages.NO_GENERATION, lease.claimants(),
+					new long[0]);
 		}
 
 		static Ending completed(KvLease lease) {
-			return new Ending(LeaseConfirmation.HELD, lease.params().generation(), lease.claimants(), lease.reads());
+			return new Ending(LeaseConfirmation.HELD, lease.consumer().orElse(null), lease.params().generation(),
+					lease.claimants(), lease.reads());
 		}
 
 		/**
-		 * The answer to a done message naming the lease. A repeat of the done message
-		 * that reported a completed lease's rank (same agent, same read id) is
-		 * {@code HELD} as the first was, that one having been decided while the blocks
-		 * were held; anything else (another READ of the lease, which may have read the
-		 * blocks after they were released, a consumer that names no READ, another agent)
-		 * is {@code UNKNOWN}, and a repeat under another generation digest {@code STALE}.
+		 * The answer to a done message naming the lease, or {@code null} when it came
+		 * from another agent than the lease's consumer or than the one that reported that
+		 * rank. A repeat of the done message that reported a completed lease's rank (same
+		 * agent, same read id) is {@code HELD} as the first was, that one having been
+		 * decided while the blocks were held; anything else (another READ of the lease,
+		 * which may have read the blocks after they were released, a consumer that names
+		 * no READ) is {@code UNKNOWN}, and a repeat under another generation digest
+		 * {@code STALE}.
 		 */
-		LeaseConfirmation answer(KvMessages.Done done, String consumer) {
+		@Nullable LeaseConfirmation answer(KvMessages.Done done, String sender) {
+			int rank = done.rank();
+			String claimant = (rank >= 0 && rank < this.claimants.length) ? this.claimants[rank] : null;
+			if ((this.consumer != null && !this.consumer.equals(sender))
+					|| (claimant != null && !claimant.equals(sender))) {
+				return null;
+			}
 			if (this.confirmation != LeaseConfirmation.HELD) {
 				return this.confirmation;
 			}
-			int rank = done.rank();
-			if (rank < 0 || rank >= this.claimants.length || !consumer.equals(this.claimants[rank])
-					|| done.read() == KvMessages.NO_READ || done.read() != this.reads[rank]) {
+			if (claimant == null || done.read() == KvMessages.NO_READ || done.read() != this.reads[rank]) {
 				return LeaseConfirmation.UNKNOWN;
 			}
 			if (done.generation() != KvMessages.NO_GENERATION && done.generation() != this.generation) {

@@ -29,7 +29,9 @@ public interface PeerLoader {
 	 * Loads a peer's metadata into the agent unless it is loaded already.
 	 * @param agent the local agent
 	 * @param peer the peer's agent name
-	 * @param timeout how long to wait for the peer's metadata
+	 * @param timeout how long to wait for the peer's metadata; zero asks once, without
+	 * waiting (a {@link KvProducer} answering a consumer asks so, and asks again later,
+	 * rather than wait on a peer that may never publish)
 	 * @throws NixlException when it cannot be loaded in time
 	 */
 	void load(NixlAgent agent, String peer, Duration timeout);

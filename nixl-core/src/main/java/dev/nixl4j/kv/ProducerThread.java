@@ -10,10 +10,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link KvProducer}'s own daemon thread: it runs lease expiries, the answers that may
- * have to load a consumer's metadata first, releases and the rest of every answer. What
- * one unit of its work throws, even an {@link Error}, is logged and counted, and the
- * thread goes on.
+ * A {@link KvProducer}'s own daemon thread: it runs lease expiries and ends the outcomes
+ * of the leases that consumers' messages ended, and never waits for a peer (answers that
+ * wait for a consumer's metadata are {@link PendingAnswers}'). What one unit of its work
+ * throws, even an {@link Error}, is logged and counted, and the thread goes on.
  */
 final class ProducerThread {
 
@@ -79,9 +79,15 @@ final class ProducerThread {
 		return this.internalErrors.get();
 	}
 
-	/** Drops the tasks not started and interrupts the one running. */
+	/**
+	 * Stops the thread: interrupts the task running, and runs those not started on the
+	 * calling thread, so that the outcomes handed over are ended (an expiry of a lease
+	 * the table no longer holds does nothing).
+	 */
 	void shutdownNow() {
-		this.scheduler.shutdownNow();
+		for (Runnable task : this.scheduler.shutdownNow()) {
+			task.run();
+		}
 	}
 
 	/**

@@ -827,15 +827,24 @@ public abstract class KvTransferTests {
 		consumer(rank0, 0, producer).pull(lease.params(), rank0.allocator().allocate(3), WAIT);
 		intruder.agent().loadRemoteMetadata(this.kv.exchange().fetch(producerName, WAIT));
 
-		// rank 0 was reported by another agent; the other lease id names no lease held
+		// rank 0 was reported by another agent: its release and done messages for that
+		// rank change nothing (a done under another generation would have ended it
+		// STALE); the other lease id names no lease held
 		intruder.agent()
 			.sendNotification(producerName, KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0));
 		intruder.agent()
+			.sendNotification(producerName, KvMessages.done(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0,
+					lease.params().generation() ^ 1));
+		intruder.agent()
+			.sendNotification(producerName, KvMessages.done(KvMessages.DEFAULT_PREFIX, "guarded", lease.id(), 0));
+		intruder.agent()
 			.sendNotification(producerName,
 					KvMessages.release(KvMessages.DEFAULT_PREFIX, "guarded", lease.id() ^ 1, 1));
+		Eventually.until(WAIT, "three messages ignored", () -> producer.ignoredMessages() == 3);
 		Thread.sleep(300);
 
 		assertThat(lease.outcome()).isNotDone();
+		assertThat(producer.ignoredMessages()).as("the release of another lease id is not counted").isEqualTo(3);
 		assertThat(producerCache.allocator().references(remote[0])).isOne();
 		consumer(rank1, 1, producer).pull(lease.params(), rank1.allocator().allocate(3), WAIT);
 		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);

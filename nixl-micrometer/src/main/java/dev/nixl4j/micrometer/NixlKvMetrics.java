@@ -40,6 +40,14 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code nixl.kv.leases} (function counter; tag {@code outcome}: {@code completed},
  * {@code expired}, {@code released}, {@code closed}, {@code stale}): leases that ended
  * ({@link KvProducer#endedLeases(LeaseOutcome)});</li>
+ * <li>{@code nixl.kv.answers.pending} (gauge): answers to consumers that wait for the
+ * consumer's metadata to be found ({@link KvProducer#pendingAnswers()});</li>
+ * <li>{@code nixl.kv.answers.dropped} (function counter): answers never sent, their
+ * consumer's metadata not found in time or too many waiting
+ * ({@link KvProducer#droppedAnswers()});</li>
+ * <li>{@code nixl.kv.messages.ignored} (function counter): done and release messages
+ * about a lease from another agent than its consumer
+ * ({@link KvProducer#ignoredMessages()});</li>
  * <li>{@code nixl.kv.pool.blocks} (gauge; tag {@code state}): blocks of the cache's pool
  * that are {@code free}, {@code leased} (held by the producer's leases now, a block
  * counted once per lease) or {@code used} (allocated and not leased); with a consumer
@@ -163,6 +171,18 @@ public class NixlKvMetrics implements MeterBinder {
 				.description("KV leases that ended, by how")
 				.register(registry);
 		}
+		Gauge.builder("nixl.kv.answers.pending", producer, KvProducer::pendingAnswers)
+			.tags(this.tags)
+			.description("Answers to KV consumers that wait for the consumer's metadata to be found")
+			.register(registry);
+		FunctionCounter.builder("nixl.kv.answers.dropped", producer, KvProducer::droppedAnswers)
+			.tags(this.tags)
+			.description("Answers to KV consumers never sent: their metadata was not found in time, or too many waited")
+			.register(registry);
+		FunctionCounter.builder("nixl.kv.messages.ignored", producer, KvProducer::ignoredMessages)
+			.tags(this.tags)
+			.description("KV done and release messages about a lease from another agent than its consumer")
+			.register(registry);
 	}
 
 	private void bindConsumer(MeterRegistry registry, KvConsumer consumer) {

@@ -141,6 +141,28 @@ class NixlKvMetersTests {
 	}
 
 	@Test
+	void aReleaseFromAnotherAgentThanTheLeasesConsumerIsCountedAsIgnored() {
+		this.runner.run((prefill) -> this.runner.run((decode) -> {
+			KvProducer producer = prefill.getBean(KvProducer.class);
+			int[] blocks = prefill.getBean(PagedKvCache.class).allocator().allocate(2);
+			KvLease lease = producer.lease("guarded", blocks, 1, WAIT, "another-decode-worker");
+			KvConsumer consumer = decode.getBean(KvConsumer.class);
+			consumer.connect(producer.handle());
+			MeterRegistry meters = prefill.getBean(MeterRegistry.class);
+			assertThat(counter(meters, "nixl.kv.messages.ignored")).isZero();
+
+			assertThat(consumer.release(lease.params())).isTrue();
+
+			Eventually.until(WAIT, "the release counted as ignored",
+					() -> counter(meters, "nixl.kv.messages.ignored") == 1);
+			assertThat(gauge(meters, "nixl.kv.leases.active")).isOne();
+			assertThat(counter(meters, "nixl.kv.leases", "outcome", "released")).isZero();
+			assertThat(gauge(meters, "nixl.kv.answers.pending")).isZero();
+			assertThat(counter(meters, "nixl.kv.answers.dropped")).isZero();
+		}));
+	}
+
+	@Test
 	void aProducerRestartCountsOneReconnectTaggedWithTheProducer() {
 		String name = "prefill-restarted-" + ProcessHandle.current().pid();
 		ApplicationContextRunner prefillRunner = this.runner.withPropertyValues("nixl.agent.name=" + name);

@@ -24,8 +24,10 @@ import dev.nixl4j.ShareableMemory;
 /**
  * A peer agent in its own JVM, driven by line commands on stdin; answers on stdout.
  * Started by {@link PeerProcess}. Commands: {@code LOAD <base64 metadata>}, {@code CRC},
- * {@code FILL <seed>}, {@code EXPECT <tag> <millis>}, {@code QUIT}. At start it prints
- * {@code READY <base64 metadata>
+ * {@code FILL <seed>}, {@code EXPECT <tag> <millis>}, {@code NOTIFY <agent> <base64
+ * message>} (a standalone notification), {@code POLL <prefix>} (takes every notification
+ * waiting whose text starts with the prefix, and counts them), {@code QUIT}. At start it
+ * prints {@code READY <base64 metadata>
  * <address> <length>}.
  *
  * <p>
@@ -108,6 +110,24 @@ public final class PeerMain {
 							out.println("NONE "
 									+ Objects.requireNonNullElse(ex.getMessage(), ex.toString()).replace('\n', ' '));
 						}
+					}
+					case "NOTIFY" -> {
+						try {
+							agent.sendNotification(command[1], Base64.getDecoder().decode(command[2]));
+							out.println("NOTIFIED");
+						}
+						catch (RuntimeException ex) {
+							out.println("NOTIFIED "
+									+ Objects.requireNonNullElse(ex.getMessage(), ex.toString()).replace('\n', ' '));
+						}
+					}
+					case "POLL" -> {
+						NotificationMatcher matcher = NotificationMatcher.prefix(null, command[1]);
+						int taken = 0;
+						while (agent.pollNotification(matcher).isPresent()) {
+							taken++;
+						}
+						out.println("POLLED " + taken);
 					}
 					case "QUIT" -> {
 						out.println("BYE");

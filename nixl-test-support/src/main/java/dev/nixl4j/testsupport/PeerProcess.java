@@ -22,6 +22,7 @@ import dev.nixl4j.MemoryDescriptor;
 import dev.nixl4j.Engine;
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.AgentMetadata;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link PeerMain} started in a child JVM: a real second process with its own NIXL
@@ -166,6 +167,29 @@ public final class PeerProcess implements AutoCloseable {
 	public void fill(long seed) {
 		send("FILL " + seed);
 		expect("FILLED", 60);
+	}
+
+	/**
+	 * Makes the peer send a standalone notification ({@code genNotif}) to an agent whose
+	 * metadata it loaded.
+	 * @param agent the receiving agent
+	 * @param message the message
+	 * @return {@code null} when it was sent, else why not
+	 */
+	public @Nullable String sendNotification(String agent, byte[] message) {
+		send("NOTIFY " + agent + " " + Base64.getEncoder().encodeToString(message));
+		String[] answer = expect("NOTIFIED", 30);
+		return (answer.length > 1) ? String.join(" ", List.of(answer).subList(1, answer.length)) : null;
+	}
+
+	/**
+	 * Takes every notification waiting at the peer whose text starts with a prefix.
+	 * @param prefix the prefix
+	 * @return how many it took
+	 */
+	public int poll(String prefix) {
+		send("POLL " + prefix);
+		return Integer.parseInt(expect("POLLED", 30)[1]);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.autoconfigure.EtcdConnectionDetails;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
@@ -39,11 +40,12 @@ public final class NixlHealthContributorAutoConfiguration {
 	@ConditionalOnMissingBean(name = { "nixlHealthIndicator", "nixlHealthContributor" })
 	NixlHealthIndicator nixlHealthIndicator(NixlAgent agent, ObjectProvider<NixlLifecycle> lifecycle,
 			NixlProperties properties, ObjectProvider<EtcdConnectionDetails> etcdConnection,
-			ObjectProvider<KvConsumer> kvConsumer, BeanFactory beans) {
+			ObjectProvider<KvConsumer> kvConsumer, ObjectProvider<KvProducer> kvProducer, BeanFactory beans) {
 		NixlLifecycle nixl = lifecycle.getIfUnique();
 		NixlHealthIndicator indicator = new NixlHealthIndicator(agent)
 			.withPublication((nixl != null) ? nixl.publication() : null)
 			.withKvConsumer(kvConsumer.getIfUnique())
+			.withKvProducer(kvProducer.getIfUnique())
 			.withNames(new NamesInHealth(properties.getEndpoint(), beans));
 		EtcdConnectionDetails etcd = etcdConnection.getIfUnique();
 		if (properties.getMetadata().getExchange() == NixlProperties.ExchangeType.NIXL_ETCD && etcd != null) {

@@ -25,6 +25,7 @@ import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.readiness.Readiness;
 import dev.nixl4j.readiness.ReadinessReport;
 import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.KvProducerSession;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
@@ -89,6 +90,8 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	private volatile @Nullable KvConsumer kvConsumer;
 
 	private volatile BooleanSupplier showNames = () -> true;
+
+	private volatile @Nullable KvProducer kvProducer;
 
 	/**
 	 * Creates an indicator whose readiness report requires host memory (DRAM) to move.
@@ -160,6 +163,23 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 	 */
 	public NixlHealthIndicator withNames(BooleanSupplier showNames) {
 		this.showNames = showNames;
+		return this;
+	}
+
+	/**
+	 * Makes the indicator show the KV producer's leases and answers, as detail
+	 * {@code kvProducer}: {@code activeLeases}, {@code pendingAnswers} (answers that wait
+	 * for their consumer's metadata), {@code droppedAnswers} and {@code ignoredMessages}
+	 * (done and release messages from agents that are not the lease's consumer), and
+	 * {@code answers} saying so while answers back up
+	 * ({@link KvProducer#answersBackedUp()}). Backed-up answers do not change the status:
+	 * they wait for agents whose metadata cannot be found, while this agent still moves
+	 * data and answers the consumers it knows at once.
+	 * @param producer the KV producer, {@code null} for none
+	 * @return this indicator
+	 */
+	public NixlHealthIndicator withKvProducer(@Nullable KvProducer producer) {
+		this.kvProducer = producer;
 		return this;
 	}
 
@@ -284,6 +304,10 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 			builder.withDetail("kvSessions",
 					consumer.sessions().stream().map(NixlHealthIndicator::sessionDetail).toList());
 		}
+		KvProducer producer = this.kvProducer;
+		if (producer != null) {
+			builder.withDetail("kvProducer", producerDetail(producer));
+		}
 		if (unpublished(builder)) {
 			return;
 		}
@@ -337,6 +361,23 @@ public class NixlHealthIndicator extends AbstractHealthIndicator {
 			}
 			detail.put("ucxCudaTransports", Cuda.ucxCudaSupport().summary());
 			this.cuda = detail;
+		}
+		return detail;
+	}
+
+	private static Map<String, Object> producerDetail(KvProducer producer) {
+		Map<String, Object> detail = new LinkedHashMap<>();
+		detail.put("activeLeases", producer.activeLeases());
+		int pending = producer.pendingAnswers();
+		detail.put("pendingAnswers", pending);
+		detail.put("droppedAnswers", producer.droppedAnswers());
+		detail.put("ignoredMessages", producer.ignoredMessages());
+		if (producer.answersBackedUp()) {
+			detail.put("answers",
+					"backed up: " + pending + " answers wait for their consumers' metadata, the oldest for "
+							+ producer.oldestPendingAnswer().toMillis() + " ms (at most "
+							+ KvProducer.MAX_PENDING_ANSWERS
+							+ " wait, then they are dropped); consumers whose metadata is loaded are answered at once");
 		}
 		return detail;
 	}
