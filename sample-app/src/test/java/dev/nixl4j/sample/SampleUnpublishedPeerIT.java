@@ -149,7 +149,7 @@ class SampleUnpublishedPeerIT {
 
 	private GenerateResponse generate(String prompt) {
 		HttpResponse<String> response = this.decode.post("/generate", new GenerateRequest(null, prompt, null, 8, null),
-				REQUEST_TIMEOUT);
+				REQUEST_TIMEOUT, SampleWorker.WORKER_AUTHORIZATION);
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
 		GenerateResponse answer = SampleWorker.JSON.readValue(response.body(), GenerateResponse.class);
 		int[] tokens = ToyModel.tokens(prompt, null, Integer.MAX_VALUE);
