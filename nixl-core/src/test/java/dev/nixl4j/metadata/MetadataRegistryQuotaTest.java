@@ -1,13 +1,7 @@
 package dev.nixl4j.metadata;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import static dev.nixl4j.testsupport.RawHttp.answerWithin;
+import static dev.nixl4j.testsupport.RawHttp.readUntilClosed;
+import static dev.nixl4j.testsupport.RawHttp.send;
+import static dev.nixl4j.testsupport.RawHttp.trickle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -151,13 +149,14 @@ class MetadataRegistryQuotaTest {
 		send(trickling, head("PUT", "/nixl/agents/attacker-slow/metadata", ATTACKER,
 				"Content-Length: " + (ATTACKER_QUOTA - 10) + "\r\n"));
 		long start = System.nanoTime();
-		trickle(trickling, Duration.ofMillis(100));
+		trickle(trickling, Duration.ofMillis(100), this.stop);
 		NixlAgent agent = agent("attacker-honest");
 		HttpMetadataExchange attacker = closing(HttpMetadataExchange.builder(server.baseUri()).token(ATTACKER).build());
 		dev.nixl4j.NixlException refused = org.assertj.core.api.Assertions
 			.catchThrowableOfType(dev.nixl4j.NixlException.class, () -> attacker.publish(agent));
 		assertThat(refused.getMessage()).as("while the trickled body holds the quota").contains("429");
-		assertThat(readUntilClosed(trickling)).as("a body cut at its rate gets no answer").isEmpty();
+		assertThat(readUntilClosed(trickling, Duration.ofSeconds(15))).as("a body cut at its rate gets no answer")
+			.isEmpty();
 		long cutAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 		System.out.printf("a body trickled at 10 bytes/s was cut after %d ms (minimum rate 16 KiB/s after 1 s, "
 				+ "body timeout 30 s)%n", cutAfter);
@@ -181,7 +180,7 @@ class MetadataRegistryQuotaTest {
 			Socket socket = closing(connect(server));
 			send(socket, head("PUT", "/nixl/agents/" + prefix + "trickle-" + i + "/metadata", token,
 					"Content-Length: " + declared + "\r\n"));
-			trickle(socket, Duration.ofSeconds(2));
+			trickle(socket, Duration.ofSeconds(2), this.stop);
 			sockets.add(socket);
 		}
 		Thread.sleep(300);
@@ -245,12 +244,6 @@ class MetadataRegistryQuotaTest {
 				+ "\r\n";
 	}
 
-	private static void send(Socket socket, String text) throws IOException {
-		OutputStream out = socket.getOutputStream();
-		out.write(text.getBytes(StandardCharsets.ISO_8859_1));
-		out.flush();
-	}
-
 	private String exchange(MetadataHttpServer server, String method, String path, String token, String headers,
 			byte @Nullable [] body) throws IOException {
 		try (Socket socket = connect(server)) {
@@ -262,61 +255,6 @@ class MetadataRegistryQuotaTest {
 			assertThat(answer).as("an answer before any body byte was sent").isNotNull();
 			return answer;
 		}
-	}
-
-	/**
-	 * Waits for the start of an answer.
-	 * @return what arrived, or {@code null} when nothing did within the wait
-	 */
-	private static @Nullable String answerWithin(Socket socket, Duration wait) throws IOException {
-		int before = socket.getSoTimeout();
-		socket.setSoTimeout((int) wait.toMillis());
-		try {
-			byte[] buffer = new byte[4096];
-			int n = socket.getInputStream().read(buffer);
-			return (n < 0) ? "" : new String(buffer, 0, n, StandardCharsets.ISO_8859_1);
-		}
-		catch (SocketTimeoutException ex) {
-			return null;
-		}
-		finally {
-			socket.setSoTimeout(before);
-		}
-	}
-
-	/**
-	 * Sends one byte every {@code period} until the connection breaks or the test ends.
-	 */
-	private void trickle(Socket socket, Duration period) {
-		Thread.ofVirtual().start(() -> {
-			try {
-				OutputStream out = socket.getOutputStream();
-				while (!this.stop.get()) {
-					out.write('x');
-					out.flush();
-					Thread.sleep(period);
-				}
-			}
-			catch (IOException | InterruptedException ex) {
-				// the server closed the connection
-			}
-		});
-	}
-
-	private static String readUntilClosed(Socket socket) throws IOException {
-		ByteArrayOutputStream received = new ByteArrayOutputStream();
-		InputStream in = socket.getInputStream();
-		byte[] buffer = new byte[1024];
-		try {
-			int n;
-			while ((n = in.read(buffer)) >= 0) {
-				received.write(buffer, 0, n);
-			}
-		}
-		catch (SocketException ex) {
-			// a reset is a close too
-		}
-		return received.toString(StandardCharsets.ISO_8859_1);
 	}
 
 }

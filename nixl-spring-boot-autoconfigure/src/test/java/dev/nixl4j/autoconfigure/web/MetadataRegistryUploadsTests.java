@@ -1,12 +1,7 @@
 package dev.nixl4j.autoconfigure.web;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
@@ -24,7 +19,6 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.metadata.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataRegistryHandler;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,6 +32,10 @@ import org.springframework.context.annotation.Configuration;
 
 import static dev.nixl4j.autoconfigure.web.RegistryApplications.port;
 import static dev.nixl4j.autoconfigure.web.RegistryApplications.start;
+import static dev.nixl4j.testsupport.RawHttp.answerWithin;
+import static dev.nixl4j.testsupport.RawHttp.readUntilClosed;
+import static dev.nixl4j.testsupport.RawHttp.send;
+import static dev.nixl4j.testsupport.RawHttp.trickle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -101,7 +99,7 @@ class MetadataRegistryUploadsTests {
 		for (int i = 0; i < ATTACKS; i++) {
 			Socket socket = closing(connect(registry));
 			send(socket, head("/nixl/agents/attacker-trickle-" + i + "/metadata", ATTACKER, 512 << 10));
-			trickle(socket, Duration.ofSeconds(2));
+			trickle(socket, Duration.ofSeconds(2), this.stop);
 			sockets.add(socket);
 		}
 		Thread.sleep(1500);
@@ -148,7 +146,7 @@ class MetadataRegistryUploadsTests {
 		send(trickling, head("/nixl/agents/attacker-slow/metadata", ATTACKER, (1 << 20) - 10));
 		long start = System.nanoTime();
 		// a byte every 500 ms: Tomcat's 20 s read timeout would never fire
-		trickle(trickling, Duration.ofMillis(500));
+		trickle(trickling, Duration.ofMillis(500), this.stop);
 		HttpMetadataExchange attacker = closing(HttpMetadataExchange.builder(base(registry)).token(ATTACKER).build());
 		NixlAgent agent = closing(standalone("attacker-0"));
 		NixlException refused = org.assertj.core.api.Assertions.catchThrowableOfType(NixlException.class,
@@ -174,7 +172,7 @@ class MetadataRegistryUploadsTests {
 		Socket trickling = closing(connect(registry));
 		send(trickling, head("/nixl/agents/attacker-slow/metadata", ATTACKER, 100_000));
 		long start = System.nanoTime();
-		trickle(trickling, Duration.ofMillis(500));
+		trickle(trickling, Duration.ofMillis(500), this.stop);
 		// Tomcat then reads the rest of the body itself (server.tomcat.max-swallow-size);
 		// the registry's room was given back with the answer
 		String answer = answerWithin(trickling, Duration.ofSeconds(15));
@@ -211,7 +209,7 @@ class MetadataRegistryUploadsTests {
 		Socket trickling = closing(connect(registry));
 		send(trickling, head("/nixl/agents/attacker-slow/metadata", ATTACKER, 100_000));
 		long start = System.nanoTime();
-		trickle(trickling, Duration.ofMillis(100));
+		trickle(trickling, Duration.ofMillis(100), this.stop);
 		String answer = readUntilClosed(trickling, Duration.ofSeconds(15));
 		long answeredAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 		System.out.printf("servlet: a body trickled at 10 bytes/s was answered '%s' after %d ms (min-body-rate 16KB, "
@@ -297,69 +295,6 @@ class MetadataRegistryUploadsTests {
 	private static String head(String path, String token, long contentLength) {
 		return "PUT " + path + " HTTP/1.1\r\nHost: registry\r\nAuthorization: Bearer " + token
 				+ "\r\nContent-Type: application/octet-stream\r\nContent-Length: " + contentLength + "\r\n\r\n";
-	}
-
-	private static void send(Socket socket, String text) throws IOException {
-		OutputStream out = socket.getOutputStream();
-		out.write(text.getBytes(StandardCharsets.ISO_8859_1));
-		out.flush();
-	}
-
-	/**
-	 * Waits for the start of an answer.
-	 * @return what arrived, or {@code null} when nothing did within the wait
-	 */
-	private static @Nullable String answerWithin(Socket socket, Duration wait) throws IOException {
-		int before = socket.getSoTimeout();
-		socket.setSoTimeout((int) wait.toMillis());
-		try {
-			byte[] buffer = new byte[4096];
-			int n = socket.getInputStream().read(buffer);
-			return (n < 0) ? "" : new String(buffer, 0, n, StandardCharsets.ISO_8859_1);
-		}
-		catch (SocketTimeoutException ex) {
-			return null;
-		}
-		finally {
-			socket.setSoTimeout(before);
-		}
-	}
-
-	/**
-	 * Sends one byte every {@code period} until the connection breaks or the test ends.
-	 */
-	private void trickle(Socket socket, Duration period) {
-		Thread.ofVirtual().start(() -> {
-			try {
-				OutputStream out = socket.getOutputStream();
-				while (!this.stop.get()) {
-					out.write('x');
-					out.flush();
-					Thread.sleep(period);
-				}
-			}
-			catch (IOException | InterruptedException ex) {
-				// the server closed the connection
-			}
-		});
-	}
-
-	/** Reads what the server sends until it closes the connection, or the wait passes. */
-	private static String readUntilClosed(Socket socket, Duration wait) throws IOException {
-		socket.setSoTimeout((int) wait.toMillis());
-		ByteArrayOutputStream received = new ByteArrayOutputStream();
-		InputStream in = socket.getInputStream();
-		byte[] buffer = new byte[1024];
-		try {
-			int n;
-			while ((n = in.read(buffer)) >= 0) {
-				received.write(buffer, 0, n);
-			}
-		}
-		catch (SocketException | SocketTimeoutException ex) {
-			// a reset is a close too; a timeout leaves what came
-		}
-		return received.toString(StandardCharsets.ISO_8859_1);
 	}
 
 }
