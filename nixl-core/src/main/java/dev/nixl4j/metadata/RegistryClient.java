@@ -275,9 +275,9 @@ final class RegistryClient {
 
 	NixlException notOwner(String operation, String agentName, HttpResponse<CappedBody> response) {
 		return new NixlException(NixlStatus.BUSY, operation, null, agentName,
-				"the exchange at " + this.baseUri + " refused the change: the entry of agent '" + agentName
-						+ "' belongs to another owner (HTTP 403: " + reason(response)
-						+ "); a restarted agent gets its name back once its old entry expires");
+				"the exchange at " + this.baseUri + " refused the change to the entry of agent '" + agentName
+						+ "' (HTTP 403: " + reason(response) + "); a name another owner holds comes back when its entry"
+						+ " expires, or at once to the client token whose prefixes cover it");
 	}
 
 	NixlException overQuota(String operation, String agentName, HttpResponse<CappedBody> response) {
