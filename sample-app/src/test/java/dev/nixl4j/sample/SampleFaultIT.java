@@ -321,13 +321,13 @@ class SampleFaultIT {
 				decodeAgent, ForgedMetadata.oneByteUcxConnection(decodeAgent));
 		for (String role : List.of("decode", "prefill")) {
 			String agent = role.equals("decode") ? decodeAgent : prefillAgent;
-			statuses.put(role, registryPut(agent, forged.get(agent)));
+			statuses.put(role, registryPut(agent, forged.get(agent), otherWorkersToken(agent)));
 		}
 		fault.end = now();
 		fault.note("PUT of a forged " + forged.get(decodeAgent).length
 				+ "-byte blob (one-byte UCX connection) answered " + statuses);
 		this.soft.assertThat(statuses)
-			.as(fault.name + ": a token holder's PUT over another agent's entry")
+			.as(fault.name + ": another worker's token holder's PUT over an agent's entry")
 			.containsOnly(Map.entry("decode", 403), Map.entry("prefill", 403));
 		long worst = fault.end - start;
 		for (String role : List.of("decode", "prefill")) {
@@ -643,12 +643,29 @@ class SampleFaultIT {
 
 	private void putBackIfAbsent(String agent, byte[] metadata) {
 		if (registryGet(agent).statusCode() == 404) {
-			registryPut(agent, metadata);
+			registryPut(agent, metadata, ownToken(agent));
 		}
 	}
 
+	/**
+	 * Puts a forged entry's value back; refused (and so harmless) while the entry is the
+	 * owner's, as the forgery was.
+	 */
 	private void putBack(String agent, byte[] metadata) {
-		registryPut(agent, metadata);
+		registryPut(agent, metadata, otherWorkersToken(agent));
+	}
+
+	/**
+	 * The registry client token whose prefixes cover the agent's name: a worker's own. It
+	 * may take the name back from any holder but another client.
+	 */
+	private String ownToken(String agent) {
+		return agent.equals(agentName(decode())) ? SampleWorker.TOKEN : SampleWorker.PREFILL_TOKEN;
+	}
+
+	/** The token of the other worker, whose prefixes do not cover the agent's name. */
+	private String otherWorkersToken(String agent) {
+		return agent.equals(agentName(decode())) ? SampleWorker.PREFILL_TOKEN : SampleWorker.TOKEN;
 	}
 
 	private URI registryUri(String agent) {
@@ -663,16 +680,20 @@ class SampleFaultIT {
 		return send(registryRequest(agent).DELETE(), HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
-	private int registryPut(String agent, byte[] metadata) {
-		return send(registryRequest(agent).header("Content-Type", "application/octet-stream")
+	private int registryPut(String agent, byte[] metadata, String token) {
+		return send(registryRequest(agent, token).header("Content-Type", "application/octet-stream")
 			.PUT(HttpRequest.BodyPublishers.ofByteArray(metadata)), HttpResponse.BodyHandlers.discarding())
 			.statusCode();
 	}
 
 	private HttpRequest.Builder registryRequest(String agent) {
+		return registryRequest(agent, SampleWorker.TOKEN);
+	}
+
+	private HttpRequest.Builder registryRequest(String agent, String token) {
 		return HttpRequest.newBuilder(registryUri(agent))
 			.timeout(Duration.ofSeconds(5))
-			.header("Authorization", "Bearer " + SampleWorker.TOKEN);
+			.header("Authorization", "Bearer " + token);
 	}
 
 	private static <T> HttpResponse<T> send(HttpRequest.Builder request, HttpResponse.BodyHandler<T> handler) {
