@@ -6,6 +6,7 @@ import java.util.Objects;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.NixlStatus;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.sample.RequestIds;
@@ -131,14 +132,16 @@ public class DecodeService {
 		}
 		DecodeDelay.sleep(delay);
 		int[] local = allocate(prefilled);
+		Duration timeout = this.properties.getDecode().getTransferTimeout();
+		boolean mayStillLand = false;
 		try {
-			Duration timeout = this.properties.getDecode().getTransferTimeout();
 			long t1 = System.nanoTime();
 			long bytes;
 			try {
 				bytes = this.consumer.pull(prefilled.transferParams(), local, timeout);
 			}
 			catch (RuntimeException ex) {
+				mayStillLand = (ex instanceof NixlException nixl) && nixl.status() == NixlStatus.TIMEOUT;
 				throw PullFailures.translate(ex, prefilled, timeout);
 			}
 			long transferNanos = System.nanoTime() - t1;
@@ -154,8 +157,33 @@ public class DecodeService {
 					timings);
 		}
 		finally {
-			this.cache.allocator().release(local);
+			if (mayStillLand) {
+				releaseLater(local, timeout);
+			}
+			else {
+				this.cache.allocator().release(local);
+			}
 		}
+	}
+
+	/**
+	 * Gives back the local blocks of a pull whose READ was given up while in flight (the
+	 * link stalled, say) once that READ can no longer land: until then, a request that
+	 * took the blocks again could find this READ's bytes written over its own.
+	 */
+	private void releaseLater(int[] local, Duration timeout) {
+		Duration grace = timeout.multipliedBy(2);
+		Thread.ofVirtual().name("decode-blocks-release").start(() -> {
+			try {
+				Thread.sleep(grace);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				this.cache.allocator().release(local);
+			}
+		});
 	}
 
 	/**
