@@ -124,8 +124,15 @@ class MetadataHttpServerTest {
 		Set<String> started = new TreeSet<>(whileRunning);
 		started.removeAll(before);
 		assertThat(started).as("the server's threads").anyMatch(name -> name.startsWith("nixl4j-metadata-http-"));
+		// the client's HttpClient threads end just after its executor terminated
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
 		Set<String> left = threadNames();
 		left.retainAll(started);
+		while (!left.isEmpty() && System.nanoTime() - deadline < 0) {
+			Thread.sleep(20);
+			left = threadNames();
+			left.retainAll(started);
+		}
 		assertThat(left).isEmpty();
 	}
 
