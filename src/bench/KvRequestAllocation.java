@@ -16,10 +16,11 @@ import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 
 /**
- * Bytes allocated and time per KV request with nixl-core alone (no observer, no Spring):
+ * Bytes allocated and time per KV request with nixl-core and nixl-kv alone (no observer, no Spring):
  * a producer and a consumer agent in this process, each request a lease and a pull of
  * kv-bench's 2 MiB block until the producer's confirmation, one at a time. Launched as a
- * source file with a revision's {@code nixl-core/target/classes} on the class path, it
+ * source file with a revision's {@code nixl-core/target/classes} and
+ * {@code nixl-kv/target/classes} on the class path, it
  * shows what a revision adds to a request when nothing observes it; it uses the KV
  * builders, so it runs against revisions that have them (its version in git before them
  * ran against revisions back to the KV resend). Allocation is counted by
@@ -29,7 +30,7 @@ import dev.nixl4j.metadata.MetadataPublication;
  * do.
  *
  * <pre>
- * java --enable-native-access=ALL-UNNAMED -cp REV/nixl-core/target/classes \
+ * java --enable-native-access=ALL-UNNAMED -cp REV/nixl-core/target/classes:REV/nixl-kv/target/classes \
  *     src/bench/KvRequestAllocation.java [embedded|native] [rounds] [requests] [warmup]
  * </pre>
  */

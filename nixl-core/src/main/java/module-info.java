@@ -14,17 +14,15 @@ module dev.nixl4j.core {
 
 	requires static org.jspecify;
 
-	// The HTTP metadata exchange's client.
-	requires java.net.http;
-
 	exports dev.nixl4j;
-	exports dev.nixl4j.connect;
 	exports dev.nixl4j.cuda;
-	exports dev.nixl4j.json;
-	exports dev.nixl4j.kv;
 	exports dev.nixl4j.lifecycle;
 	exports dev.nixl4j.metadata;
 	exports dev.nixl4j.readiness;
+
+	// The strict JSON reader and writer of the wire forms (cache handles, lease parameters,
+	// Dynamo's RDMA metadata), for nixl4j's own modules only: not an API for users.
+	exports dev.nixl4j.json to dev.nixl4j.kv, dev.nixl4j.connect;
 
 	// The seam through which nixl-test-support's FaultInjectingDriver wraps a real engine's
 	// driver; no other module reads internal packages.

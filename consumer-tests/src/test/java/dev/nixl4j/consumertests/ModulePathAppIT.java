@@ -49,8 +49,12 @@ class ModulePathAppIT {
 			assertThat(status).as("exit status\n%s", app.logTail()).isZero();
 			assertThat(lines).as(app.logTail())
 				.contains("application module: com.example.modular", "nixl4j module: dev.nixl4j.core", "engine: NATIVE",
-						"VERIFIED " + (1 << 20) + " bytes",
-						"INTERNAL NOT ACCESSIBLE: java.lang.IllegalAccessException");
+						"VERIFIED " + (1 << 20) + " bytes", "INTERNAL NOT ACCESSIBLE: java.lang.IllegalAccessException",
+						"JSON NOT EXPORTED TO THE APPLICATION",
+						"EXPORTS API ONLY: dev.nixl4j.core [dev.nixl4j, dev.nixl4j.cuda, dev.nixl4j.lifecycle, dev.nixl4j.metadata, dev.nixl4j.readiness]",
+						"EXPORTS API ONLY: dev.nixl4j.kv [dev.nixl4j.kv]",
+						"EXPORTS API ONLY: dev.nixl4j.connect [dev.nixl4j.connect]",
+						"EXPORTS API ONLY: dev.nixl4j.metadata.http [dev.nixl4j.metadata.http]");
 			assertThat(lines).as("the library is the one extracted from the native artifact on the module path")
 				.anyMatch((line) -> line.startsWith("library: ")
 						&& line.contains(home.resolve(".cache/nixl4j/native").toString()));

@@ -27,9 +27,9 @@ import java.util.function.Supplier;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.etcd.launcher.EtcdLauncher;
 import dev.nixl4j.json.JsonWriter;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -47,9 +47,9 @@ import picocli.CommandLine.TypeConversionException;
  * from etcd holding 10, 100 or 1,000 registered agents.
  *
  * <p>
- * The HTTP registry is a {@link dev.nixl4j.metadata.MetadataHttpServer} in a child JVM
- * ({@code registry-bench-server}) on loopback, with its defaults but for its entry and
- * byte caps, which are raised to hold every agent. etcd is the server at
+ * The HTTP registry is a {@link dev.nixl4j.metadata.http.MetadataHttpServer} in a child
+ * JVM ({@code registry-bench-server}) on loopback, with its defaults but for its entry
+ * and byte caps, which are raised to hold every agent. etcd is the server at
  * {@code --etcd-endpoint}, or one this command starts on loopback with a temporary data
  * directory. For each number of agents a publishing exchange registers every agent (each
  * its own entry: over HTTP with its own owner secret, in etcd under the publisher's

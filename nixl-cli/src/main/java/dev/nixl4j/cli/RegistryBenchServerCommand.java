@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
-import dev.nixl4j.metadata.MetadataHttpServer;
+import dev.nixl4j.metadata.http.MetadataHttpServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

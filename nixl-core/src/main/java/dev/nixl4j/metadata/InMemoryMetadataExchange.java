@@ -298,11 +298,11 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 	private void removeWatch(InMemoryWatch watch) {
 		this.lock.lock();
 		try {
-			List<InMemoryWatch> watching = this.watches.get(watch.agentName);
+			List<InMemoryWatch> watching = this.watches.get(watch.agentName());
 			if (watching != null) {
 				watching.remove(watch);
 				if (watching.isEmpty()) {
-					this.watches.remove(watch.agentName);
+					this.watches.remove(watch.agentName());
 				}
 			}
 		}
@@ -318,7 +318,7 @@ public final class InMemoryMetadataExchange implements MetadataExchange {
 		}
 
 		@Override
-		void forget() {
+		protected void forget() {
 			removeWatch(this);
 		}
 

@@ -8,14 +8,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A watch that tells its watcher at most once and stops being told once closed: the part
- * every {@link MetadataExchange.Watch} of this package shares. Subclasses say how to
- * forget the watch in their exchange's bookkeeping.
+ * every {@link MetadataExchange.Watch} shares, for implementations of
+ * {@link MetadataExchange} (the in-memory and HTTP exchanges use it). Subclasses say how
+ * to forget the watch in their exchange's bookkeeping; a watcher that throws, even an
+ * {@link Error}, is logged and counted, never propagated to the exchange's thread.
  */
-abstract class OnceWatch implements MetadataExchange.Watch {
+public abstract class OnceWatch implements MetadataExchange.Watch {
 
 	private static final System.Logger logger = System.getLogger(OnceWatch.class.getName());
 
-	final String agentName;
+	private final String agentName;
 
 	private final Consumer<String> onRemoved;
 
@@ -27,11 +29,22 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 	 */
 	private final @Nullable AtomicLong errors;
 
-	OnceWatch(String agentName, Consumer<String> onRemoved) {
+	/**
+	 * Creates a watch.
+	 * @param agentName the agent watched
+	 * @param onRemoved told the agent's name once it is gone
+	 */
+	protected OnceWatch(String agentName, Consumer<String> onRemoved) {
 		this(agentName, onRemoved, null);
 	}
 
-	OnceWatch(String agentName, Consumer<String> onRemoved, @Nullable AtomicLong errors) {
+	/**
+	 * Creates a watch that counts its watcher's failures.
+	 * @param agentName the agent watched
+	 * @param onRemoved told the agent's name once it is gone
+	 * @param errors counts watchers that threw, or {@code null}
+	 */
+	protected OnceWatch(String agentName, Consumer<String> onRemoved, @Nullable AtomicLong errors) {
 		this.agentName = agentName;
 		this.onRemoved = onRemoved;
 		this.errors = errors;
@@ -42,7 +55,7 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 	 * closed. A failing watcher, even one that throws an {@link Error}, is logged and
 	 * counted, not propagated: the thread that tells it goes on to the other watches.
 	 */
-	final void fire() {
+	public final void fire() {
 		if (!this.done.compareAndSet(false, true)) {
 			return;
 		}
@@ -58,13 +71,21 @@ abstract class OnceWatch implements MetadataExchange.Watch {
 		}
 	}
 
+	/**
+	 * Returns the agent watched.
+	 * @return the agent's name
+	 */
+	public final String agentName() {
+		return this.agentName;
+	}
+
 	/** Ends the watch without telling the watcher (the exchange is closing). */
-	final void stop() {
+	public final void stop() {
 		this.done.set(true);
 	}
 
 	/** Removes this watch from the exchange's bookkeeping. */
-	abstract void forget();
+	protected abstract void forget();
 
 	@Override
 	public final void close() {

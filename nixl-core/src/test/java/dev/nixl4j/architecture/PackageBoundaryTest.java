@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * nixl-core's package boundaries, checked on its compiled classes: the public API
  * packages depend on no implementation package, implementation lives under
  * {@code dev.nixl4j.internal}, and no two packages depend on each other in a cycle; the
- * module descriptor exports the API packages to everyone and nothing else but the
- * test-support seam.
+ * module descriptor exports the API packages to everyone, and the JSON reader, the shared
+ * metadata watch and the test-support seam only to the nixl4j modules that use them.
  */
 class PackageBoundaryTest {
 
@@ -53,10 +53,11 @@ class PackageBoundaryTest {
 
 	@Test
 	void everyPackageIsApiOrInternal() {
-		String[] known = new String[PackageBoundaries.API_PACKAGES.size() + 1];
+		String[] known = new String[PackageBoundaries.API_PACKAGES.size() + 2];
 		for (int i = 0; i < PackageBoundaries.API_PACKAGES.size(); i++) {
 			known[i] = PackageBoundaries.API_PACKAGES.get(i);
 		}
+		known[known.length - 2] = PackageBoundaries.SHARED_JSON;
 		known[known.length - 1] = PackageBoundaries.INTERNAL;
 		classes().should()
 			.resideInAnyPackage(known)
@@ -82,17 +83,15 @@ class PackageBoundaryTest {
 		assertThat(module.exports()
 			.stream()
 			.filter((exports) -> !exports.isQualified())
-			.map(ModuleDescriptor.Exports::source))
-			.as("packages exported to every module")
-			.containsExactlyInAnyOrderElementsOf(PackageBoundaries.API_PACKAGES.stream()
-				.filter((name) -> !name.equals("dev.nixl4j.metadata.etcd"))
-				.toList());
+			.map(ModuleDescriptor.Exports::source)).as("packages exported to every module")
+			.containsExactlyInAnyOrderElementsOf(PackageBoundaries.CORE_API_PACKAGES);
 		Map<String, Set<String>> qualified = module.exports()
 			.stream()
 			.filter(ModuleDescriptor.Exports::isQualified)
 			.collect(Collectors.toMap(ModuleDescriptor.Exports::source, ModuleDescriptor.Exports::targets));
 		assertThat(qualified).as("packages exported to named modules only")
-			.isEqualTo(Map.of("dev.nixl4j.internal.engine", Set.of("dev.nixl4j.testsupport")));
+			.isEqualTo(Map.of("dev.nixl4j.internal.engine", Set.of("dev.nixl4j.testsupport"),
+					PackageBoundaries.SHARED_JSON, Set.of("dev.nixl4j.kv", "dev.nixl4j.connect")));
 		assertThat(module.opens()).as("open packages").isEmpty();
 	}
 

@@ -3,7 +3,6 @@ package dev.nixl4j.metadata;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -24,8 +23,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 /**
  * {@link MetadataPublication} keeps an agent's entry published: removed or replaced
  * entries come back, failed publications are retried, and the state says what is going
- * on. Real agents, a real in-memory exchange and a real HTTP registry on the loopback
- * interface.
+ * on. Real agents and a real in-memory exchange (the HTTP registry's case is in
+ * nixl-metadata-http).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MetadataPublicationTest {
@@ -104,35 +103,6 @@ class MetadataPublicationTest {
 			}
 		});
 		assertThat(publication.republications()).isEqualTo(1);
-	}
-
-	@Test
-	void anEntryDeletedFromAnHttpRegistryIsPublishedAgain() {
-		String token = "tok-" + UUID.randomUUID();
-		InMemoryMetadataExchange store = track(new InMemoryMetadataExchange());
-		MetadataHttpServer server = track(MetadataHttpServer.builder().token(token).store(store).start());
-		HttpMetadataExchange client = track(HttpMetadataExchange.builder(server.baseUri())
-			.token(token)
-			.pollInterval(Duration.ofMillis(100))
-			.maxRetryInterval(Duration.ofMillis(100))
-			.build());
-		NixlAgent agent = agent("decode");
-		MetadataPublication publication = publication(client, agent);
-		publication.publish();
-		assertThat(store.isPublished(agent.name())).isTrue();
-
-		for (int round = 1; round <= 3; round++) {
-			long removed = System.nanoTime();
-			store.invalidate(agent.name());
-
-			Eventually.until(REPAIRED, "the entry is back in the registry", () -> store.isPublished(agent.name()));
-			System.out.printf("HTTP registry: republished %.1f ms after the removal%n",
-					(System.nanoTime() - removed) / 1e6);
-			assertThat(store.fetch(agent.name(), Duration.ZERO)).isEqualTo(agent.localMetadata());
-			int expected = round;
-			Eventually.until(REPAIRED, "republication " + round + " counted",
-					() -> publication.republications() == expected);
-		}
 	}
 
 	@Test

@@ -8,7 +8,7 @@ import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;

@@ -14,8 +14,8 @@ import dev.nixl4j.autoconfigure.NixlProperties.ExchangeType;
 import dev.nixl4j.connect.Device;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.RemoteCacheHandle;
-import dev.nixl4j.metadata.HttpMetadataExchange;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import org.jspecify.annotations.Nullable;
 

@@ -20,7 +20,7 @@ import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import dev.nixl4j.metadata.ForwardingMetadataExchange;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import org.junit.jupiter.api.Test;

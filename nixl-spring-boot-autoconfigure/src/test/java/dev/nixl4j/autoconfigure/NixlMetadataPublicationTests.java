@@ -19,7 +19,7 @@ import dev.nixl4j.autoconfigure.health.NixlHealthIndicator;
 import dev.nixl4j.metadata.ForwardingMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.MetadataHttpServer;
+import dev.nixl4j.metadata.http.MetadataHttpServer;
 import dev.nixl4j.metadata.MetadataPublication;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,5 +1,10 @@
 package dev.nixl4j.testsupport;
 
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReference;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -8,17 +13,53 @@ import java.util.List;
  */
 public final class PackageBoundaries {
 
-	/** The packages users may depend on; they depend on no implementation package. */
-	public static final List<String> API_PACKAGES = List.of("dev.nixl4j", "dev.nixl4j.metadata",
-			"dev.nixl4j.metadata.etcd", "dev.nixl4j.connect", "dev.nixl4j.kv", "dev.nixl4j.readiness",
-			"dev.nixl4j.json", "dev.nixl4j.lifecycle", "dev.nixl4j.cuda");
+	/** nixl-core's packages that users may depend on, exported to every module. */
+	public static final List<String> CORE_API_PACKAGES = List.of("dev.nixl4j", "dev.nixl4j.metadata",
+			"dev.nixl4j.readiness", "dev.nixl4j.lifecycle", "dev.nixl4j.cuda");
 
 	/**
-	 * The implementation packages (and all below): not API, never used outside nixl-core.
+	 * The packages users may depend on, in every module; they depend on no implementation
+	 * package.
+	 */
+	public static final List<String> API_PACKAGES = List.of("dev.nixl4j", "dev.nixl4j.metadata",
+			"dev.nixl4j.metadata.etcd", "dev.nixl4j.metadata.http", "dev.nixl4j.connect", "dev.nixl4j.kv",
+			"dev.nixl4j.readiness", "dev.nixl4j.lifecycle", "dev.nixl4j.cuda");
+
+	/**
+	 * nixl-core's strict JSON reader and writer: shared with nixl4j's own modules (a
+	 * qualified export), not API.
+	 */
+	public static final String SHARED_JSON = "dev.nixl4j.json";
+
+	/**
+	 * The implementation packages (and all below): not API, never used outside nixl4j's
+	 * modules.
 	 */
 	public static final String INTERNAL = "dev.nixl4j.internal..";
 
 	private PackageBoundaries() {
+	}
+
+	/**
+	 * Reads the module descriptor of the compiled classes (or jar) that hold a type.
+	 * @param type a type of the module
+	 * @return its descriptor
+	 * @throws AssertionError when they hold no {@code module-info.class}
+	 */
+	public static ModuleDescriptor descriptorOf(Class<?> type) {
+		Path classes;
+		try {
+			classes = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+		}
+		catch (URISyntaxException ex) {
+			throw new AssertionError("no location of " + type, ex);
+		}
+		return ModuleFinder.of(classes)
+			.findAll()
+			.stream()
+			.map(ModuleReference::descriptor)
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no module-info.class in " + classes));
 	}
 
 }

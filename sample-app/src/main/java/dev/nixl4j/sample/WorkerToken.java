@@ -7,7 +7,7 @@ import java.util.Objects;
 
 import jakarta.servlet.http.HttpServletRequest;
 
-import dev.nixl4j.metadata.BearerToken;
+import dev.nixl4j.metadata.http.BearerToken;
 
 import org.springframework.context.annotation.DependsOn;
 import org.springframework.http.HttpHeaders;

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.sample.api.GenerateRequest;
 import dev.nixl4j.sample.api.GenerateResponse;
 import org.junit.jupiter.api.AfterAll;

@@ -49,7 +49,7 @@ import dev.nixl4j.metadata.MetadataFraming;
  * dispatches notifications and tracks registrations and transfers.
  *
  * <p>
- * Its concerns are each in a class of their own: {@link AgentLifecycle} (open, failed,
+ * Its concerns are each in a class of their own: {@link AgentOpenState} (open, failed,
  * closed, and the lock that keeps the engine alive under a call),
  * {@link DescriptorChecks}, {@link RemoteMemory} (what loaded peers registered),
  * {@link AgentStatisticsCounter}, {@link AgentFaults} (what internal threads report) and
@@ -63,7 +63,7 @@ public final class AgentCore implements NixlAgent {
 
 	private final EngineDriver driver;
 
-	private final AgentLifecycle lifecycle;
+	private final AgentOpenState lifecycle;
 
 	private final @Nullable NixlEtcdMetadata etcdMetadata;
 
@@ -103,7 +103,7 @@ public final class AgentCore implements NixlAgent {
 	public AgentCore(AgentConfig config, EngineDriver driver) {
 		this.config = config;
 		this.driver = driver;
-		this.lifecycle = new AgentLifecycle(config.name());
+		this.lifecycle = new AgentOpenState(config.name());
 		this.checks = new DescriptorChecks(config.name(), this.registrations, this.preparedLists);
 		this.remotes = new RemoteMemory(this.checks);
 		this.notifications = new NotificationDispatcher(config.name(), config.mailboxCapacity(),
@@ -129,7 +129,7 @@ public final class AgentCore implements NixlAgent {
 		this.progressLoop.start();
 	}
 
-	AgentLifecycle lifecycle() {
+	AgentOpenState lifecycle() {
 		return this.lifecycle;
 	}
 

@@ -27,7 +27,7 @@ final class AgentFaults implements EngineDriver.FaultListener {
 
 	private final String agentName;
 
-	private final AgentLifecycle lifecycle;
+	private final AgentOpenState lifecycle;
 
 	private final AgentStatisticsCounter statistics;
 
@@ -36,7 +36,7 @@ final class AgentFaults implements EngineDriver.FaultListener {
 	/** The agent's open transfers, of which those in progress are aborted on failure. */
 	private final Set<TransferImpl> transfers;
 
-	AgentFaults(String agentName, AgentLifecycle lifecycle, AgentStatisticsCounter statistics,
+	AgentFaults(String agentName, AgentOpenState lifecycle, AgentStatisticsCounter statistics,
 			NotificationDispatcher notifications, Set<TransferImpl> transfers) {
 		this.agentName = agentName;
 		this.lifecycle = lifecycle;

@@ -40,7 +40,7 @@ final class TransferImpl implements Transfer {
 
 	private final AgentCore agent;
 
-	private final AgentLifecycle lifecycle;
+	private final AgentOpenState lifecycle;
 
 	private final ListenerFanOut listeners;
 

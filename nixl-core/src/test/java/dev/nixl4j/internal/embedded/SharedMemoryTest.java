@@ -6,14 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-import dev.nixl4j.AgentConfig;
-import dev.nixl4j.BackendConfig;
-import dev.nixl4j.EmbeddedOptions;
-import dev.nixl4j.Engine;
-import dev.nixl4j.NixlAgent;
 import dev.nixl4j.ShareableMemory;
-import dev.nixl4j.kv.KvCacheLayout;
-import dev.nixl4j.kv.PagedKvCache;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -53,40 +46,6 @@ class SharedMemoryTest {
 		assertThat(!Files.exists(closed) || !Files.readSymbolicLink(closed).toString().startsWith("/memfd:nixl4j"))
 			.as("its descriptor is closed")
 			.isTrue();
-	}
-
-	@Test
-	void aKvCacheOfAnAgentWithTheSameHostPathLivesInShareableMemory() {
-		KvCacheLayout layout = KvCacheLayout.builder()
-			.layers(2)
-			.blocks(4)
-			.blockSize(16)
-			.kvHeads(2)
-			.headDim(64)
-			.dtypeSize(2)
-			.build();
-		AgentConfig.Builder sameHost = AgentConfig.builder("kv-same-host-" + System.nanoTime())
-			.engine(Engine.EMBEDDED)
-			.embedded(EmbeddedOptions.builder().sameHost(true).build());
-		AgentConfig.Builder parameter = AgentConfig.builder("kv-same-host-parameter-" + System.nanoTime())
-			.engine(Engine.EMBEDDED)
-			.backends(new BackendConfig("EMBEDDED", java.util.Map.of("same_host", "true")));
-		AgentConfig.Builder plain = AgentConfig.builder("kv-plain-" + System.nanoTime()).engine(Engine.EMBEDDED);
-		for (AgentConfig.Builder shareable : java.util.List.of(sameHost, parameter)) {
-			try (NixlAgent agent = NixlAgent.create(shareable.build());
-					PagedKvCache cache = PagedKvCache.allocate(agent, layout)) {
-				for (int region = 0; region < layout.regionCount(); region++) {
-					MemorySegment memory = cache.region(region);
-					assertThat(SharedMemory.find(memory.address(), memory.byteSize())).as("region %d", region)
-						.isNotNull();
-				}
-			}
-		}
-		try (NixlAgent agent = NixlAgent.create(plain.build());
-				PagedKvCache cache = PagedKvCache.allocate(agent, layout)) {
-			MemorySegment memory = cache.region(0);
-			assertThat(SharedMemory.find(memory.address(), memory.byteSize())).isNull();
-		}
 	}
 
 	@Test

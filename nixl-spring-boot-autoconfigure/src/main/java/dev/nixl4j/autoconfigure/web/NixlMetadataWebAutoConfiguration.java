@@ -3,7 +3,7 @@ package dev.nixl4j.autoconfigure.web;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
 import dev.nixl4j.autoconfigure.NixlProperties;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 import jakarta.servlet.Servlet;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;

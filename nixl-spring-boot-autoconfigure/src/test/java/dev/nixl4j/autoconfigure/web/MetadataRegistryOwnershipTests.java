@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

@@ -6,7 +6,7 @@ import java.util.UUID;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.autoconfigure.NixlAutoConfiguration;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataExchange;
 import jakarta.servlet.Servlet;

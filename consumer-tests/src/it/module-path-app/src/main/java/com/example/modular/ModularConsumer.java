@@ -4,7 +4,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.lang.module.ModuleDescriptor;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
 import dev.nixl4j.AgentConfig;
@@ -15,12 +19,16 @@ import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.connect.Connector;
+import dev.nixl4j.kv.KvConsumer;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 
 /**
  * Two agents in one process on the module path: the reader READs one MiB from the server
- * with a notification and checks every byte. Then it tries nixl-core's internal seam by
- * reflection, which the module system must refuse. Prints the engine, the library, the
- * modules and the outcome of each check; exits 0 when all hold.
+ * with a notification and checks every byte. Then it checks that each of nixl4j's named
+ * modules exports its API packages only, and tries nixl-core's internal seam and its JSON
+ * package by reflection, which the module system must refuse. Prints the engine, the
+ * library, the modules and the outcome of each check; exits 0 when all hold.
  */
 public final class ModularConsumer {
 
@@ -29,6 +37,15 @@ public final class ModularConsumer {
 	private static final String DONE = "module-path:done";
 
 	private static final String INTERNAL_PACKAGE = "dev.nixl4j.internal.engine";
+
+	private static final String JSON_PACKAGE = "dev.nixl4j.json";
+
+	/** What each named module exports to every module. */
+	private static final Map<Class<?>, Set<String>> API = Map.of(NixlAgent.class,
+			Set.of("dev.nixl4j", "dev.nixl4j.cuda", "dev.nixl4j.lifecycle", "dev.nixl4j.metadata",
+					"dev.nixl4j.readiness"),
+			KvConsumer.class, Set.of("dev.nixl4j.kv"), Connector.class, Set.of("dev.nixl4j.connect"),
+			HttpMetadataExchange.class, Set.of("dev.nixl4j.metadata.http"));
 
 	private ModularConsumer() {
 	}
@@ -43,7 +60,9 @@ public final class ModularConsumer {
 		System.out.println("application module: " + ModularConsumer.class.getModule().getName());
 		System.out.println("nixl4j module: " + core.getName());
 		int status = transfer();
+		status |= exportsApiOnly();
 		status |= internalIsClosed(core);
+		status |= jsonIsClosed(core);
 		System.exit(status);
 	}
 
@@ -82,6 +101,37 @@ public final class ModularConsumer {
 			System.out.println("VERIFIED " + SIZE + " bytes");
 			return 0;
 		}
+	}
+
+	private static int exportsApiOnly() {
+		int status = 0;
+		for (Map.Entry<Class<?>, Set<String>> module : API.entrySet()) {
+			ModuleDescriptor descriptor = module.getKey().getModule().getDescriptor();
+			Set<String> exported = new TreeSet<>();
+			for (ModuleDescriptor.Exports exports : descriptor.exports()) {
+				if (!exports.isQualified()) {
+					exported.add(exports.source());
+				}
+			}
+			boolean api = exported.equals(new TreeSet<>(module.getValue())) && descriptor.opens().isEmpty();
+			System.out.println((api ? "EXPORTS API ONLY: " : "UNEXPECTED EXPORTS: ") + descriptor.name() + " "
+					+ exported);
+			status |= api ? 0 : 1;
+		}
+		return status;
+	}
+
+	/**
+	 * The JSON package is shared with nixl4j's own modules only: not exported to this one.
+	 */
+	private static int jsonIsClosed(Module core) {
+		if (!core.getPackages().contains(JSON_PACKAGE) || core.isExported(JSON_PACKAGE, ModularConsumer.class.getModule())
+				|| !core.isExported(JSON_PACKAGE, KvConsumer.class.getModule())) {
+			System.out.println("UNEXPECTED: " + JSON_PACKAGE + " is not shared with dev.nixl4j.kv only");
+			return 1;
+		}
+		System.out.println("JSON NOT EXPORTED TO THE APPLICATION");
+		return 0;
 	}
 
 	/**

@@ -30,8 +30,8 @@ import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.metadata.HttpMetadataExchange;
-import dev.nixl4j.metadata.MetadataHttpServer;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.MetadataHttpServer;
 
 /**
  * Two processes moving one MiB through NIXL, without Spring.
