@@ -89,7 +89,10 @@ public final class NixlAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "nixl.connect.enabled", matchIfMissing = true)
 	Connector nixlConnector(NixlAgent agent, NixlProperties properties) {
-		return Connector.wrap(agent, properties.getConnect().getLease(), properties.getConnect().getPeerLinger());
+		return Connector.builder(agent)
+			.lease(properties.getConnect().getLease())
+			.peerLinger(properties.getConnect().getPeerLinger())
+			.build();
 	}
 
 	@Bean
