@@ -21,6 +21,7 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Registration;
 import dev.nixl4j.SettingChecks;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Creates paired operations over one {@link NixlAgent}, in the manner of Dynamo's
@@ -91,67 +92,42 @@ public final class Connector implements AutoCloseable {
 	}
 
 	/**
-	 * Creates a connector with its own agent and the default lease.
+	 * Creates a connector with its own agent, the default lease and the default peer
+	 * linger; {@link #builder(AgentConfig)} sets them.
 	 * @param config the agent's configuration
 	 * @return the connector; closing it closes the agent
 	 */
 	public static Connector create(AgentConfig config) {
-		return create(config, DEFAULT_LEASE);
+		return builder(config).build();
 	}
 
 	/**
-	 * Creates a connector with its own agent.
-	 * @param config the agent's configuration
-	 * @param lease how long passive operations wait for their peer by default
-	 * @return the connector; closing it closes the agent
-	 */
-	public static Connector create(AgentConfig config, Duration lease) {
-		return create(config, lease, DEFAULT_PEER_LINGER);
-	}
-
-	/**
-	 * Creates a connector with its own agent.
-	 * @param config the agent's configuration
-	 * @param lease how long passive operations wait for their peer by default
-	 * @param peerLinger how long a peer stays loaded after its last operation ended; zero
-	 * invalidates it at once, which can drop that operation's notification in flight
-	 * @return the connector; closing it closes the agent
-	 */
-	public static Connector create(AgentConfig config, Duration lease, Duration peerLinger) {
-		requirePositive(lease);
-		requireNotNegative(peerLinger);
-		return new Connector(NixlAgent.create(config), true, lease, peerLinger);
-	}
-
-	/**
-	 * Wraps an existing agent, with the default lease.
+	 * Wraps an existing agent, with the default lease and the default peer linger;
+	 * {@link #builder(NixlAgent)} sets them.
 	 * @param agent the agent; closing the connector leaves it open
 	 * @return the connector
 	 */
 	public static Connector wrap(NixlAgent agent) {
-		return wrap(agent, DEFAULT_LEASE);
+		return builder(agent).build();
 	}
 
 	/**
-	 * Wraps an existing agent.
-	 * @param agent the agent; closing the connector leaves it open
-	 * @param lease how long passive operations wait for their peer by default
-	 * @return the connector
+	 * Starts building a connector with its own agent, created from {@code config} when
+	 * the connector is built.
+	 * @param config the agent's configuration
+	 * @return the builder; closing the connector it builds closes the agent
 	 */
-	public static Connector wrap(NixlAgent agent, Duration lease) {
-		return wrap(agent, lease, DEFAULT_PEER_LINGER);
+	public static Builder builder(AgentConfig config) {
+		return new Builder(null, Objects.requireNonNull(config, "config"));
 	}
 
 	/**
-	 * Wraps an existing agent.
+	 * Starts building a connector over an existing agent.
 	 * @param agent the agent; closing the connector leaves it open
-	 * @param lease how long passive operations wait for their peer by default
-	 * @param peerLinger how long a peer stays loaded after its last operation ended; zero
-	 * invalidates it at once, which can drop that operation's notification in flight
-	 * @return the connector
+	 * @return the builder
 	 */
-	public static Connector wrap(NixlAgent agent, Duration lease, Duration peerLinger) {
-		return new Connector(Objects.requireNonNull(agent, "agent"), false, lease, requireNotNegative(peerLinger));
+	public static Builder builder(NixlAgent agent) {
+		return new Builder(Objects.requireNonNull(agent, "agent"), null);
 	}
 
 	private static Duration requireNotNegative(Duration linger) {
@@ -503,6 +479,67 @@ public final class Connector implements AutoCloseable {
 	@Override
 	public String toString() {
 		return "Connector[agent '" + name() + "', " + this.operations.size() + " operations]";
+	}
+
+	/**
+	 * Builds a {@link Connector}: over an agent it wraps
+	 * ({@link Connector#builder(NixlAgent)}) or over one it creates and owns
+	 * ({@link Connector#builder(AgentConfig)}).
+	 */
+	public static final class Builder {
+
+		private final @Nullable NixlAgent agent;
+
+		private final @Nullable AgentConfig config;
+
+		private Duration lease = DEFAULT_LEASE;
+
+		private Duration peerLinger = DEFAULT_PEER_LINGER;
+
+		private Builder(@Nullable NixlAgent agent, @Nullable AgentConfig config) {
+			this.agent = agent;
+			this.config = config;
+		}
+
+		/**
+		 * Sets how long passive operations wait for their peer unless told otherwise;
+		 * {@link Connector#DEFAULT_LEASE} by default.
+		 * @param lease the lease, positive
+		 * @return this builder
+		 * @throws IllegalArgumentException when the lease is not positive
+		 */
+		public Builder lease(Duration lease) {
+			this.lease = requirePositive(lease);
+			return this;
+		}
+
+		/**
+		 * Sets how long a peer stays loaded after the last operation using it ended;
+		 * {@link Connector#DEFAULT_PEER_LINGER} by default. Zero invalidates it at once,
+		 * which can drop that operation's notification in flight.
+		 * @param peerLinger the linger, not negative
+		 * @return this builder
+		 * @throws IllegalArgumentException when the linger is negative
+		 */
+		public Builder peerLinger(Duration peerLinger) {
+			this.peerLinger = requireNotNegative(peerLinger);
+			return this;
+		}
+
+		/**
+		 * Builds the connector; one built from an {@link AgentConfig} creates its agent
+		 * now.
+		 * @return the connector
+		 */
+		public Connector build() {
+			NixlAgent agent = this.agent;
+			if (agent != null) {
+				return new Connector(agent, false, this.lease, this.peerLinger);
+			}
+			return new Connector(NixlAgent.create(Objects.requireNonNull(this.config)), true, this.lease,
+					this.peerLinger);
+		}
+
 	}
 
 }

@@ -77,7 +77,7 @@ public abstract class ConnectorContractTests {
 	}
 
 	private Connector connector(String role) {
-		Connector connector = Connector.create(config(role), Connector.DEFAULT_LEASE, LINGER);
+		Connector connector = Connector.builder(config(role)).peerLinger(LINGER).build();
 		this.resources.add(connector);
 		return connector;
 	}
@@ -131,7 +131,7 @@ public abstract class ConnectorContractTests {
 		FaultInjectingDriver driver = FaultInjectingDriver.open(config);
 		NixlAgent readerAgent = driver.agent(config);
 		this.resources.add(readerAgent);
-		Connector reader = Connector.wrap(readerAgent, Connector.DEFAULT_LEASE, Duration.ofMinutes(5));
+		Connector reader = Connector.builder(readerAgent).peerLinger(Duration.ofMinutes(5)).build();
 		this.resources.add(reader);
 		MemorySegment source = Bytes.pattern(this.arena, 1 << 16, 3);
 		MemorySegment target = Bytes.pattern(this.arena, 1 << 16, 0);
@@ -349,6 +349,33 @@ public abstract class ConnectorContractTests {
 	}
 
 	@Test
+	void theBuiltLeaseIsWhatPassiveOperationsWaitByDefault() {
+		NixlAgent agent = NixlAgent.create(config("leased"));
+		this.resources.add(agent);
+		Connector leased = Connector.builder(agent).lease(Duration.ofMillis(300)).build();
+		this.resources.add(leased);
+		assertThat(leased.lease()).isEqualTo(Duration.ofMillis(300));
+		ReadableOperation readable = leased.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 1)));
+		NixlException expired = catchThrowableOfType(NixlException.class, () -> readable.await(WAIT));
+		assertThat(expired.status()).isEqualTo(NixlStatus.TIMEOUT);
+		assertThat(expired.getMessage()).contains("lease expired").contains("PT0.3S");
+		try (Connector defaults = Connector.wrap(agent)) {
+			assertThat(defaults.lease()).as("the default").isEqualTo(Connector.DEFAULT_LEASE);
+		}
+	}
+
+	@Test
+	void theBuilderRefusesALeaseThatIsNotPositiveAndANegativeLinger() {
+		AgentConfig config = config("refused");
+		assertThatThrownBy(() -> Connector.builder(config).lease(Duration.ZERO))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("lease");
+		assertThatThrownBy(() -> Connector.builder(config).peerLinger(Duration.ofMillis(-1)))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("peerLinger");
+	}
+
+	@Test
 	void closingAnOwningConnectorClosesItsAgentAndCancelsItsOperations() {
 		Connector owning = connector("owning");
 		WritableOperation writable = owning.createWritable(Descriptor.of(Bytes.pattern(this.arena, 4096, 1)));
@@ -391,8 +418,7 @@ public abstract class ConnectorContractTests {
 
 	@Test
 	void anOperationStartedWhileThePeerLingersTakesItBackWithoutLoadingIt() {
-		try (Connector lingering = Connector.create(config("lingering"), Connector.DEFAULT_LEASE,
-				Duration.ofMinutes(5))) {
+		try (Connector lingering = Connector.builder(config("lingering")).peerLinger(Duration.ofMinutes(5)).build()) {
 			RemoteAgents peers = lingering.remoteAgents();
 			ReadableOperation first = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 4)));
 			ReadableOperation second = this.a.createReadable(Descriptor.of(Bytes.pattern(this.arena, 4096, 5)));

@@ -42,10 +42,12 @@ class NativeConnectorVramTest {
 		int last = Cuda.deviceCount() - 1;
 		long pid = ProcessHandle.current().pid();
 		try (Arena arena = Arena.ofConfined();
-				Connector a = Connector.create(config("connect-vram-a-" + pid), Connector.DEFAULT_LEASE,
-						Duration.ofMillis(100));
-				Connector b = Connector.create(config("connect-vram-b-" + pid), Connector.DEFAULT_LEASE,
-						Duration.ofMillis(100));
+				Connector a = Connector.builder(config("connect-vram-a-" + pid))
+					.peerLinger(Duration.ofMillis(100))
+					.build();
+				Connector b = Connector.builder(config("connect-vram-b-" + pid))
+					.peerLinger(Duration.ofMillis(100))
+					.build();
 				GpuMemory source = Cuda.allocate(0, BYTES);
 				GpuMemory target = Cuda.allocate(last, BYTES)) {
 			source.copyFrom(Bytes.pattern(arena, BYTES, 1), 0);

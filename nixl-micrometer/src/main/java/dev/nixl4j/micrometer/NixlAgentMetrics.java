@@ -2,6 +2,7 @@ package dev.nixl4j.micrometer;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -18,6 +19,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Meters of a {@link NixlAgent}, all tagged with {@code agent} (the agent's name):
@@ -70,33 +72,12 @@ public class NixlAgentMetrics implements MeterBinder {
 
 	/**
 	 * Creates the meters of an agent; the duration timer is recorded by a listener added
-	 * to the agent when the binder is first bound.
+	 * to the agent when the binder is first bound. {@link #builder(NixlAgent)} adds tags
+	 * or takes a listener of the caller's.
 	 * @param agent the agent
 	 */
 	public NixlAgentMetrics(NixlAgent agent) {
-		this(agent, Tags.empty());
-	}
-
-	/**
-	 * Creates the meters of an agent with extra tags; the duration timer is recorded by a
-	 * listener added to the agent when the binder is first bound.
-	 * @param agent the agent
-	 * @param tags tags added to every meter
-	 */
-	public NixlAgentMetrics(NixlAgent agent, Iterable<Tag> tags) {
-		this(agent, new NixlTransferDurations(agent.name(), tags), true);
-	}
-
-	/**
-	 * Creates the meters of an agent whose duration timer is recorded by a listener that
-	 * the caller adds to the agent (the Spring Boot starter applies it as a transfer
-	 * listener bean). Every meter gets the listener's
-	 * {@linkplain NixlTransferDurations#tags() tags}.
-	 * @param agent the agent
-	 * @param durations the listener
-	 */
-	public NixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
-		this(agent, durations, false);
+		this(agent, new NixlTransferDurations(agent.name(), Tags.empty()), true);
 	}
 
 	private NixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations, boolean ownDurations) {
@@ -104,6 +85,15 @@ public class NixlAgentMetrics implements MeterBinder {
 		this.tags = durations.tags();
 		this.durations = durations;
 		this.ownDurations = ownDurations;
+	}
+
+	/**
+	 * Starts building the meters of an agent.
+	 * @param agent the agent
+	 * @return the builder
+	 */
+	public static Builder builder(NixlAgent agent) {
+		return new Builder(Objects.requireNonNull(agent, "agent"));
 	}
 
 	@Override
@@ -255,6 +245,72 @@ public class NixlAgentMetrics implements MeterBinder {
 			bytes += registration.byteSize();
 		}
 		return bytes;
+	}
+
+	/**
+	 * Builds {@link NixlAgentMetrics}: extra tags for every meter, or the
+	 * {@link NixlTransferDurations} listener that records the duration timer (whose tags
+	 * every meter then gets).
+	 */
+	public static final class Builder {
+
+		private final NixlAgent agent;
+
+		private Tags tags = Tags.empty();
+
+		private boolean tagsSet;
+
+		private @Nullable NixlTransferDurations durations;
+
+		private Builder(NixlAgent agent) {
+			this.agent = agent;
+		}
+
+		/**
+		 * Adds tags to every meter, beside {@code agent}; none by default. The binder
+		 * then records the duration timer with a listener of its own, added to the agent
+		 * when it is first bound.
+		 * @param tags the tags
+		 * @return this builder
+		 */
+		public Builder tags(Iterable<Tag> tags) {
+			this.tags = Tags.of(Objects.requireNonNull(tags, "tags"));
+			this.tagsSet = true;
+			return this;
+		}
+
+		/**
+		 * Has the duration timer recorded by a listener that the caller adds to the agent
+		 * (the Spring Boot starter applies it as a transfer listener bean), instead of
+		 * one the binder adds. Every meter gets the listener's
+		 * {@linkplain NixlTransferDurations#tags() tags}.
+		 * @param durations the listener
+		 * @return this builder
+		 */
+		public Builder durations(NixlTransferDurations durations) {
+			this.durations = Objects.requireNonNull(durations, "durations");
+			return this;
+		}
+
+		/**
+		 * Builds the meters.
+		 * @return the binder
+		 * @throws IllegalStateException when both tags and a durations listener are set:
+		 * the meters take the listener's tags, so give the tags to the listener
+		 */
+		public NixlAgentMetrics build() {
+			NixlTransferDurations durations = this.durations;
+			if (durations == null) {
+				return new NixlAgentMetrics(this.agent, new NixlTransferDurations(this.agent.name(), this.tags), true);
+			}
+			if (this.tagsSet) {
+				throw new IllegalStateException("the meters of agent '" + this.agent.name()
+						+ "' take the tags of their NixlTransferDurations listener: give the tags to the listener, "
+						+ "not to the builder");
+			}
+			return new NixlAgentMetrics(this.agent, durations, false);
+		}
+
 	}
 
 }

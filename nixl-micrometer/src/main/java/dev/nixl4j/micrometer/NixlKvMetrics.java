@@ -100,30 +100,22 @@ public class NixlKvMetrics implements MeterBinder {
 
 	private final BoundedTagValues producers = new BoundedTagValues();
 
-	/**
-	 * Creates the meters of a consumer.
-	 * @param consumer the consumer
-	 * @param tags tags added to every meter, beside {@code agent}
-	 */
-	public NixlKvMetrics(KvConsumer consumer, Iterable<Tag> tags) {
-		this(null, Objects.requireNonNull(consumer, "consumer"), tags);
-	}
-
-	/**
-	 * Creates the meters of a producer, a consumer or both (of the same cache).
-	 * @param producer the producer, {@code null} for none
-	 * @param consumer the consumer, {@code null} for none
-	 * @param tags tags added to every meter, beside {@code agent}
-	 * @throws IllegalArgumentException when both are {@code null}
-	 */
-	public NixlKvMetrics(@Nullable KvProducer producer, @Nullable KvConsumer consumer, Iterable<Tag> tags) {
+	private NixlKvMetrics(@Nullable KvProducer producer, @Nullable KvConsumer consumer, Iterable<Tag> tags) {
 		PagedKvCache cache = (producer != null) ? producer.cache() : (consumer != null) ? consumer.cache() : null;
 		if (cache == null) {
-			throw new IllegalArgumentException("KV meters need a KvProducer or a KvConsumer");
+			throw new IllegalStateException("KV meters need a KvProducer or a KvConsumer: set one on the builder");
 		}
 		this.producer = producer;
 		this.consumer = consumer;
 		this.tags = Tags.of(tags).and("agent", cache.agent().name());
+	}
+
+	/**
+	 * Starts building the meters of a producer, a consumer or both (of the same cache).
+	 * @return the builder
+	 */
+	public static Builder builder() {
+		return new Builder();
 	}
 
 	@Override
@@ -319,6 +311,62 @@ public class NixlKvMetrics implements MeterBinder {
 				.tags(meters.tags.and("producer", producer))
 				.description("Sessions with a KV producer lost and connected anew")
 				.register(meters.registry);
+		}
+
+	}
+
+	/**
+	 * Builds {@link NixlKvMetrics} of a producer, a consumer or both; at least one is
+	 * needed.
+	 */
+	public static final class Builder {
+
+		private @Nullable KvProducer producer;
+
+		private @Nullable KvConsumer consumer;
+
+		private Tags tags = Tags.empty();
+
+		private Builder() {
+		}
+
+		/**
+		 * Sets the producer whose leases, answers and pool are metered.
+		 * @param producer the producer, {@code null} for none
+		 * @return this builder
+		 */
+		public Builder producer(@Nullable KvProducer producer) {
+			this.producer = producer;
+			return this;
+		}
+
+		/**
+		 * Sets the consumer whose pulls are metered.
+		 * @param consumer the consumer, {@code null} for none
+		 * @return this builder
+		 */
+		public Builder consumer(@Nullable KvConsumer consumer) {
+			this.consumer = consumer;
+			return this;
+		}
+
+		/**
+		 * Adds tags to every meter, beside {@code agent}; none by default.
+		 * @param tags the tags
+		 * @return this builder
+		 */
+		public Builder tags(Iterable<Tag> tags) {
+			this.tags = Tags.of(Objects.requireNonNull(tags, "tags"));
+			return this;
+		}
+
+		/**
+		 * Builds the meters.
+		 * @return the binder
+		 * @throws IllegalStateException when neither a producer nor a consumer is set
+		 */
+		public NixlKvMetrics build() {
+			return new NixlKvMetrics(this.producer, this.consumer, this.tags);
 		}
 
 	}

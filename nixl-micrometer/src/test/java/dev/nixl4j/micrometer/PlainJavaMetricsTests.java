@@ -36,7 +36,7 @@ class PlainJavaMetricsTests {
 		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder("plain-meters").engine(Engine.EMBEDDED).build());
 				TestPeer peer = TestPeer.start("meters", SIZE, 3, Engine.EMBEDDED);
 				Arena arena = Arena.ofShared()) {
-			new NixlAgentMetrics(agent, Tags.of("zone", "a")).bindTo(meters);
+			NixlAgentMetrics.builder(agent).tags(Tags.of("zone", "a")).build().bindTo(meters);
 			MemorySegment local = Bytes.pattern(arena, SIZE, 0);
 			try (Registration _ = agent.register(local)) {
 				agent.loadRemoteMetadata(peer.agent().localMetadata());

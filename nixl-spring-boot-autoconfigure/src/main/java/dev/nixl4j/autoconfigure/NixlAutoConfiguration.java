@@ -30,7 +30,9 @@ import org.springframework.core.env.Environment;
 
 /**
  * Auto-configuration of a NIXL agent from {@code nixl.*} properties, its metadata
- * exchange, a {@link Connector}, an optional managed KV cache and graceful shutdown.
+ * exchange, a {@link Connector}, an optional managed KV cache and graceful shutdown. With
+ * {@code nixl.agent.enabled=false} only the metadata exchange is configured: no agent, no
+ * connector, no KV cache and no native library, as a registry-only application needs.
  *
  * <p>
  * Every {@link TransferListener} bean is added to the agent bean once it is created, in
@@ -53,6 +55,7 @@ public final class NixlAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	AgentConfig nixlAgentConfig(NixlProperties properties, Environment environment,
 			ObjectProvider<EtcdConnectionDetails> etcd, ObjectProvider<NixlAgentConfigCustomizer> customizers) {
 		AgentConfig.Builder builder = AgentConfigs.builder(properties, environment, etcd.getIfAvailable());
@@ -74,6 +77,7 @@ public final class NixlAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	@Order(TransferListenerOrder.DRAIN)
 	Drain nixlDrain(AgentConfig config) {
 		return new Drain(config.name());
@@ -81,19 +85,25 @@ public final class NixlAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	NixlAgent nixlAgent(AgentConfig config) {
 		return AgentConfigs.create(config);
 	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	@ConditionalOnBooleanProperty(name = "nixl.connect.enabled", matchIfMissing = true)
 	Connector nixlConnector(NixlAgent agent, NixlProperties properties) {
-		return Connector.wrap(agent, properties.getConnect().getLease(), properties.getConnect().getPeerLinger());
+		return Connector.builder(agent)
+			.lease(properties.getConnect().getLease())
+			.peerLinger(properties.getConnect().getPeerLinger())
+			.build();
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	NixlLifecycle nixlLifecycle(NixlAgent agent, Drain drain, ObjectProvider<DrainParticipant> participants,
 			NixlProperties properties, ObjectProvider<MetadataExchange> exchange,
 			ObjectProvider<NixlEtcdMetadata> nixlEtcd, ObjectProvider<KvProducer> kvProducer,

@@ -16,6 +16,7 @@ import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -31,6 +32,7 @@ import org.springframework.context.annotation.Configuration;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
+@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 class NixlKvCacheConfiguration {
 
 	static KvCacheLayout layout(NixlProperties.Kv kv) {

@@ -14,6 +14,7 @@ import dev.nixl4j.metadata.MetadataExchange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -149,6 +150,7 @@ class NixlMetadataExchangeConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty(name = "nixl.metadata.exchange", havingValue = "nixl-etcd")
+	@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 	static class NixlEtcd {
 
 		@Bean

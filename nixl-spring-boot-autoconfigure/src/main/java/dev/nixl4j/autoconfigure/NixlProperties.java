@@ -128,6 +128,14 @@ public class NixlProperties implements Validator {
 	public static class Agent {
 
 		/**
+		 * Whether this application runs a NIXL agent. When false it runs no agent, no
+		 * connector and no KV cache, and loads no native library: with
+		 * "nixl.metadata.exchange=http" and no "nixl.metadata.http.endpoint" it serves
+		 * the HTTP metadata registry alone.
+		 */
+		private boolean enabled = true;
+
+		/**
 		 * Name of the agent; peers address it by this name. Defaults to
 		 * "spring.application.name" (or "nixl") followed by a random suffix, so that two
 		 * instances of one service never share a name.
@@ -183,6 +191,14 @@ public class NixlProperties implements Validator {
 		 * counted. A value above the capacity acts as the capacity.
 		 */
 		private int mailboxPerSender = AgentConfig.DEFAULT_MAILBOX_PER_SENDER;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
 
 		public @Nullable String getName() {
 			return this.name;

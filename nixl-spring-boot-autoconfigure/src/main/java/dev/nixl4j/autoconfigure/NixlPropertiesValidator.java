@@ -60,6 +60,9 @@ final class NixlPropertiesValidator {
 	}
 
 	void validate() {
+		if (!this.properties.getAgent().isEnabled()) {
+			validateWithoutAgent();
+		}
 		validateAgent();
 		validateEmbedded();
 		NixlProperties.Transfer transfer = this.properties.getTransfer();
@@ -73,6 +76,20 @@ final class NixlPropertiesValidator {
 		notNegative("connect.peerLinger", connect.getPeerLinger());
 		validateKv();
 		notNegative("shutdown.timeout", this.properties.getShutdown().getTimeout());
+	}
+
+	/**
+	 * Without an agent, what needs one is refused rather than silently left out.
+	 */
+	private void validateWithoutAgent() {
+		if (this.properties.getKv().getLayers() != null) {
+			reject("kv.layers", "needs a NIXL agent, but nixl.agent.enabled is false");
+		}
+		if (this.properties.getMetadata().getExchange() == ExchangeType.NIXL_ETCD) {
+			reject("metadata.exchange",
+					"nixl-etcd is NIXL's own etcd client inside an agent, but nixl.agent.enabled is false; "
+							+ "use etcd or http");
+		}
 	}
 
 	private void validateAgent() {

@@ -169,6 +169,27 @@ class NixlAutoConfigurationTests {
 	}
 
 	@Test
+	void withoutAnAgentOnlyTheExchangeIsConfigured() {
+		this.runner.withPropertyValues("nixl.agent.enabled=false", "nixl.metadata.exchange=http", TOKEN)
+			.run(context -> assertThat(context).hasNotFailed()
+				.hasSingleBean(InMemoryMetadataExchange.class)
+				.doesNotHaveBean(AgentConfig.class)
+				.doesNotHaveBean(NixlAgent.class)
+				.doesNotHaveBean(Connector.class)
+				.doesNotHaveBean(NixlLifecycle.class));
+	}
+
+	@Test
+	void withoutAnAgentNoKvCacheIsConfigured() {
+		this.runner.withPropertyValues("nixl.agent.enabled=false", "nixl.kv.layers=2")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("kv.layers")
+				.hasMessageContaining("nixl.agent.enabled is false"));
+	}
+
+	@Test
 	void theHttpExchangeWithoutEndpointMakesThisApplicationTheRegistry() {
 		this.runner.withPropertyValues("nixl.metadata.exchange=http", TOKEN)
 			.run(context -> assertThat(context.getBean(MetadataExchange.class))

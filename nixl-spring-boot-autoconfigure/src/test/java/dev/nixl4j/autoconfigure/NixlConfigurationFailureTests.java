@@ -67,6 +67,12 @@ class NixlConfigurationFailureTests {
 	}
 
 	@Test
+	void nixlsOwnEtcdExchangeWithoutAnAgentIsNamed(CapturedOutput output) {
+		assertStartFails(output, "nixl.metadata.exchange", "nixl.agent.enabled is false", "nixl.agent.enabled=false",
+				"nixl.metadata.exchange=nixl-etcd");
+	}
+
+	@Test
 	void anUnknownBackendIsNamed(CapturedOutput output) {
 		assertStartFails(output, "nixl.agent.backends[0].plugin", "NO_SUCH_PLUGIN",
 				"nixl.agent.backends[0].plugin=NO_SUCH_PLUGIN");

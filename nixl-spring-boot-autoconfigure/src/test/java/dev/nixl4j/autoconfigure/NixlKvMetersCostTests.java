@@ -17,7 +17,6 @@ import dev.nixl4j.metadata.InMemoryMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
 import dev.nixl4j.micrometer.NixlKvMetrics;
 import dev.nixl4j.testsupport.Eventually;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -64,7 +63,7 @@ class NixlKvMetersCostTests {
 			plain.connect(producer.handle());
 			metered.connect(producer.handle());
 			SimpleMeterRegistry registry = new SimpleMeterRegistry();
-			new NixlKvMetrics(null, metered, Tags.empty()).bindTo(registry);
+			NixlKvMetrics.builder().consumer(metered).build().bindTo(registry);
 			int[] blocks = pc.allocator().allocate(2);
 			int[] l1 = c1.allocator().allocate(2);
 			int[] l2 = c2.allocator().allocate(2);

@@ -161,6 +161,24 @@ public final class MetadataRegistryHandler {
 	}
 
 	/**
+	 * Returns how many entries created over HTTP the registry holds now (at most
+	 * {@link #maxEntries()}); entries past their TTL count until the next sweep.
+	 * @return the number of entries
+	 */
+	public int entries() {
+		return this.entries.size();
+	}
+
+	/**
+	 * Returns how many bytes of metadata and documents the entries created over HTTP hold
+	 * now (at most {@link #maxTotalBytes()}).
+	 * @return the bytes held
+	 */
+	public long entryBytes() {
+		return this.entries.storedBytes();
+	}
+
+	/**
 	 * Handles one request without an owner secret: reads, creations of free names and
 	 * deletions of free names succeed; changes of an existing entry get 403.
 	 * @param method the request method, for example {@code GET}

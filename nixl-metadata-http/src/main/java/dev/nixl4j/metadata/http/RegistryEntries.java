@@ -549,6 +549,28 @@ final class RegistryEntries {
 		return Duration.ofNanos(this.sweepIntervalNanos);
 	}
 
+	/** The number of entries created over HTTP, now. */
+	int size() {
+		this.lock.lock();
+		try {
+			return this.claims.size();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** The bytes the entries created over HTTP hold, documents included, now. */
+	long storedBytes() {
+		this.lock.lock();
+		try {
+			return this.storedBytes;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
 	/**
 	 * Withdraws every expired entry, at most ten times per TTL. Called with the lock
 	 * held.

@@ -60,7 +60,7 @@ public final class NixlMetricsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	NixlAgentMetrics nixlAgentMetrics(NixlAgent agent, NixlTransferDurations durations) {
-		return new NixlAgentMetrics(agent, durations);
+		return NixlAgentMetrics.builder(agent).durations(durations).build();
 	}
 
 	/**
@@ -102,7 +102,7 @@ public final class NixlMetricsAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		NixlKvMetrics nixlKvMetrics(ObjectProvider<KvProducer> producer, ObjectProvider<KvConsumer> consumer) {
-			return new NixlKvMetrics(producer.getIfUnique(), consumer.getIfUnique(), Tags.empty());
+			return NixlKvMetrics.builder().producer(producer.getIfUnique()).consumer(consumer.getIfUnique()).build();
 		}
 
 	}

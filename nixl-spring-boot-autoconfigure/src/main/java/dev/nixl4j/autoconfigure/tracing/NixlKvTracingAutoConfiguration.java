@@ -8,6 +8,7 @@ import io.micrometer.tracing.propagation.Propagator;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -26,6 +27,7 @@ import org.springframework.context.annotation.Bean;
 		"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
 @ConditionalOnClass({ ObservationRegistry.class, Propagator.class, ObservationKvObserver.class })
 @ConditionalOnBean({ ObservationRegistry.class, Propagator.class })
+@ConditionalOnBooleanProperty(name = "nixl.agent.enabled", matchIfMissing = true)
 public final class NixlKvTracingAutoConfiguration {
 
 	NixlKvTracingAutoConfiguration() {

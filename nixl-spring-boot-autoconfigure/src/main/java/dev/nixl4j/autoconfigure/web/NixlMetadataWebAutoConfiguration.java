@@ -33,7 +33,10 @@ import org.springframework.util.unit.DataSize;
  * at most {@code nixl.metadata.http.registry.max-entries} entries and
  * {@code nixl.metadata.http.registry.max-total-size} bytes of them. A {@code PUT} body
  * must arrive within {@code nixl.metadata.http.registry.body-timeout} and at
- * {@code min-body-rate}. TLS is the web server's ({@code server.ssl.*}).
+ * {@code min-body-rate}. TLS is the web server's ({@code server.ssl.*}). The
+ * {@link MetadataRegistryHandler} is a bean of its own, which the registry's health
+ * contributor reads. An application with {@code nixl.agent.enabled=false} serves the
+ * registry and nothing else.
  */
 @AutoConfiguration(after = NixlAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -49,10 +52,9 @@ public final class NixlMetadataWebAutoConfiguration {
 	NixlMetadataWebAutoConfiguration() {
 	}
 
-	@Bean(SERVLET_NAME)
-	@ConditionalOnMissingBean(name = SERVLET_NAME)
-	ServletRegistrationBean<MetadataRegistryServlet> nixlMetadataRegistryServlet(MetadataExchange exchange,
-			NixlProperties properties) {
+	@Bean
+	@ConditionalOnMissingBean
+	MetadataRegistryHandler nixlMetadataRegistryHandler(MetadataExchange exchange, NixlProperties properties) {
 		NixlProperties.Http http = properties.getMetadata().getHttp();
 		String token = http.getToken();
 		if (token == null) {
@@ -96,10 +98,17 @@ public final class NixlMetadataWebAutoConfiguration {
 			builder.client(id, clientToken, client.getAgentNamePrefixes(), client.getMaxEntries(),
 					client.getMaxTotalSize().toBytes());
 		});
-		MetadataRegistryHandler handler = builder.build();
+		return builder.build();
+	}
+
+	@Bean(SERVLET_NAME)
+	@ConditionalOnMissingBean(name = SERVLET_NAME)
+	ServletRegistrationBean<MetadataRegistryServlet> nixlMetadataRegistryServlet(MetadataRegistryHandler handler,
+			NixlProperties properties) {
+		NixlProperties.Registry registry = properties.getMetadata().getHttp().getRegistry();
 		ServletRegistrationBean<MetadataRegistryServlet> registration = new ServletRegistrationBean<>(
 				new MetadataRegistryServlet(handler, registry.getBodyTimeout(), registry.getMinBodyRate().toBytes()),
-				http.getBasePath() + "/*");
+				handler.basePath() + "/*");
 		// the servlet reads bodies with non-blocking reads under its own deadline
 		registration.setAsyncSupported(true);
 		registration.setName(SERVLET_NAME);

@@ -236,7 +236,7 @@ class NixlMetricsAutoConfigurationTests {
 
 		@Bean
 		NixlAgentMetrics zoneTaggedMetrics(NixlAgent agent) {
-			return new NixlAgentMetrics(agent, Tags.of("zone", "a"));
+			return NixlAgentMetrics.builder(agent).tags(Tags.of("zone", "a")).build();
 		}
 
 	}
