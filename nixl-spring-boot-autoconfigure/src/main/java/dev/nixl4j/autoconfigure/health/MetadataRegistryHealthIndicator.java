@@ -1,6 +1,6 @@
 package dev.nixl4j.autoconfigure.health;
 
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;

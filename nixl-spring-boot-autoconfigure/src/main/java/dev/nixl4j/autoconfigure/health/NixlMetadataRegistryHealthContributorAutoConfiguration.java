@@ -1,7 +1,7 @@
 package dev.nixl4j.autoconfigure.health;
 
 import dev.nixl4j.autoconfigure.web.NixlMetadataWebAutoConfiguration;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.Engine;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.metadata.HttpMetadataExchange;
+import dev.nixl4j.metadata.http.HttpMetadataExchange;
 import dev.nixl4j.testsupport.LineProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

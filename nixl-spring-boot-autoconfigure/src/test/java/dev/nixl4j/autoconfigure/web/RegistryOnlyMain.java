@@ -16,7 +16,7 @@ import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.metadata.MetadataExchange;
-import dev.nixl4j.metadata.MetadataRegistryHandler;
+import dev.nixl4j.metadata.http.MetadataRegistryHandler;
 import dev.nixl4j.autoconfigure.NixlLifecycle;
 
 import org.springframework.boot.SpringBootConfiguration;
