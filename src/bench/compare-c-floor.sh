@@ -15,6 +15,8 @@
 #   ITERATIONS  timed posts per run (default 20000)
 #   WARMUP      untimed posts before them (default 1000)
 #   CC          C compiler (default cc; on Debian without one, gcc is installed with apt-get)
+#   POOL_OFF    1: also runs both tools with UCX's thread pool off (--backend-param
+#               num_threads=0, NIXL's own default), as c-off-write, c-off-read, future-off
 #   BASE        another nixl4j checkout (e.g. an older commit from `git archive`): its
 #               bench's caller and future paths join the rounds as base-caller, base-future
 #   NIXL4J_JAVA_OPTS  passed on to bin/nixl4j (e.g. a JFR recording)
@@ -56,7 +58,7 @@ verified() { ! grep -q '"verified":false'; }
 c_run() {
   local op=$1 json
   json=$("$floor" --op "$op" --min-block "$block" --max-block "$block" --iterations "$iterations" \
-    --warmup "$warmup" --json 2>/dev/null) || { echo nan; return; }
+    --warmup "$warmup" "${@:2}" --json 2>/dev/null) || { echo nan; return; }
   verified <<<"$json" || { echo nan; return; }
   median_of "${op^^}" <<<"$json"
 }
@@ -65,7 +67,7 @@ c_run() {
 java_run() {
   local json
   json=$("$1/bin/nixl4j" bench --processes 1 --op both --min-block "$block" --max-block "$block" \
-    --iterations "$iterations" --warmup "$warmup" --completion "$2" --json 2>/dev/null) || { echo "nan nan"; return; }
+    --iterations "$iterations" --warmup "$warmup" --completion "$2" "${@:3}" --json 2>/dev/null) || { echo "nan nan"; return; }
   verified <<<"$json" || { echo "nan nan"; return; }
   echo "$(median_of WRITE <<<"$json") $(median_of READ <<<"$json")"
 }
@@ -78,6 +80,10 @@ echo "block $block, $iterations iterations, $warmup warm-up, $rounds rounds; Med
 declare -A samples=()
 runs=(c-write c-read caller future)
 keys=(c-write c-read caller-write caller-read future-write future-read)
+if [[ ${POOL_OFF:-} == 1 ]]; then
+  runs+=(c-off-write c-off-read future-off)
+  keys+=(c-off-write c-off-read future-off-write future-off-read)
+fi
 if [[ -n ${BASE:-} ]]; then
   runs+=(base-caller base-future)
   keys+=(base-caller-write base-caller-read base-future-write base-future-read)
@@ -89,6 +95,13 @@ for ((round = 0; round < rounds; round++)); do
     case $run in
       c-write) samples[c-write]+="$(c_run write) " ;;
       c-read) samples[c-read]+="$(c_run read) " ;;
+      c-off-write) samples[c-off-write]+="$(c_run write --backend-param num_threads=0) " ;;
+      c-off-read) samples[c-off-read]+="$(c_run read --backend-param num_threads=0) " ;;
+      future-off)
+        read -r write read <<<"$(java_run "$root" future --backend-param num_threads=0)"
+        samples[future-off-write]+="$write "
+        samples[future-off-read]+="$read "
+        ;;
       base-*)
         read -r write read <<<"$(java_run "$BASE" "${run#base-}")"
         samples[$run-write]+="$write "
@@ -111,8 +124,16 @@ for op in write read; do
   reference=$(median <<<"${samples[c-$op]}")
   paths=(caller future)
   [[ -z ${BASE:-} ]] || paths+=(base-caller base-future)
+  [[ ${POOL_OFF:-} != 1 ]] || paths+=(future-off)
   for path in "${paths[@]}"; do
     printf '  nixl4j %-11s %-5s / C: %s x\n' "$path" "${op^^}" \
       "$(awk -v a="$(median <<<"${samples[$path-$op]}")" -v b="$reference" 'BEGIN { printf "%.2f", a / b }')"
   done
+  if [[ ${POOL_OFF:-} == 1 ]]; then
+    off=$(median <<<"${samples[c-off-$op]}")
+    for path in caller future future-off; do
+      printf '  nixl4j %-11s %-5s / C without the pool: %s x\n' "$path" "${op^^}" \
+        "$(awk -v a="$(median <<<"${samples[$path-$op]}")" -v b="$off" 'BEGIN { printf "%.2f", a / b }')"
+    done
+  fi
 done

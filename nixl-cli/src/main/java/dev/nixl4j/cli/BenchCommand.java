@@ -1,14 +1,11 @@
 package dev.nixl4j.cli;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.readiness.Patterns;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -17,13 +14,17 @@ import picocli.CommandLine.Option;
  * {@code nixl4j bench}: bandwidth and latency of DRAM-to-DRAM READ and WRITE between two
  * agents, in nixlbench's columns.
  */
-@Command(name = "bench", description = { "nixlbench-style bandwidth and latency table, DRAM to DRAM, READ and WRITE.",
-		"",
+@Command(name = "bench", description = {
+		"nixlbench-style bandwidth and latency table, DRAM to DRAM (or VRAM to VRAM), " + "READ and WRITE.", "",
 		"Measures transfers between two agents, both in this JVM (--processes 1) or the target in a child JVM "
 				+ "started here, metadata exchanged over its pipe (--processes 2). Memory is registered once; per "
 				+ "block size the descriptor lists are prepared once, a transfer is made from them and posted "
 				+ "repeatedly. After each block size the destination is compared with the source (CRC32C); a "
-				+ "failed comparison fails the run." },
+				+ "failed comparison fails the run.",
+		"",
+		"--memory vram puts both sides' memory on CUDA device 0 (dev.nixl4j.cuda), filled and checked through "
+				+ "a host copy. Where no CUDA driver, runtime or device is found it moves nothing and exits with "
+				+ "status 5, naming what was missing; 'nixl4j info' says what was looked for." },
 		footer = { "%nColumns, as nixlbench's: B/W = bytes of the timed posts / their wall time (GB = 10^9 bytes); "
 				+ "Avg Lat. = that wall time / (iterations x batch); Prep = making a transfer from the prepared lists (up "
 				+ "to 100 samples); Post = the time inside post(); Tx = from the return of post() to its completion (0 when "
@@ -31,7 +32,7 @@ import picocli.CommandLine.Option;
 				+ "latency a caller sees. Below each row: bytes allocated per timed post by the benchmark thread and by "
 				+ "the initiator's progress thread." },
 		exitCodeList = { "0:every transfer verified", "1:a transfer or its verification failed", "2:usage error",
-				"3:NIXL's native library cannot be loaded" })
+				"3:NIXL's native library cannot be loaded", "5:--memory vram and no CUDA device or driver was found" })
 final class BenchCommand extends Subcommand {
 
 	/** The most one transfer (largest block x batch) may allocate on each side. */
@@ -82,6 +83,10 @@ final class BenchCommand extends Subcommand {
 					+ "blocks)")
 	private BenchOptions.Completion completion;
 
+	@Option(names = "--memory", paramLabel = "WHERE", defaultValue = "dram",
+			description = "where both sides' memory lies: dram (default) or vram (CUDA device 0)")
+	private BenchMemory.Kind memory = BenchMemory.Kind.DRAM;
+
 	@Mixin
 	private OutputOptions output = new OutputOptions();
 
@@ -109,24 +114,29 @@ final class BenchCommand extends Subcommand {
 			case BOTH -> List.of(XferOp.WRITE, XferOp.READ);
 		};
 		return new BenchOptions(ops, this.minBlock, this.maxBlock, this.batch, this.iterations, this.warmup,
-				this.largeBlockFactor, this.processes, this.output.json(), this.completion);
+				this.largeBlockFactor, this.processes, this.output.json(), this.completion, this.memory);
 	}
 
 	@Override
 	public Integer call() throws Exception {
 		BenchOptions options = options();
 		PrintStream out = out();
+		if (options.memory() == BenchMemory.Kind.VRAM) {
+			String missing = BenchMemory.missingCuda();
+			if (missing != null) {
+				return noCuda(missing);
+			}
+		}
 		String base = "nixl4j-bench-" + ProcessHandle.current().pid();
 		AgentConfig config = this.agentOptions.config(base + "-initiator");
 		long size = options.maxBlock() * options.batch();
-		try (Arena arena = Arena.ofShared();
+		try (BenchMemory local = BenchMemory.allocate(options.memory(), size, false);
 				NixlAgent initiator = NixlAgent.create(config);
 				BenchTarget target = (options.processes() == 1)
-						? new LocalBenchTarget(config.toBuilder().name(base + "-target").build(), size)
-						: new ChildBenchTarget(base + "-target", size, this.agentOptions.tokens())) {
-			MemorySegment local = arena.allocate(size, 4096);
-			Patterns.fill(local, 0);
-			initiator.register(local);
+						? new LocalBenchTarget(config.toBuilder().name(base + "-target").build(), size,
+								options.memory())
+						: new ChildBenchTarget(base + "-target", size, options.memory(), this.agentOptions.tokens())) {
+			local.register(initiator);
 			initiator.loadRemoteMetadata(target.metadata());
 			BenchReport report = new BenchReport(options, config, initiator.backends(), initiator.engineDescription());
 			List<BenchRow> rows = new BenchRunner(options, initiator, local, target).run(row -> {

@@ -19,9 +19,10 @@ import dev.nixl4j.XferOp;
  * @param processes 1: both agents in this JVM; 2: the target agent in a child JVM
  * @param json whether to print JSON instead of tables
  * @param completion how the benchmark thread learns that a post finished
+ * @param memory where both sides' memory lies
  */
 record BenchOptions(List<XferOp> ops, long minBlock, long maxBlock, int batch, int iterations, int warmup,
-		int largeBlockFactor, int processes, boolean json, Completion completion) {
+		int largeBlockFactor, int processes, boolean json, Completion completion, BenchMemory.Kind memory) {
 
 	/** Blocks above this size run fewer iterations (nixlbench's threshold). */
 	static final long LARGE_BLOCK = 1 << 20;

@@ -60,7 +60,7 @@ final class BenchReport {
 		if (row.op() != this.current) {
 			this.current = row.op();
 			out.println();
-			out.println(row.op() + ", DRAM -> DRAM, " + this.options.processes() + " process(es), " + this.library);
+			out.println(row.op() + ", " + memory() + ", " + this.options.processes() + " process(es), " + this.library);
 			out.println("backends " + backends() + ", progress delay " + progressDelayMicros()
 					+ " us, native environment " + this.config.nativeEnvironment());
 			out.println(this.options.iterations() + " iterations (" + this.options.iterations(Long.MAX_VALUE)
@@ -103,7 +103,7 @@ final class BenchReport {
 		document.put("tool", "nixl4j bench");
 		document.put("library", this.library);
 		document.put("processes", this.options.processes());
-		document.put("memory", "DRAM -> DRAM");
+		document.put("memory", memory());
 		document.put("backends", this.backends.stream().map(backend -> {
 			Map<String, Object> entry = new LinkedHashMap<>();
 			entry.put("plugin", backend.plugin());
@@ -156,6 +156,11 @@ final class BenchReport {
 
 	private static String pad(String text, int width) {
 		return (text.length() >= width) ? text + " " : text + " ".repeat(width - text.length());
+	}
+
+	/** Where both sides' memory lies: {@code DRAM -> DRAM} or {@code VRAM -> VRAM}. */
+	private String memory() {
+		return this.options.memory() + " -> " + this.options.memory();
 	}
 
 }

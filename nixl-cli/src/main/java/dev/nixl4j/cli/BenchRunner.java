@@ -1,6 +1,5 @@
 package dev.nixl4j.cli;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +16,6 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.PreparedList;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
-import dev.nixl4j.readiness.Patterns;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,7 +67,7 @@ final class BenchRunner {
 
 	private final NixlAgent initiator;
 
-	private final MemorySegment local;
+	private final BenchMemory local;
 
 	private final BenchTarget target;
 
@@ -82,7 +80,7 @@ final class BenchRunner {
 	 * @param local its registered memory, at least the largest block x batch
 	 * @param target the target
 	 */
-	BenchRunner(BenchOptions options, NixlAgent initiator, MemorySegment local, BenchTarget target) {
+	BenchRunner(BenchOptions options, NixlAgent initiator, BenchMemory local, BenchTarget target) {
 		this.options = options;
 		this.initiator = initiator;
 		this.local = local;
@@ -103,9 +101,9 @@ final class BenchRunner {
 		}
 		for (XferOp op : this.options.ops()) {
 			for (long block : this.options.blockSizes()) {
-				try (PreparedList localList = this.initiator.prepareLocal(blocks(this.local.address(), block));
+				try (PreparedList localList = this.initiator.prepareLocal(localBlocks(block));
 						PreparedList remoteList = this.initiator.prepareRemote(this.target.name(),
-								blocks(this.target.region().address(), block))) {
+								remoteBlocks(block))) {
 					BenchRow row = measure(op, block, localList, remoteList);
 					rows.accept(row);
 					results.add(row);
@@ -125,9 +123,8 @@ final class BenchRunner {
 	private void warmUpJit(XferOp op) {
 		long block = this.options.minBlock();
 		long rounds = Math.min(JIT_WARMUP, Math.max(1, JIT_WARMUP_BYTES / (block * this.options.batch())));
-		try (PreparedList localList = this.initiator.prepareLocal(blocks(this.local.address(), block));
-				PreparedList remoteList = this.initiator.prepareRemote(this.target.name(),
-						blocks(this.target.region().address(), block))) {
+		try (PreparedList localList = this.initiator.prepareLocal(localBlocks(block));
+				PreparedList remoteList = this.initiator.prepareRemote(this.target.name(), remoteBlocks(block))) {
 			for (long i = 0; i < rounds; i++) {
 				try (Transfer transfer = this.initiator.createTransfer(op, localList, indices(), remoteList, indices(),
 						null)) {
@@ -170,7 +167,7 @@ final class BenchRunner {
 		// A fresh pattern at the source makes the check below fail unless this run moved
 		// the data.
 		if (op == XferOp.WRITE) {
-			Patterns.fill(this.local.asSlice(0, bytes), seed);
+			this.local.fill(seed, bytes);
 		}
 		else {
 			this.target.fill(seed, bytes);
@@ -204,7 +201,7 @@ final class BenchRunner {
 			long wall = System.nanoTime() - begin;
 			long allocatedPerPost = perPost(allocatedBefore, allocated(Thread.currentThread().threadId()), iterations);
 			long progressAllocatedPerPost = perPost(progressAllocatedBefore, allocated(progressThread), iterations);
-			boolean verified = Patterns.crc(this.local.asSlice(0, bytes)) == this.target.crc(bytes);
+			boolean verified = this.local.crc(bytes) == this.target.crc(bytes);
 			return new BenchRow(op, block, batch, iterations, this.options.warmup(block),
 					(double) bytes * iterations / wall, wall / 1000.0 / ((double) iterations * batch),
 					prep.meanMicros(), prep.percentileMicros(0.99), post.meanMicros(), post.percentileMicros(0.99),
@@ -264,12 +261,20 @@ final class BenchRunner {
 		return (before < 0 || after < 0) ? -1 : (after - before) / iterations;
 	}
 
-	private DescriptorList blocks(long base, long block) {
+	private DescriptorList localBlocks(long block) {
+		return blocks(this.local.type(), this.local.region(), block);
+	}
+
+	private DescriptorList remoteBlocks(long block) {
+		return blocks(this.target.type(), this.target.region(), block);
+	}
+
+	private DescriptorList blocks(MemoryType type, MemoryDescriptor region, long block) {
 		List<MemoryDescriptor> descriptors = new ArrayList<>(this.options.batch());
 		for (int i = 0; i < this.options.batch(); i++) {
-			descriptors.add(new MemoryDescriptor(base + i * block, block, 0));
+			descriptors.add(new MemoryDescriptor(region.address() + i * block, block, region.deviceId()));
 		}
-		return new DescriptorList(MemoryType.DRAM, descriptors);
+		return new DescriptorList(type, descriptors);
 	}
 
 	private static void await(CompletableFuture<Transfer> completion) {

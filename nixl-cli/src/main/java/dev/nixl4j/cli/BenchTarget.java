@@ -2,6 +2,7 @@ package dev.nixl4j.cli;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
 
 /**
  * The passive side of the benchmark: an agent with one registered region, in this JVM or
@@ -27,6 +28,12 @@ interface BenchTarget extends AutoCloseable {
 	 * @return the region
 	 */
 	MemoryDescriptor region();
+
+	/**
+	 * Returns where the region lies.
+	 * @return DRAM, or VRAM with {@code --memory vram}
+	 */
+	MemoryType type();
 
 	/**
 	 * Fills the start of the region with a pattern.

@@ -1,13 +1,9 @@
 package dev.nixl4j.cli;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.Base64;
 
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.ShareableMemory;
-import dev.nixl4j.readiness.Patterns;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -23,7 +19,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "bench-target", hidden = true, description = {
 		"The target agent of 'nixl4j bench --processes 2', which starts it; not meant to be run by hand. "
-				+ "Protocol on stdin/stdout: it prints READY <base64 metadata> <address> <length>, then answers FILL "
+				+ "Protocol on stdin/stdout: it prints READY <base64 metadata> <address> <length> <memory type> <device>, then answers FILL "
 				+ "<seed> <length>, CRC <length> and QUIT." },
 		exitCodeList = { "0:ended on QUIT or at the end of its input", "1:a failure", "2:usage error" })
 final class BenchTargetCommand extends Subcommand {
@@ -35,6 +31,10 @@ final class BenchTargetCommand extends Subcommand {
 			description = "bytes it registers (default ${DEFAULT-VALUE})")
 	private long size;
 
+	@Option(names = "--memory", paramLabel = "WHERE", defaultValue = "dram",
+			description = "dram or vram (CUDA device 0) (default ${DEFAULT-VALUE})")
+	private BenchMemory.Kind memory = BenchMemory.Kind.DRAM;
+
 	@Mixin
 	private AgentOptions agentOptions = new AgentOptions();
 
@@ -42,21 +42,20 @@ final class BenchTargetCommand extends Subcommand {
 	public Integer call() throws Exception {
 		PrintStream out = out();
 		String name = (this.name != null) ? this.name : "nixl4j-bench-target-" + ProcessHandle.current().pid();
-		try (Arena arena = Arena.ofShared(); NixlAgent agent = NixlAgent.create(this.agentOptions.config(name))) {
-			MemorySegment region = this.agentOptions.sameHost() ? ShareableMemory.allocate(arena, this.size)
-					: arena.allocate(this.size, 4096);
-			Patterns.fill(region, 0);
-			agent.register(region);
+		try (BenchMemory region = BenchMemory.allocate(this.memory, this.size, this.agentOptions.sameHost());
+				NixlAgent agent = NixlAgent.create(this.agentOptions.config(name))) {
+			region.register(agent);
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
-					+ region.address() + " " + this.size);
+					+ region.region().address() + " " + this.size + " " + region.type() + " "
+					+ region.region().deviceId());
 			out.flush();
 			return serveCommands(out, (command) -> {
 				switch (command[0]) {
 					case "FILL" -> {
-						Patterns.fill(region.asSlice(0, Long.parseLong(command[2])), Long.parseLong(command[1]));
+						region.fill(Long.parseLong(command[1]), Long.parseLong(command[2]));
 						out.println("FILLED");
 					}
-					case "CRC" -> out.println("CRC " + Patterns.crc(region.asSlice(0, Long.parseLong(command[1]))));
+					case "CRC" -> out.println("CRC " + region.crc(Long.parseLong(command[1])));
 					default -> {
 						return false;
 					}

@@ -7,6 +7,7 @@ import java.util.List;
 
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
 
 /**
  * A benchmark target in a child JVM ({@code --processes 2}), which runs
@@ -27,23 +28,28 @@ final class ChildBenchTarget implements BenchTarget {
 
 	private final MemoryDescriptor region;
 
+	private final MemoryType type;
+
 	/**
 	 * Starts the child and waits until its agent is ready.
 	 * @param name the target agent's name
 	 * @param size bytes it registers
+	 * @param memory where they lie
 	 * @param agentOptions the agent options, as command line tokens
 	 * @throws IOException when the child cannot start
 	 */
-	ChildBenchTarget(String name, long size, List<String> agentOptions) throws IOException {
-		List<String> arguments = new ArrayList<>(
-				List.of("bench-target", "--name", name, "--size", Long.toString(size)));
+	ChildBenchTarget(String name, long size, BenchMemory.Kind memory, List<String> agentOptions) throws IOException {
+		List<String> arguments = new ArrayList<>(List.of("bench-target", "--name", name, "--size", Long.toString(size),
+				"--memory", memory.name().toLowerCase(java.util.Locale.ROOT)));
 		arguments.addAll(agentOptions);
 		this.child = new ChildJvm(name, arguments);
 		this.name = name;
 		try {
 			String[] ready = this.child.expect("READY", START_SECONDS);
 			this.metadata = AgentMetadata.of(Base64.getDecoder().decode(ready[1]));
-			this.region = new MemoryDescriptor(Long.parseLong(ready[2]), Long.parseLong(ready[3]), 0);
+			this.region = new MemoryDescriptor(Long.parseLong(ready[2]), Long.parseLong(ready[3]),
+					Long.parseLong(ready[5]));
+			this.type = MemoryType.valueOf(ready[4]);
 		}
 		catch (RuntimeException ex) {
 			this.child.kill();
@@ -64,6 +70,11 @@ final class ChildBenchTarget implements BenchTarget {
 	@Override
 	public MemoryDescriptor region() {
 		return this.region;
+	}
+
+	@Override
+	public MemoryType type() {
+		return this.type;
 	}
 
 	@Override

@@ -57,7 +57,8 @@ import picocli.CommandLine.Option;
 						+ "the control channel that hands out the lease. Aggregate = bytes of the timed requests of all "
 						+ "consumers / the wall time of the timed phase, from its first lease to the check of its last request." },
 		exitCodeList = { "0:every request verified and its lease completed", "1:a request or its lease failed",
-				"2:usage error", "3:NIXL's native library cannot be loaded" })
+				"2:usage error", "3:NIXL's native library cannot be loaded",
+				"5:--memory vram and no CUDA device or driver was found" })
 final class KvBenchCommand extends Subcommand {
 
 	/**
@@ -128,6 +129,12 @@ final class KvBenchCommand extends Subcommand {
 					+ " (default ${DEFAULT-VALUE})")
 	private KvIntegrity integrity = KvIntegrity.GENERATION;
 
+	@Option(names = "--memory", paramLabel = "WHERE", defaultValue = "dram",
+			description = "where every cache lies: dram (default) or vram (CUDA device 0 of each process; blocks "
+					+ "are written and checked through host copies, untimed); without a CUDA driver, runtime or "
+					+ "device, exit status 5 and nothing measured")
+	private BenchMemory.Kind memory = BenchMemory.Kind.DRAM;
+
 	@Mixin
 	private OutputOptions output = new OutputOptions();
 
@@ -168,24 +175,32 @@ final class KvBenchCommand extends Subcommand {
 					+ " (4 GiB of consumer caches), got " + this.consumers + " x " + this.inFlight + " x "
 					+ this.blocks);
 		}
+		if (this.memory == BenchMemory.Kind.VRAM) {
+			String missing = BenchMemory.missingCuda();
+			if (missing != null) {
+				return noCuda(missing);
+			}
+		}
 		PrintStream out = out();
+		String memoryOption = this.memory.name().toLowerCase(Locale.ROOT);
 		String base = "nixl4j-kv-bench-" + ProcessHandle.current().pid();
 		AgentConfig config = this.agentOptions.config(base + "-decode");
 		KvCacheLayout local = LAYOUT.withNumBlocks(this.inFlight * this.blocks);
 		KvCacheLayout remote = LAYOUT.withNumBlocks(2 * this.blocks);
 		List<String> childArguments = new ArrayList<>(List.of("kv-bench-producer", "--name", base + "-prefill",
-				"--pool", Integer.toString(remote.numBlocks()), "--integrity", this.integrity.name()));
+				"--pool", Integer.toString(remote.numBlocks()), "--integrity", this.integrity.name(), "--memory",
+				memoryOption));
 		childArguments.addAll(this.agentOptions.tokens());
 		List<ChildJvm> children = new ArrayList<>();
 		try (NixlAgent agent = NixlAgent.create(config);
-				PagedKvCache cache = PagedKvCache.allocate(agent, local);
+				PagedKvCache cache = KvBenchMemory.allocate(agent, local, this.memory);
 				ChildJvm producer = new ChildJvm(base + "-prefill", childArguments);
 				ExecutorService phases = Executors.newFixedThreadPool(this.consumers)) {
 			for (int c = 1; c < this.consumers; c++) {
 				List<String> arguments = new ArrayList<>(List.of("kv-bench-consumer", "--name", base + "-decode-" + c,
 						"--blocks", Integer.toString(this.blocks), "--pool", Integer.toString(remote.numBlocks()),
-						"--in-flight", Integer.toString(this.inFlight), "--timeout",
-						this.pullTimeout.toMillis() + "ms"));
+						"--in-flight", Integer.toString(this.inFlight), "--timeout", this.pullTimeout.toMillis() + "ms",
+						"--memory", memoryOption));
 				arguments.addAll(this.agentOptions.tokens());
 				children.add(new ChildJvm(base + "-decode-" + c, arguments));
 			}
@@ -199,12 +214,12 @@ final class KvBenchCommand extends Subcommand {
 			for (ChildJvm child : children) {
 				producer.send("PEER " + child.expect("READY", START_SECONDS)[1]);
 				producer.expect("LOADED", ANSWER_SECONDS);
-				child.send("PRODUCER " + ready[1] + " " + ready[2] + " " + crcsLine);
+				child.send("PRODUCER " + ready[1] + " " + ready[2] + " " + crcsLine + " " + ready[3] + " " + ready[4]);
 				child.expect("CONNECTED", ANSWER_SECONDS);
 			}
-			KvBenchPuller puller = new KvBenchPuller(cache,
-					new RemoteCacheHandle(producerName, remote, bases, MemoryType.DRAM, 0), crcs, this.blocks,
-					this.inFlight, this.pullTimeout);
+			KvBenchPuller puller = new KvBenchPuller(cache, new RemoteCacheHandle(producerName, remote, bases,
+					MemoryType.valueOf(ready[3]), Long.parseLong(ready[4])), crcs, this.blocks, this.inFlight,
+					this.pullTimeout);
 			KvBenchPuller.Leases leases = (requestId) -> lease(producer, requestId);
 			List<KvBenchPuller.Result> warm = pullEverywhere(phases, puller, children, leases, "w", this.warmup);
 			long start = System.nanoTime();
@@ -240,6 +255,7 @@ final class KvBenchCommand extends Subcommand {
 				document.put("engine", agent.engine().toString());
 				document.put("engineDescription", engine);
 				document.put("layout", local.withNumBlocks(this.blocks).fingerprint());
+				document.put("memory", cache.memoryType().toString());
 				document.put("blocksPerRequest", this.blocks);
 				document.put("blockRun", this.run);
 				document.put("integrity", this.integrity.name().toLowerCase(Locale.ROOT));
@@ -265,7 +281,8 @@ final class KvBenchCommand extends Subcommand {
 				out.println(JsonWriter.write(document));
 			}
 			else {
-				out.printf(Locale.ROOT, "KV cache: %s%n", local.withNumBlocks(this.blocks).fingerprint());
+				out.printf(Locale.ROOT, "KV cache: %s, %s%n", local.withNumBlocks(this.blocks).fingerprint(),
+						cache.memoryType());
 				out.printf(Locale.ROOT,
 						"engine: %s; per request %d blocks in runs of %d = %d descriptors of %d KiB = %d MiB;"
 								+ " integrity %s%n",

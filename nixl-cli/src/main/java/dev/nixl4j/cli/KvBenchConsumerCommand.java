@@ -59,6 +59,10 @@ final class KvBenchConsumerCommand extends Subcommand {
 			description = "how long one pull may take (default ${DEFAULT-VALUE})")
 	private Duration pullTimeout;
 
+	@Option(names = "--memory", paramLabel = "WHERE", defaultValue = "dram",
+			description = "where the cache lies: dram or vram (CUDA device 0) (default ${DEFAULT-VALUE})")
+	private BenchMemory.Kind memory = BenchMemory.Kind.DRAM;
+
 	@Mixin
 	private AgentOptions agentOptions = new AgentOptions();
 
@@ -75,7 +79,7 @@ final class KvBenchConsumerCommand extends Subcommand {
 		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 		Object leasing = new Object();
 		try (NixlAgent agent = NixlAgent.create(this.agentOptions.config(name));
-				PagedKvCache cache = PagedKvCache.allocate(agent, local)) {
+				PagedKvCache cache = KvBenchMemory.allocate(agent, local, this.memory)) {
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()));
 			out.flush();
 			KvBenchPuller puller = null;
@@ -94,8 +98,9 @@ final class KvBenchConsumerCommand extends Subcommand {
 						List<Long> bases = Arrays.stream(command[2].split(",")).map(Long::valueOf).toList();
 						ByteBuffer crcs = ByteBuffer.wrap(Base64.getDecoder().decode(command[3]));
 						puller = new KvBenchPuller(cache,
-								new RemoteCacheHandle(producer, remote, bases, MemoryType.DRAM, 0), crcs, this.blocks,
-								this.inFlight, this.pullTimeout);
+								new RemoteCacheHandle(producer, remote, bases, MemoryType.valueOf(command[4]),
+										Long.parseLong(command[5])),
+								crcs, this.blocks, this.inFlight, this.pullTimeout);
 						out.println("CONNECTED");
 					}
 					case "RUN" -> {

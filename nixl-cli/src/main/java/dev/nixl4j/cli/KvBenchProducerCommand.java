@@ -20,7 +20,6 @@ import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.LeaseOutcome;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
-import dev.nixl4j.readiness.Patterns;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -69,6 +68,10 @@ final class KvBenchProducerCommand extends Subcommand {
 					+ " (default ${DEFAULT-VALUE})")
 	private KvIntegrity integrity = KvIntegrity.GENERATION;
 
+	@Option(names = "--memory", paramLabel = "WHERE", defaultValue = "dram",
+			description = "where the cache lies: dram or vram (CUDA device 0) (default ${DEFAULT-VALUE})")
+	private BenchMemory.Kind memory = BenchMemory.Kind.DRAM;
+
 	@Mixin
 	private AgentOptions agentOptions = new AgentOptions();
 
@@ -81,7 +84,7 @@ final class KvBenchProducerCommand extends Subcommand {
 		AtomicInteger expired = new AtomicInteger();
 		Random random = new Random(42);
 		try (NixlAgent agent = NixlAgent.create(this.agentOptions.config(name));
-				PagedKvCache cache = PagedKvCache.allocate(agent, layout);
+				PagedKvCache cache = KvBenchMemory.allocate(agent, layout, this.memory);
 				KvProducer producer = KvProducer.builder(cache)
 					.peers(PeerLoader.preloaded())
 					.integrity(this.integrity)
@@ -90,12 +93,13 @@ final class KvBenchProducerCommand extends Subcommand {
 			ByteBuffer crcs = ByteBuffer.allocate(layout.descriptorCount() * Long.BYTES);
 			for (int r = 0; r < layout.regionCount(); r++) {
 				for (int b : pool) {
-					Patterns.fill(cache.block(r, b), KvBenchCommand.seed(r, b));
-					crcs.putLong(Patterns.crc(cache.block(r, b)));
+					KvBenchMemory.fill(cache, r, b, KvBenchCommand.seed(r, b));
+					crcs.putLong(KvBenchMemory.crc(cache, r, b));
 				}
 			}
 			out.println("READY " + Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()) + " "
-					+ producer.handle().regionBases().stream().map(String::valueOf).collect(Collectors.joining(",")));
+					+ producer.handle().regionBases().stream().map(String::valueOf).collect(Collectors.joining(","))
+					+ " " + cache.memoryType() + " " + producer.handle().deviceId());
 			out.println("CRCS " + Base64.getEncoder().encodeToString(crcs.array()));
 			out.flush();
 			return serveCommands(out, (command) -> {

@@ -19,7 +19,6 @@ import dev.nixl4j.kv.KvTransferParams;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
 import dev.nixl4j.kv.RemoteCacheHandle;
-import dev.nixl4j.readiness.Patterns;
 
 /**
  * The decode side of {@code kv-bench}, in its own process or in a consumer child: pulls
@@ -114,7 +113,7 @@ final class KvBenchPuller {
 					Long.parseLong(leased[1]), 1, Long.parseUnsignedLong(leased[3], 16), checksums(leased[4]), "");
 			for (int r = 0; r < this.cache.layout().regionCount(); r++) {
 				for (int block : slot) {
-					this.cache.block(r, block).fill((byte) 0);
+					KvBenchMemory.zero(this.cache, r, block);
 				}
 			}
 			long start = System.nanoTime();
@@ -175,7 +174,7 @@ final class KvBenchPuller {
 		for (int r = 0; r < this.cache.layout().regionCount(); r++) {
 			for (int i = 0; i < localBlocks.length; i++) {
 				long expected = this.crcs.getLong((r * this.remote.numBlocks() + remoteBlocks.get(i)) * Long.BYTES);
-				if (Patterns.crc(this.cache.block(r, localBlocks[i])) != expected) {
+				if (KvBenchMemory.crc(this.cache, r, localBlocks[i]) != expected) {
 					return false;
 				}
 			}

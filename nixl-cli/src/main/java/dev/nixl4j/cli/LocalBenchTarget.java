@@ -1,35 +1,42 @@
 package dev.nixl4j.cli;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-
 import dev.nixl4j.AgentConfig;
 import dev.nixl4j.AgentMetadata;
 import dev.nixl4j.MemoryDescriptor;
+import dev.nixl4j.MemoryType;
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.readiness.Patterns;
 
 /**
  * A benchmark target in this JVM ({@code --processes 1}).
  */
 final class LocalBenchTarget implements BenchTarget {
 
-	private final Arena arena = Arena.ofShared();
-
 	private final NixlAgent agent;
 
-	private final MemorySegment region;
+	private final BenchMemory region;
 
 	/**
 	 * Creates the target agent and registers its region.
 	 * @param config the agent configuration
 	 * @param size bytes to register
+	 * @param memory where they lie
 	 */
-	LocalBenchTarget(AgentConfig config, long size) {
-		this.agent = NixlAgent.create(config);
-		this.region = this.arena.allocate(size, 4096);
-		Patterns.fill(this.region, 0);
-		this.agent.register(this.region);
+	LocalBenchTarget(AgentConfig config, long size, BenchMemory.Kind memory) {
+		this.region = BenchMemory.allocate(memory, size, false);
+		try {
+			this.agent = NixlAgent.create(config);
+		}
+		catch (RuntimeException ex) {
+			this.region.close();
+			throw ex;
+		}
+		try {
+			this.region.register(this.agent);
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
 	}
 
 	@Override
@@ -44,23 +51,28 @@ final class LocalBenchTarget implements BenchTarget {
 
 	@Override
 	public MemoryDescriptor region() {
-		return MemoryDescriptor.of(this.region);
+		return this.region.region();
+	}
+
+	@Override
+	public MemoryType type() {
+		return this.region.type();
 	}
 
 	@Override
 	public void fill(long seed, long length) {
-		Patterns.fill(this.region.asSlice(0, length), seed);
+		this.region.fill(seed, length);
 	}
 
 	@Override
 	public long crc(long length) {
-		return Patterns.crc(this.region.asSlice(0, length));
+		return this.region.crc(length);
 	}
 
 	@Override
 	public void close() {
 		this.agent.close();
-		this.arena.close();
+		this.region.close();
 	}
 
 }

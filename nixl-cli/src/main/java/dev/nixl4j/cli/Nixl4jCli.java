@@ -22,7 +22,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * {@value #EXIT_FAILURE} a failed check or benchmark, {@value #EXIT_USAGE} a command line
  * that cannot be run, {@value #EXIT_ENVIRONMENT_NOT_READY} the environment is not ready
  * (library missing or not loadable, native access off), {@value #EXIT_BACKEND_NOT_READY}
- * a backend is not ready.
+ * a backend is not ready, {@value #EXIT_NO_CUDA} device memory was asked for and no CUDA
+ * device or driver was found.
  */
 public final class Nixl4jCli {
 
@@ -40,6 +41,13 @@ public final class Nixl4jCli {
 
 	/** A backend is not ready. */
 	public static final int EXIT_BACKEND_NOT_READY = 4;
+
+	/**
+	 * Device memory was asked for ({@code bench} or {@code kv-bench} with
+	 * {@code --memory vram}) and no CUDA driver, runtime or device was found: nothing was
+	 * measured.
+	 */
+	public static final int EXIT_NO_CUDA = 5;
 
 	private Nixl4jCli() {
 	}

@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
 				RegistryBenchServerCommand.class },
 		exitCodeList = { "0:success (doctor: READY)", "1:a check, transfer or verification failed",
 				"2:usage error: the command line cannot be run as given",
-				"3:environment not ready (library missing or not loadable, native access off)", "4:backend not ready" })
+				"3:environment not ready (library missing or not loadable, native access off)", "4:backend not ready",
+				"5:bench or kv-bench with --memory vram: no CUDA device or driver was found" })
 final class Nixl4jCommand implements Callable<Integer> {
 
 	private final PrintStream out;

@@ -41,6 +41,19 @@ abstract class Subcommand implements Callable<Integer> {
 	 * @param message what is wrong, naming the options
 	 * @return the exception to throw
 	 */
+	/**
+	 * Says on the error stream that device memory was asked for and CUDA is missing.
+	 * @param missing what {@code dev.nixl4j.cuda} found instead of a device
+	 * @return {@link Nixl4jCli#EXIT_NO_CUDA}
+	 */
+	final int noCuda(String missing) {
+		this.spec.commandLine()
+			.getErr()
+			.println(this.spec.qualifiedName() + ": --memory vram: no CUDA device or driver was found, nothing was "
+					+ "measured (CUDA " + missing + ")");
+		return Nixl4jCli.EXIT_NO_CUDA;
+	}
+
 	final ParameterException usageError(String message) {
 		return new ParameterException(this.spec.commandLine(), message);
 	}

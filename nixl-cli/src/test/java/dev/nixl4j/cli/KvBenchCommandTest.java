@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaReport;
 import dev.nixl4j.json.JsonReader;
 import dev.nixl4j.testsupport.NativeNixl;
 import org.junit.jupiter.api.Test;
@@ -15,6 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * {@code nixl4j kv-bench} in its smallest form: this JVM pulls from a producer in a real
@@ -51,6 +54,7 @@ class KvBenchCommandTest {
 		Map<String, Object> document = (Map<String, Object>) JSON.read(output.strip());
 		assertThat(document).containsEntry("tool", "nixl4j kv-bench")
 			.containsEntry("engine", engine.toUpperCase(java.util.Locale.ROOT))
+			.containsEntry("memory", "DRAM")
 			.containsEntry("blocksPerRequest", 1.0)
 			.containsEntry("descriptorsPerRequest", 64.0)
 			.containsEntry("descriptorBytes", 32768.0)
@@ -63,6 +67,21 @@ class KvBenchCommandTest {
 		assertThat((Double) document.get("bandwidthGBps")).isPositive();
 		assertThat((Double) document.get("p50LatencyUs")).isPositive();
 		assertThat((Double) document.get("p99LatencyUs")).isGreaterThanOrEqualTo((Double) document.get("p50LatencyUs"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "bench", "kv-bench" })
+	void deviceMemoryWithoutCudaMeasuresNothingAndExitsWithItsOwnStatus(String command) {
+		CudaReport cuda = Cuda.report();
+		assumeFalse(cuda.usable(), "a CUDA device is present here: the path without CUDA cannot be taken");
+
+		int status = run(command, "--memory", "vram", "--json");
+
+		String errors = this.err.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(errors).isEqualTo(Nixl4jCli.EXIT_NO_CUDA);
+		assertThat(this.out.toString(StandardCharsets.UTF_8)).isEmpty();
+		assertThat(errors).contains("nixl4j " + command + ": --memory vram: no CUDA device or driver was found")
+			.contains(cuda.summary());
 	}
 
 	@Test
