@@ -55,7 +55,9 @@ class NativeMetadataRefusalTest {
 
 				System.out.println("refused while the old one is loaded: " + refused.getMessage());
 				assertThat(refused.remoteAgent()).isEqualTo(name);
-				assertThat(refused.getMessage()).doesNotContain("could not reach").contains("is loaded already").contains("invalidated first");
+				assertThat(refused.getMessage()).doesNotContain("could not reach")
+					.contains("is loaded already")
+					.contains("invalidated first");
 				agent.invalidateRemoteMetadata(name);
 				assertThat(agent.loadRemoteMetadata(second.metadata())).isEqualTo(name);
 			}
