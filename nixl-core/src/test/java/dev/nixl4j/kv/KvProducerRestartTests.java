@@ -32,8 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@link KvProducerMain}) that the test publishes in the exchange as its worker would:
  * pulls of the old process's leases fail at once with
  * {@link KvProducerUnavailableException}, concurrently with a pull of the new incarnation
- * that is not held up by them, in either order of the restart and the stale pulls. Every
- * pulled block is checked byte by byte; every pull's time is printed.
+ * that is not held up by them, in either order of the restart and the stale pulls; a
+ * lease the new process took before it was published waits for its handle without holding
+ * up other pulls. Every pulled block is checked byte by byte; every pull's time is
+ * printed.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 public abstract class KvProducerRestartTests {
