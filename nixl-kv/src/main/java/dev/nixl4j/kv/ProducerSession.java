@@ -2,7 +2,10 @@ package dev.nixl4j.kv;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.concurrent.locks.ReentrantLock;
@@ -21,7 +24,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * One resolution at a time per producer, each waiting for the lock no longer than its
- * caller's deadline.
+ * caller's deadline. Nothing waits for the directory while holding the lock, except the
+ * first resolution of a producer never seen (it may be starting): a lease of an
+ * incarnation the session saw replaced fails at once without the lock, and one of an
+ * incarnation the directory does not show yet is waited for outside it.
  */
 final class ProducerSession {
 
@@ -29,6 +35,12 @@ final class ProducerSession {
 
 	/** How often a handle that lags behind a lease's incarnation is asked for again. */
 	private static final Duration LAGGING_HANDLE_POLL = Duration.ofMillis(20);
+
+	/**
+	 * How many replaced incarnations of the producer a session remembers, to fail their
+	 * leases at once: a producer restarts far less often than its leases expire.
+	 */
+	static final int REMEMBERED_INCARNATIONS = 16;
 
 	private final String producer;
 
@@ -53,6 +65,15 @@ final class ProducerSession {
 	private volatile @Nullable String reason;
 
 	private volatile long reconnects;
+
+	/**
+	 * Incarnations of the producer that another replaced, the latest last; guarded by
+	 * itself.
+	 */
+	private final Set<String> replaced = new LinkedHashSet<>();
+
+	/** The incarnation that replaced the latest of {@link #replaced}; guarded by it. */
+	private String successor = "";
 
 	private final Consumer<String> onReconnect;
 
@@ -81,8 +102,9 @@ final class ProducerSession {
 	void connect(RemoteCacheHandle given, long deadline) {
 		lock(deadline);
 		try {
-			if (this.handle != null && !this.handle.equals(given)) {
-				replaced();
+			RemoteCacheHandle current = this.handle;
+			if (current != null && !current.equals(given)) {
+				replaced(current, given);
 			}
 			this.peers.load(this.agent, this.producer, bounded(deadline));
 			this.handle = given;
@@ -105,22 +127,77 @@ final class ProducerSession {
 	 */
 	RemoteCacheHandle ready(KvTransferParams params, long deadline) {
 		String wanted = params.producerIncarnation();
-		RemoteCacheHandle connected = connectedTo(wanted);
-		if (connected != null) {
-			return connected;
-		}
-		lock(deadline);
-		try {
-			// another pull may have connected while this one waited
-			connected = connectedTo(wanted);
+		while (true) {
+			RemoteCacheHandle connected = connectedTo(wanted);
 			if (connected != null) {
 				return connected;
 			}
-			return (this.directory != null) ? resolveAndLoad(this.directory, wanted, deadline)
-					: loadGiven(wanted, deadline);
+			requireNotReplaced(wanted);
+			lock(deadline);
+			try {
+				// while this one waited, another pull may have connected, or seen the
+				// lease's incarnation replaced
+				connected = connectedTo(wanted);
+				if (connected != null) {
+					return connected;
+				}
+				requireNotReplaced(wanted);
+				if (this.directory == null) {
+					return loadGiven(wanted, deadline);
+				}
+				RemoteCacheHandle ready = resolveAndLoad(this.directory, wanted, deadline);
+				if (ready != null) {
+					return ready;
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+			// the lease names an incarnation the directory does not show yet: wait for it
+			// without the lock, so that pulls of the incarnation it shows go on
+			awaitIncarnation(Objects.requireNonNull(this.directory), wanted, deadline);
 		}
-		finally {
-			this.lock.unlock();
+	}
+
+	/**
+	 * Fails a lease of an incarnation that this session saw replaced by another: the
+	 * lease went with the old process. Needs no lock and asks no one.
+	 */
+	private void requireNotReplaced(String wanted) {
+		String now = successorOf(wanted);
+		if (now != null) {
+			throw restarted(now, wanted, null);
+		}
+	}
+
+	/**
+	 * The incarnation known to have replaced one, {@code ""} when not known which; or
+	 * {@code null} when it is not known to be replaced.
+	 */
+	private @Nullable String successorOf(String incarnation) {
+		if (incarnation.isEmpty()) {
+			return null;
+		}
+		synchronized (this.replaced) {
+			return this.replaced.contains(incarnation) ? this.successor : null;
+		}
+	}
+
+	/** Remembers that an incarnation of the producer was replaced by another. */
+	private void retire(String incarnation, String successor) {
+		if (incarnation.isEmpty() || incarnation.equals(successor)) {
+			return;
+		}
+		synchronized (this.replaced) {
+			this.successor = successor;
+			this.replaced.remove(successor);
+			this.replaced.remove(incarnation);
+			this.replaced.add(incarnation);
+			if (this.replaced.size() > REMEMBERED_INCARNATIONS) {
+				Iterator<String> oldest = this.replaced.iterator();
+				oldest.next();
+				oldest.remove();
+			}
 		}
 	}
 
@@ -161,22 +238,27 @@ final class ProducerSession {
 		return current;
 	}
 
-	private RemoteCacheHandle resolveAndLoad(KvDirectory directory, String wanted, long deadline) {
+	/**
+	 * Resolves the producer and connects to the incarnation the lease names; under the
+	 * lock.
+	 * @return the handle, or {@code null} when the directory shows another incarnation
+	 * than the lease's and this session never saw the lease's (it may be newer: the
+	 * producer restarted and leased before its handle reached the directory)
+	 */
+	private @Nullable RemoteCacheHandle resolveAndLoad(KvDirectory directory, String wanted, long deadline) {
 		RemoteCacheHandle current = this.handle;
-		RemoteCacheHandle resolved = resolve(directory, deadline);
+		RemoteCacheHandle resolved = resolve(directory, wanted, deadline);
 		if (!wanted.isEmpty() && !wanted.equals(resolved.incarnation())) {
 			if (current != null && wanted.equals(current.incarnation())) {
 				// the producer restarted after it took this lease: the lease went with it
-				forget();
-				this.handle = null;
-				reconnecting("producer restarted");
+				restartedAs(current, resolved);
 				throw restarted(resolved.incarnation(), wanted, null);
 			}
-			resolved = awaitIncarnation(directory, resolved, wanted, deadline);
+			return null;
 		}
 		requireCompatible(resolved);
 		if (current != null && !current.equals(resolved)) {
-			replaced();
+			replaced(current, resolved);
 		}
 		directory.announce();
 		load(deadline);
@@ -191,7 +273,7 @@ final class ProducerSession {
 	 * forgotten because the exchange withdrew it) is asked for once, so that a pull fails
 	 * at once while the producer stays away and succeeds at once when it is back.
 	 */
-	private RemoteCacheHandle resolve(KvDirectory directory, long deadline) {
+	private RemoteCacheHandle resolve(KvDirectory directory, String wanted, long deadline) {
 		Duration wait = (this.state == KvSessionState.NEW) ? bounded(deadline) : Duration.ZERO;
 		try {
 			return directory.resolve(this.producer, wait);
@@ -199,9 +281,12 @@ final class ProducerSession {
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.ERROR_NOT_FOUND) {
 				enter(KvSessionState.GONE, "its KV cache handle is not published");
+				RemoteCacheHandle known = this.handle;
 				throw new KvProducerUnavailableException(this.agent.name(), this.producer, KvSessionState.GONE,
 						"producer '" + this.producer + "' publishes no KV cache handle (it stopped, or its entry"
-								+ " expired)",
+								+ " expired)" + (wanted.isEmpty() ? "" : "; the lease is of incarnation " + wanted)
+								+ ((known == null || known.incarnation().isEmpty()) ? ""
+										: ", the last one resolved is " + known.incarnation()),
 						ex);
 			}
 			throw ex;
@@ -209,16 +294,31 @@ final class ProducerSession {
 	}
 
 	/**
-	 * Waits for the handle of the lease's incarnation, published by a producer that
-	 * restarted and leased before its new handle reached the directory.
+	 * Waits, without the lock, until the directory shows the lease's incarnation, which a
+	 * producer that restarted and leased before its new handle reached the directory
+	 * publishes soon; bounded by the peer timeout and the caller's deadline. Fails at
+	 * once when another pull sees the incarnation replaced meanwhile.
 	 */
-	private RemoteCacheHandle awaitIncarnation(KvDirectory directory, RemoteCacheHandle resolved, String wanted,
-			long deadline) {
+	private void awaitIncarnation(KvDirectory directory, String wanted, long deadline) {
 		long until = System.nanoTime() + bounded(deadline).toNanos();
-		RemoteCacheHandle latest = resolved;
-		while (!wanted.equals(latest.incarnation())) {
+		String latest = "";
+		while (true) {
+			try {
+				latest = directory.resolve(this.producer, Duration.ZERO).incarnation();
+				if (wanted.equals(latest)) {
+					return;
+				}
+			}
+			catch (NixlException ex) {
+				if (ex.status() != NixlStatus.TIMEOUT && ex.status() != NixlStatus.ERROR_NOT_FOUND) {
+					throw ex;
+				}
+				// not published for a moment: a restarting producer publishes again
+				latest = "";
+			}
+			requireNotReplaced(wanted);
 			if (System.nanoTime() - until >= 0) {
-				throw restarted(latest.incarnation(), wanted, null);
+				throw restarted(latest, wanted, null);
 			}
 			try {
 				Thread.sleep(LAGGING_HANDLE_POLL);
@@ -228,9 +328,7 @@ final class ProducerSession {
 				throw new NixlException(NixlStatus.CANCELLED, "kv_resolve", this.agent.name(), this.producer,
 						"interrupted while waiting for the handle of incarnation " + wanted, ex);
 			}
-			latest = resolve(directory, deadline);
 		}
-		return latest;
 	}
 
 	private void requireCompatible(RemoteCacheHandle resolved) {
@@ -331,6 +429,12 @@ final class ProducerSession {
 	 */
 	NixlException explain(KvTransferParams params, NixlException failure) {
 		String leased = params.producerIncarnation();
+		String successor = successorOf(leased);
+		if (successor != null) {
+			// whatever failed, the lease's incarnation is known to be replaced (another
+			// pull may have forgotten its metadata while this one prepared its READ)
+			return restarted(successor, leased, failure);
+		}
 		if (failure.status() != NixlStatus.ERROR_BACKEND || this.directory == null || leased.isEmpty()) {
 			return failure;
 		}
@@ -348,7 +452,16 @@ final class ProducerSession {
 			}
 			return failure;
 		}
-		return leased.equals(now.incarnation()) ? failure : restarted(now.incarnation(), leased, failure);
+		if (leased.equals(now.incarnation())) {
+			return failure;
+		}
+		RemoteCacheHandle current = this.handle;
+		if (current != null && leased.equals(current.incarnation())) {
+			// the incarnation this session connected to is replaced: its other leases
+			// fail at once from now on
+			retire(leased, now.incarnation());
+		}
+		return restarted(now.incarnation(), leased, failure);
 	}
 
 	/** Forgets the producer's metadata and the lists prepared with it. */
@@ -367,13 +480,30 @@ final class ProducerSession {
 
 	/**
 	 * Forgets the connection to a handle that another replaces (the producer restarted):
-	 * a reconnect, unless the loss of the old one was counted already.
+	 * a reconnect, unless the loss of the old one was counted already. Leases of the old
+	 * incarnation fail at once from now on.
 	 */
-	private void replaced() {
+	private void replaced(RemoteCacheHandle old, RemoteCacheHandle replacement) {
+		retire(old.incarnation(), replacement.incarnation());
 		forget();
 		if (this.state != KvSessionState.RECONNECTING) {
 			countReconnect();
 		}
+	}
+
+	/**
+	 * Takes note, under the lock, that the directory shows another incarnation of the
+	 * producer than the one this session connected to: the old one is retired and its
+	 * connection forgotten; the session knows the new handle and connects to it (checking
+	 * it first) on the next pull of one of its leases.
+	 */
+	private void restartedAs(RemoteCacheHandle old, RemoteCacheHandle replacement) {
+		retire(old.incarnation(), replacement.incarnation());
+		forget();
+		this.handle = replacement;
+		reconnecting("producer restarted: incarnation " + old.incarnation() + " replaced by "
+				+ (replacement.incarnation().isEmpty() ? "one of an unknown incarnation"
+						: "incarnation " + replacement.incarnation()));
 	}
 
 	/** Enters {@link KvSessionState#RECONNECTING}, counting the loss once. */

@@ -3,11 +3,13 @@ package dev.nixl4j.internal.ffm;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 
 import dev.nixl4j.DescriptorList;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.internal.engine.EtcdExchangeDriver;
+import dev.nixl4j.metadata.MetadataFraming;
 import org.jspecify.annotations.Nullable;
 
 import static dev.nixl4j.internal.ffm.NativeCalls.NOT_FOUND;
@@ -84,8 +86,9 @@ final class NativeMetadata implements EtcdExchangeDriver {
 			MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, metadata);
 			MemorySegment name = arena.allocate(ADDRESS);
 			int rc = (int) Capi.LOAD_REMOTE_MD.invokeExact(this.agent, data, (long) metadata.length, name);
-			check(rc, "load_remote_md", null, "NIXL refused the metadata (" + metadata.length + " bytes); a peer "
-					+ "already loaded under the same name with other connection details must be invalidated first");
+			if (rc != SUCCESS) {
+				throw refused(rc, metadata);
+			}
 			MemorySegment pointer = name.get(ADDRESS, 0);
 			try {
 				return cString(pointer);
@@ -97,6 +100,38 @@ final class NativeMetadata implements EtcdExchangeDriver {
 		catch (Throwable ex) {
 			throw NativeCalls.failure(ex, "load_remote_md", this.name, null);
 		}
+	}
+
+	/**
+	 * Why NIXL refused a peer's metadata, as far as this agent's state tells: NIXL keeps
+	 * the connection details of a peer it has loaded and refuses other ones under the
+	 * same name; a peer not loaded was refused by a backend that could not take its
+	 * connection details (UCX, for one, cannot reach a peer whose process is gone), and
+	 * the backend's own reason is in NIXL's log.
+	 */
+	private NixlException refused(int rc, byte[] metadata) {
+		MetadataFraming.ParsedMetadata parsed = MetadataFraming.parse(metadata);
+		String peer = parsed.agentName();
+		String detail;
+		if (hasRemoteMetadata(peer)) {
+			detail = "NIXL refused the metadata of '" + peer + "' (" + metadata.length + " bytes): '" + peer
+					+ "' is loaded already, and NIXL refuses other connection details under the same name; a peer"
+					+ " that restarted under the same name must be invalidated first";
+		}
+		else {
+			List<String> backends = parsed.connections()
+				.stream()
+				.map(MetadataFraming.BackendConnection::backend)
+				.toList();
+			detail = "NIXL could not load the metadata of '" + peer + "' (" + metadata.length + " bytes): "
+					+ (backends.isEmpty() ? "it carries no connection details"
+							: "its connection details for " + String.join(", ", backends)
+									+ " were refused by this agent's backend, which could not reach the peer (it may"
+									+ " be gone or unreachable); the backend's own reason, such as UCX's"
+									+ " \"Connection refused\" or \"Destination is unreachable\", is in NIXL's log");
+		}
+		return new NixlException(NixlStatus.ofCode(rc), "load_remote_md", this.name, peer,
+				detail + " (status " + rc + ")");
 	}
 
 	boolean hasRemoteMetadata(String remoteAgent) {
