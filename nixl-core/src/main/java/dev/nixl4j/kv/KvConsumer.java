@@ -427,7 +427,15 @@ public final class KvConsumer implements AutoCloseable {
 			return;
 		}
 		BlockAllocator allocator = this.cache.allocator();
-		allocator.retain(local);
+		try {
+			allocator.retain(local);
+		}
+		catch (NixlException ex) {
+			// the caller gave its blocks back already: nothing is left to hold
+			logger.log(System.Logger.Level.WARNING,
+					"Cannot hold back the local blocks of a READ that may still land: {0}", ex.getMessage());
+			return;
+		}
 		this.quarantined.addAndGet(local.length);
 		int[] held = local.clone();
 		Thread.ofVirtual().name("kv-quarantine-" + this.agent.name()).start(() -> {
