@@ -161,8 +161,8 @@ public final class KvConsumer implements AutoCloseable {
 
 	/**
 	 * Learns a producer's cache from the application (a new handle of the same agent,
-	 * after it restarted, replaces the old one) and loads its metadata. A consumer with a
-	 * {@link KvDirectory} does not need it.
+	 * after it restarted, replaces the old one) and loads its metadata. A consumer built
+	 * with a metadata exchange ({@link Builder#exchange}) does not need it.
 	 * @param producer the producer's handle
 	 */
 	public void connect(RemoteCacheHandle producer) {
