@@ -66,6 +66,13 @@ public enum NixlStatus {
 	 * not be reached.
 	 */
 	UNAVAILABLE(Integer.MIN_VALUE),
+	/**
+	 * Admission control refused a transfer before the engine saw it: a limit on the
+	 * transfers in flight was reached, or transfers to the peer are suspended after
+	 * repeated failures. Nothing moved; the same transfer may be posted again later. See
+	 * {@link TransferRefusedException}.
+	 */
+	REFUSED(Integer.MIN_VALUE),
 	/** The loaded library or engine does not offer the requested feature. */
 	NOT_SUPPORTED(Integer.MIN_VALUE),
 	/** A native status code this version of nixl4j does not know. */

@@ -17,6 +17,7 @@ import dev.nixl4j.NixlStatus;
 import dev.nixl4j.Notification;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferRefusedException;
 import dev.nixl4j.XferOp;
 import org.jspecify.annotations.Nullable;
 
@@ -100,7 +101,10 @@ final class ConfirmedRead {
 
 	/**
 	 * READs the blocks and waits for the producer's confirmation.
-	 * @throws NotPosted when the READ failed before it was posted: no byte moved
+	 * @throws Failed when the READ failed or was given up: whether it was posted, and
+	 * whether it may still land
+	 * @throws KvLeaseLostException when the READ landed but the producer did not confirm
+	 * the lease, or the blocks do not match its checksums
 	 */
 	void read(KvTransferParams params, RemoteCacheHandle remote, int[] localBlockIds, int[] remoteIds, int slice,
 			long deadline, KvObserver.Pull observed) {
@@ -126,21 +130,22 @@ final class ConfirmedRead {
 			// a READ given up while in flight may still land, and be answered
 			boolean mayLand = posted && (ex.status() == NixlStatus.TIMEOUT || ex.status() == NixlStatus.CANCELLED);
 			giveUpAnswer(ackMatcher, ack, mayLand);
+			if (ex instanceof TransferRefusedException refused) {
+				// admission control refused the post before the engine saw it: it says
+				// why
+				throw new Failed(refused, false, false);
+			}
 			// The READ itself failed (the producer's connection dropped, say): no lease
 			// expired.
-			NixlException failure = new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
+			throw new Failed(new NixlException(ex.status(), "kv_pull", this.agent.name(), producer,
 					"reading the blocks of request '" + params.requestId() + "' from producer '" + producer
 							+ "' failed: " + ex.getMessage(),
-					ex, ex.retryable() || ex.status() == NixlStatus.ERROR_BACKEND);
-			if (!posted) {
-				throw new NotPosted(failure);
-			}
-			throw failure;
+					ex, ex.retryable() || ex.status() == NixlStatus.ERROR_BACKEND), posted, mayLand);
 		}
 		catch (RuntimeException ex) {
 			reading.end(null, ex);
 			giveUpAnswer(ackMatcher, ack, posted);
-			throw ex;
+			throw new Failed(ex, posted, posted);
 		}
 		long landed = System.nanoTime();
 		reading.end(null, null);
@@ -288,17 +293,32 @@ final class ConfirmedRead {
 	}
 
 	/**
-	 * A READ that failed before it was posted, so that no byte moved.
+	 * A READ that failed or was given up on this side, and what is known of its bytes.
 	 */
-	static final class NotPosted extends RuntimeException {
+	static final class Failed extends RuntimeException {
 
 		private static final long serialVersionUID = 1L;
 
-		final transient NixlException failure;
+		/** What the caller of the pull is told. */
+		final transient RuntimeException failure;
 
-		NotPosted(NixlException failure) {
+		/**
+		 * Whether the READ was posted; when it was not, no byte moved and no notification
+		 * was sent.
+		 */
+		final boolean posted;
+
+		/**
+		 * Whether the READ was given up while in flight, so that it may still land in the
+		 * local blocks.
+		 */
+		final boolean mayLand;
+
+		Failed(RuntimeException failure, boolean posted, boolean mayLand) {
 			super(failure.getMessage(), failure, false, false);
 			this.failure = failure;
+			this.posted = posted;
+			this.mayLand = mayLand;
 		}
 
 	}

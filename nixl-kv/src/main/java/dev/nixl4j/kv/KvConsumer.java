@@ -8,12 +8,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
 import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.SettingChecks;
+import dev.nixl4j.TransferRefusedException;
+import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,22 +26,25 @@ import org.jspecify.annotations.Nullable;
  * {@link #builder}.
  *
  * <p>
- * A {@link #pull} returns only once the producer confirmed that its lease held the blocks
- * when the consumer's done message arrived (and, with {@link KvIntegrity#CRC32C}, the
- * blocks that landed match the lease's checksums); otherwise it throws and the data in
- * the local blocks must not be used. With a {@link KvDirectory}, the consumer owns its
- * session with each producer ({@link #sessions()}): it resolves the producer's
- * {@link RemoteCacheHandle} by name, checks compatibility before anything is read, and
- * reconnects after a disconnect; without one, the application gives each producer's
- * handle ({@link #connect}). The protocol, the session's states, resends of the done
- * message, heterogeneous tensor parallelism and integrity checks: docs/architecture.md,
- * section "KV cache".
+ * A {@link #pull(KvTransferParams, Duration) pull} takes local blocks from the cache's
+ * allocator, reads the lease's blocks into them and returns them as {@link KvBlocks} once
+ * the producer confirmed that its lease held the blocks when the consumer's done message
+ * arrived (and, with {@link KvIntegrity#CRC32C}, the blocks that landed match the lease's
+ * checksums); otherwise it throws, and the library gives the blocks back: at once, or,
+ * when a READ was given up while it may still land, once it can no longer land
+ * ({@link Builder#quarantine}). With a metadata exchange ({@link Builder#exchange}), the
+ * consumer owns its session with each producer ({@link #sessions()}): it resolves the
+ * producer's {@link RemoteCacheHandle} by name, checks compatibility before anything is
+ * read, and reconnects after a disconnect; without one, the application gives each
+ * producer's handle ({@link #connect}). The protocol, the session's states, resends of
+ * the done message, heterogeneous tensor parallelism and integrity checks:
+ * docs/architecture.md, section "KV cache".
  *
  * <p>
  * Thread-safe: concurrent pulls of different requests share the sessions and prepared
  * lists.
  */
-public final class KvConsumer {
+public final class KvConsumer implements AutoCloseable {
 
 	private static final System.Logger logger = System.getLogger(KvConsumer.class.getName());
 
@@ -86,6 +93,12 @@ public final class KvConsumer {
 
 	private final KvObserver observer;
 
+	private final @Nullable Duration quarantine;
+
+	private final @Nullable MetadataPublication ownPublication;
+
+	private final AtomicInteger quarantined = new AtomicInteger();
+
 	private final Map<String, ProducerSession> sessions = new ConcurrentHashMap<>();
 
 	private final PullListeners listeners = new PullListeners();
@@ -93,7 +106,8 @@ public final class KvConsumer {
 	private final ConfirmedRead reader;
 
 	private KvConsumer(PagedKvCache cache, int rank, PeerLoader peers, @Nullable KvDirectory directory, String prefix,
-			Duration peerTimeout, Duration confirmationResend, KvObserver observer) {
+			Duration peerTimeout, Duration confirmationResend, KvObserver observer, @Nullable Duration quarantine,
+			@Nullable MetadataPublication ownPublication) {
 		this.cache = Objects.requireNonNull(cache, "cache");
 		this.agent = cache.agent();
 		if (rank < 0) {
@@ -107,6 +121,8 @@ public final class KvConsumer {
 		this.peerTimeout = SettingChecks.requirePositive(peerTimeout, "peerTimeout");
 		this.confirmationResend = SettingChecks.requireNotNegative(confirmationResend, "confirmationResend");
 		this.observer = Objects.requireNonNull(observer, "observer");
+		this.quarantine = quarantine;
+		this.ownPublication = ownPublication;
 		this.reader = new ConfirmedRead(cache, prefix, confirmationResend, this.listeners);
 	}
 
@@ -145,8 +161,8 @@ public final class KvConsumer {
 
 	/**
 	 * Learns a producer's cache from the application (a new handle of the same agent,
-	 * after it restarted, replaces the old one) and loads its metadata. A consumer with a
-	 * {@link KvDirectory} does not need it.
+	 * after it restarted, replaces the old one) and loads its metadata. A consumer built
+	 * with a metadata exchange ({@link Builder#exchange}) does not need it.
 	 * @param producer the producer's handle
 	 */
 	public void connect(RemoteCacheHandle producer) {
@@ -154,10 +170,75 @@ public final class KvConsumer {
 	}
 
 	/**
-	 * Pulls a request's blocks into local blocks and waits for the producer's
-	 * confirmation that its lease held them: block {@code params.blockIds()[i]} (or this
-	 * rank's slice of its heads) of every region lands in block {@code localBlockIds[i]}
-	 * of the same region.
+	 * Pulls a request's blocks into blocks taken from this consumer's cache and waits for
+	 * the producer's confirmation that its lease held them: block
+	 * {@code params.blockIds().get(i)} (or this rank's slice of its heads) of every
+	 * region lands in block {@link KvBlocks#blockId(int) blockId(i)} of the same region.
+	 * Close the result to give the blocks back.
+	 *
+	 * <p>
+	 * When the pull fails, the library gives the blocks back (and the lease, unless the
+	 * producer ended it already): at once, or, when a READ was given up while in flight
+	 * (it timed out or was interrupted) and may still land, once it can no longer land
+	 * ({@link Builder#quarantine}), so that no other request gets blocks a late READ may
+	 * write over.
+	 * @param params the producer's transfer parameters
+	 * @param timeout how long resolving the producer, the READ and the confirmation may
+	 * take together
+	 * @return the blocks, holding the producer's data
+	 * @throws KvLeaseLostException when the producer did not confirm
+	 * @throws KvIntegrityException when the producer confirmed but the data that landed
+	 * does not match its checksums
+	 * @throws KvProducerUnavailableException when the producer is gone, or restarted
+	 * since it took the lease
+	 * @throws KvIncompatibleException when the producer's cache cannot exchange blocks
+	 * with this one
+	 * @throws dev.nixl4j.TransferRefusedException when admission control (a bulkhead, a
+	 * peer's circuit breaker) refused the READ: nothing moved, the lease was given back,
+	 * and a new lease may be pulled later
+	 * @throws NixlException {@link NixlStatus#BUSY} when the cache has fewer free blocks
+	 * than the lease (the lease is given back), {@link NixlStatus#ERROR_NOT_FOUND} for a
+	 * producer not connected (without an exchange),
+	 * {@link NixlStatus#ERROR_INVALID_PARAM} for mismatched layouts or bad blocks, or the
+	 * failure of the READ (operation {@code kv_pull}, naming the producer, with the
+	 * READ's status and failure as its cause)
+	 */
+	public KvBlocks pull(KvTransferParams params, Duration timeout) {
+		int count = params.blockIds().size();
+		int[] local;
+		try {
+			local = this.cache.allocator().allocate(count);
+		}
+		catch (NixlException ex) {
+			release(params);
+			throw new NixlException(ex.status(), "kv_pull", this.agent.name(), params.producerAgent(),
+					"this cache cannot take the " + count + " blocks of request '" + params.requestId() + "' now ("
+							+ ex.detail() + "): its lease was given back",
+					ex, ex.status() == NixlStatus.BUSY);
+		}
+		boolean pulled = false;
+		try {
+			KvBlocks blocks = new KvBlocks(this.cache, local, pull(params, local, timeout));
+			pulled = true;
+			return blocks;
+		}
+		finally {
+			if (!pulled) {
+				// a READ that may still land holds its own reference (quarantine)
+				this.cache.allocator().release(local);
+			}
+		}
+	}
+
+	/**
+	 * Pulls a request's blocks into local blocks the caller allocated (a model that
+	 * manages its own blocks), and waits for the producer's confirmation that its lease
+	 * held them: block {@code params.blockIds()[i]} (or this rank's slice of its heads)
+	 * of every region lands in block {@code localBlockIds[i]} of the same region. The
+	 * blocks stay the caller's; when the pull fails, the caller may give them back at
+	 * once: when a READ was given up while it may still land, the library holds a
+	 * reference of its own on each block ({@link BlockAllocator#retain}) until it can no
+	 * longer land ({@link Builder#quarantine}).
 	 * @param params the producer's transfer parameters
 	 * @param localBlockIds allocated local blocks, distinct, one per producer block
 	 * @param timeout how long resolving the producer, the READ and the confirmation may
@@ -171,27 +252,21 @@ public final class KvConsumer {
 	 * since it took the lease
 	 * @throws KvIncompatibleException when the producer's cache cannot exchange blocks
 	 * with this one
-	 * @throws NixlException {@link NixlStatus#ERROR_NOT_FOUND} for a producer not
-	 * connected (without a directory), {@link NixlStatus#ERROR_INVALID_PARAM} for
-	 * mismatched layouts or bad blocks, or the failure of the READ (operation
-	 * {@code kv_pull}, naming the producer, with the READ's status and failure as its
-	 * cause)
+	 * @throws dev.nixl4j.TransferRefusedException when admission control refused the READ
+	 * (the lease was given back)
+	 * @throws NixlException as {@link #pull(KvTransferParams, Duration)} says
 	 */
 	public long pull(KvTransferParams params, int[] localBlockIds, Duration timeout) {
 		long start = System.nanoTime();
+		Duration hold = (this.quarantine != null) ? this.quarantine : timeout.multipliedBy(2);
 		KvObserver.Pull observed = this.observer.pullStarted(params);
 		KvPullListener[] told = this.listeners.current();
 		long bytes;
 		try {
-			bytes = pull(params, localBlockIds, start + timeout.toNanos(), observed);
-		}
-		catch (KvLeaseLostException ex) {
-			observed.end(ex.confirmation(), ex);
-			pullFailed(told, params, ex, start);
-			throw ex;
+			bytes = pull(params, localBlockIds, start + timeout.toNanos(), hold, observed);
 		}
 		catch (RuntimeException ex) {
-			observed.end(null, ex);
+			observed.end((ex instanceof KvLeaseLostException lost) ? lost.confirmation() : null, ex);
 			pullFailed(told, params, ex, start);
 			throw ex;
 		}
@@ -229,7 +304,17 @@ public final class KvConsumer {
 		this.listeners.add(listener);
 	}
 
-	private long pull(KvTransferParams params, int[] localBlockIds, long deadline, KvObserver.Pull observed) {
+	/**
+	 * Returns how many local blocks are held back now because a READ given up while in
+	 * flight may still land in them ({@link Builder#quarantine}).
+	 * @return the count, a block held for two such READs counted twice
+	 */
+	public int quarantinedBlocks() {
+		return this.quarantined.get();
+	}
+
+	private long pull(KvTransferParams params, int[] localBlockIds, long deadline, Duration hold,
+			KvObserver.Pull observed) {
 		String producer = params.producerAgent();
 		int[] remoteIds = params.blockIdArray();
 		KvCacheLayout own = this.cache.layout();
@@ -247,57 +332,138 @@ public final class KvConsumer {
 		ProducerSession session = session(producer);
 		session.requireResolvable();
 		for (int post = 1;; post++) {
-			RemoteCacheHandle remote;
+			Stage stage = Stage.RESOLVE;
+			RemoteCacheHandle remote = null;
 			try {
 				remote = session.ready(params, deadline);
-			}
-			catch (KvProducerUnavailableException ex) {
-				// the producer is gone, or restarted: its lease went with it
-				throw ex;
-			}
-			catch (RuntimeException ex) {
-				// an incompatible producer gets its lease back too: a consumer
-				// that cannot read the blocks must not hold them till expiry
-				release(params);
-				throw ex;
-			}
-			// Arguments that do not describe a pull leave the lease alone;
-			// a pull that fails from here on gives it back.
-			int slice = checkRemote(params, remote, remoteIds);
-			try {
+				stage = Stage.CHECK;
+				int slice = checkRemote(params, remote, remoteIds);
+				stage = Stage.READ;
 				this.reader.read(params, remote, localBlockIds, remoteIds, slice, deadline, observed);
 				return localBlockIds.length * (long) own.regionCount() * own.blockLength();
 			}
-			catch (ConfirmedRead.NotPosted ex) {
-				NixlException failure = ex.failure;
-				boolean reset = failure.status() == NixlStatus.ERROR_BACKEND
-						&& session.reset(remote, failure.detail(), deadline);
-				if (reset && post < MAX_POSTS && deadline - System.nanoTime() > 0) {
-					// nothing was posted: no byte moved, the lease stands
-					continue;
+			catch (RuntimeException ex) {
+				boolean mayRetry = post < MAX_POSTS;
+				RuntimeException failure = settle(stage, ex, params, session, remote, localBlockIds, hold, mayRetry,
+						deadline);
+				if (failure != null) {
+					throw failure;
 				}
-				release(params);
-				throw session.explain(params, failure);
 			}
-			catch (KvLeaseLostException ex) {
-				if (ex.confirmation() == null) {
-					release(params);
-				}
-				// else the producer answered: the lease is no longer held
-				throw ex;
-			}
-			catch (NixlException ex) {
-				if (ex.status() == NixlStatus.ERROR_BACKEND) {
-					session.reset(remote, ex.detail(), deadline);
-				}
-				release(params);
-				throw session.explain(params, ex);
-			}
-			catch (RuntimeException | Error ex) {
+			catch (Error ex) {
 				release(params);
 				throw ex;
 			}
 		}
+	}
+
+	/**
+	 * Decides, in one place, what a failed attempt of a pull means: whether the session
+	 * with the producer is reset, whether the pull tries again, whether the lease goes
+	 * back to the producer, whether the local blocks are quarantined, and what the caller
+	 * is told.
+	 * @param stage how far the attempt came
+	 * @param ex what failed
+	 * @param remote the producer's handle, when the attempt got one
+	 * @param mayRetry whether this pull may post its READ once more
+	 * @return the failure to throw, or {@code null} to try again
+	 */
+	private @Nullable RuntimeException settle(Stage stage, RuntimeException ex, KvTransferParams params,
+			ProducerSession session, @Nullable RemoteCacheHandle remote, int[] local, Duration hold, boolean mayRetry,
+			long deadline) {
+		return switch (stage) {
+			// the producer is gone, or restarted: its lease went with it; any other
+			// producer gets its lease back (an incompatible one too: a consumer that
+			// cannot read the blocks must not hold them till expiry)
+			case RESOLVE -> (ex instanceof KvProducerUnavailableException) ? ex : released(params, ex);
+			// arguments that do not describe a pull leave the lease alone
+			case CHECK -> ex;
+			case READ -> switch (ex) {
+				// the producer answered: the lease is no longer held
+				case KvLeaseLostException lost when lost.confirmation() != null -> lost;
+				case ConfirmedRead.Failed failed -> readFailed(failed, params, session, Objects.requireNonNull(remote),
+						local, hold, mayRetry, deadline);
+				default -> released(params, ex);
+			};
+		};
+	}
+
+	/**
+	 * What a READ that failed or was given up means ({@link #settle}).
+	 */
+	private @Nullable RuntimeException readFailed(ConfirmedRead.Failed failed, KvTransferParams params,
+			ProducerSession session, RemoteCacheHandle remote, int[] local, Duration hold, boolean mayRetry,
+			long deadline) {
+		if (failed.failure instanceof TransferRefusedException refused) {
+			// nothing moved and the connection is fine: the refusal says why
+			return released(params, refused);
+		}
+		if (!(failed.failure instanceof NixlException failure)) {
+			quarantineIf(failed.mayLand, local, hold);
+			return released(params, failed.failure);
+		}
+		boolean reset = failure.status() == NixlStatus.ERROR_BACKEND
+				&& session.reset(remote, failure.detail(), deadline);
+		if (!failed.posted && reset && mayRetry && deadline - System.nanoTime() > 0) {
+			// nothing was posted: no byte moved, the lease stands
+			return null;
+		}
+		quarantineIf(failed.mayLand, local, hold);
+		return released(params, session.explain(params, failure));
+	}
+
+	private RuntimeException released(KvTransferParams params, RuntimeException failure) {
+		release(params);
+		return failure;
+	}
+
+	/**
+	 * Holds a reference on each local block of a READ given up while it may still land,
+	 * and drops it once the READ can no longer land, so that the blocks cannot go to
+	 * another request before.
+	 */
+	private void quarantineIf(boolean mayLand, int[] local, Duration hold) {
+		if (!mayLand) {
+			return;
+		}
+		BlockAllocator allocator = this.cache.allocator();
+		try {
+			allocator.retain(local);
+		}
+		catch (NixlException ex) {
+			// the caller gave its blocks back already: nothing is left to hold
+			logger.log(System.Logger.Level.WARNING,
+					"Cannot hold back the local blocks of a READ that may still land: {0}", ex.getMessage());
+			return;
+		}
+		this.quarantined.addAndGet(local.length);
+		int[] held = local.clone();
+		Thread.ofVirtual().name("kv-quarantine-" + this.agent.name()).start(() -> {
+			try {
+				Thread.sleep(hold);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				this.quarantined.addAndGet(-held.length);
+				allocator.release(held);
+			}
+		});
+	}
+
+	/** How far an attempt of a pull came. */
+	private enum Stage {
+
+		/** Resolving the producer and loading its metadata. */
+		RESOLVE,
+
+		/** Checking the lease against the producer's handle and this cache. */
+		CHECK,
+
+		/** Reading the blocks and waiting for the confirmation. */
+		READ
+
 	}
 
 	/**
@@ -446,6 +612,20 @@ public final class KvConsumer {
 		}
 	}
 
+	/**
+	 * Stops the publication of this agent's metadata that the consumer made for its
+	 * exchange ({@link Builder#exchange}) without withdrawing it; a publication the
+	 * application gave ({@link Builder#publication}) stays the application's. Blocks held
+	 * back for a READ that may still land go back to the pool on their own. Closing twice
+	 * is harmless.
+	 */
+	@Override
+	public void close() {
+		if (this.ownPublication != null) {
+			this.ownPublication.close();
+		}
+	}
+
 	private NixlException invalid(String producer, String detail) {
 		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_pull", this.agent.name(), producer, detail);
 	}
@@ -459,9 +639,11 @@ public final class KvConsumer {
 
 		private int rank;
 
-		private @Nullable PeerLoader peers;
+		private @Nullable MetadataExchange exchange;
 
-		private @Nullable KvDirectory directory;
+		private @Nullable MetadataPublication publication;
+
+		private @Nullable PeerLoader peers;
 
 		private String prefix = KvMessages.DEFAULT_PREFIX;
 
@@ -470,6 +652,8 @@ public final class KvConsumer {
 		private Duration confirmationResend = DEFAULT_CONFIRMATION_RESEND;
 
 		private KvObserver observer = KvObserver.NONE;
+
+		private @Nullable Duration quarantine;
 
 		private Builder(PagedKvCache cache) {
 			this.cache = Objects.requireNonNull(cache, "cache");
@@ -486,23 +670,43 @@ public final class KvConsumer {
 		}
 
 		/**
-		 * Sets how producers' metadata is loaded (required).
+		 * Sets the metadata exchange where producers publish their metadata and their
+		 * {@link RemoteCacheHandle} ({@link KvDirectory#HANDLE_DOCUMENT}): the consumer
+		 * loads producers' metadata from it ({@link PeerLoader#of}), finds producers by
+		 * the name in a lease and follows their restarts, and publishes this agent's
+		 * metadata there so that producers can answer it (with the {@link #publication}
+		 * given, else with one it makes, published on the first pull and stopped by
+		 * {@link KvConsumer#close()}). Without an exchange, set {@link #peers} and give
+		 * each producer's handle ({@link KvConsumer#connect}).
+		 * @param exchange the exchange
+		 * @return this builder
+		 */
+		public Builder exchange(MetadataExchange exchange) {
+			this.exchange = Objects.requireNonNull(exchange, "exchange");
+			return this;
+		}
+
+		/**
+		 * Sets the publication of this consumer's agent in the {@link #exchange} that the
+		 * application keeps already (a {@code NixlLifecycle}'s, say), so that the
+		 * consumer does not make a second one; it stays the application's.
+		 * @param publication the publication of the cache's agent in the exchange
+		 * @return this builder
+		 */
+		public Builder publication(MetadataPublication publication) {
+			this.publication = Objects.requireNonNull(publication, "publication");
+			return this;
+		}
+
+		/**
+		 * Sets how producers' metadata is loaded (default with an {@link #exchange}:
+		 * {@link PeerLoader#of} it; required without one: {@link PeerLoader#nixlEtcd()}
+		 * or {@link PeerLoader#preloaded()}, say).
 		 * @param peers the loader
 		 * @return this builder
 		 */
 		public Builder peers(PeerLoader peers) {
 			this.peers = Objects.requireNonNull(peers, "peers");
-			return this;
-		}
-
-		/**
-		 * Sets where producers are found by name; without one, the application gives each
-		 * producer's handle ({@link KvConsumer#connect}).
-		 * @param directory the directory
-		 * @return this builder
-		 */
-		public Builder directory(KvDirectory directory) {
-			this.directory = Objects.requireNonNull(directory, "directory");
 			return this;
 		}
 
@@ -545,6 +749,20 @@ public final class KvConsumer {
 		}
 
 		/**
+		 * Sets how long the local blocks of a pull whose READ was given up while in
+		 * flight (it timed out or was interrupted) are held back before they go back to
+		 * the pool (default: twice that pull's timeout). Such a READ may still land when
+		 * a stalled link comes back; until it can no longer land, a request given the
+		 * same blocks could find its bytes written over.
+		 * @param quarantine how long, positive
+		 * @return this builder
+		 */
+		public Builder quarantine(Duration quarantine) {
+			this.quarantine = SettingChecks.requirePositive(quarantine, "quarantine");
+			return this;
+		}
+
+		/**
 		 * Sets what observes this consumer's pulls (default {@link KvObserver#NONE}): the
 		 * pull, its READ and its wait for the producer's answer, with the lease's trace
 		 * context; the pull's own context then goes to the producer in the done message.
@@ -559,14 +777,36 @@ public final class KvConsumer {
 		/**
 		 * Builds the consumer.
 		 * @return the consumer
-		 * @throws IllegalStateException when no {@link #peers} loader was set
+		 * @throws IllegalStateException when neither an {@link #exchange} nor a
+		 * {@link #peers} loader was set, or a {@link #publication} without an exchange
+		 * @throws IllegalArgumentException when the publication is not of the cache's
+		 * agent
 		 */
 		public KvConsumer build() {
-			if (this.peers == null) {
-				throw new IllegalStateException("a KvConsumer needs a PeerLoader");
+			MetadataExchange exchange = this.exchange;
+			MetadataPublication given = this.publication;
+			if (exchange == null) {
+				if (given != null) {
+					throw new IllegalStateException("a KvConsumer's publication needs the exchange it publishes in");
+				}
+				if (this.peers == null) {
+					throw new IllegalStateException(
+							"a KvConsumer needs a MetadataExchange (exchange) or, without one, a PeerLoader (peers)");
+				}
+				return new KvConsumer(this.cache, this.rank, this.peers, null, this.prefix, this.peerTimeout,
+						this.confirmationResend, this.observer, this.quarantine, null);
 			}
-			return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout,
-					this.confirmationResend, this.observer);
+			String agent = this.cache.agent().name();
+			if (given != null && !given.agentName().equals(agent)) {
+				throw new IllegalArgumentException("the publication of agent '" + given.agentName()
+						+ "' is not that of the cache's agent '" + agent + "'");
+			}
+			PeerLoader loader = (this.peers != null) ? this.peers : PeerLoader.of(exchange);
+			MetadataPublication made = (given == null)
+					? MetadataPublication.builder(exchange, this.cache.agent()).build() : null;
+			KvDirectory directory = KvDirectory.of(exchange, (given != null) ? given : Objects.requireNonNull(made));
+			return new KvConsumer(this.cache, this.rank, loader, directory, this.prefix, this.peerTimeout,
+					this.confirmationResend, this.observer, this.quarantine, made);
 		}
 
 	}

@@ -5,9 +5,10 @@
  * K/V, registers it once and hands out blocks by reference count, and the two ends of a
  * block transfer between a prefill worker and a decode worker:
  * {@link dev.nixl4j.kv.KvProducer} holds a request's blocks under a
- * {@link dev.nixl4j.kv.KvLease}, {@link dev.nixl4j.kv.KvConsumer} pulls them (READ) and
- * uses them only once the producer confirmed that the lease was still held, or receives
- * them when the producer pushes them (WRITE).
+ * {@link dev.nixl4j.kv.KvLease}, {@link dev.nixl4j.kv.KvConsumer} pulls them (READ) into
+ * {@link dev.nixl4j.kv.KvBlocks} of its own cache and returns them only once the producer
+ * confirmed that the lease was still held, or receives them when the producer pushes them
+ * (WRITE).
  *
  * <p>
  * The records that travel between workers ({@link dev.nixl4j.kv.RemoteCacheHandle},

@@ -65,8 +65,8 @@ class EmbeddedKvObserverTest {
 		MetadataPublication publication = this.kv
 			.track(MetadataPublication.builder(this.kv.exchange(), decode).build());
 		KvConsumer consumer = KvConsumer.builder(consumerCache)
-			.peers(PeerLoader.of(this.kv.exchange()))
-			.directory(KvDirectory.of(this.kv.exchange(), publication))
+			.exchange(this.kv.exchange())
+			.publication(publication)
 			.observer(new ConsumerSteps())
 			.build();
 

@@ -73,8 +73,8 @@ public abstract class KvConfirmationResendTests {
 		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(decode.agent(), LAYOUT, "model-a"));
 		MetadataPublication publication = this.kv.publication(decode.agent(), null);
 		KvConsumer consumer = KvConsumer.builder(cache)
-			.peers(PeerLoader.of(this.kv.exchange()))
-			.directory(KvDirectory.of(this.kv.exchange(), publication))
+			.exchange(this.kv.exchange())
+			.publication(publication)
 			.peerTimeout(WAIT)
 			.confirmationResend(resend)
 			.build();

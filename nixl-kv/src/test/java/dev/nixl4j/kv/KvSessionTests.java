@@ -88,8 +88,8 @@ public abstract class KvSessionTests {
 		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(agent, LAYOUT, model));
 		MetadataPublication publication = this.kv.publication(agent, null);
 		KvConsumer consumer = KvConsumer.builder(cache)
-			.peers(PeerLoader.of(this.kv.exchange()))
-			.directory(KvDirectory.of(this.kv.exchange(), publication))
+			.exchange(this.kv.exchange())
+			.publication(publication)
 			.peerTimeout(WAIT)
 			.build();
 		return new Consumer(decode.driver(), cache, publication, consumer);

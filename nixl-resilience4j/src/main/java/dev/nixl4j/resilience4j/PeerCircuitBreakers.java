@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferListener;
+import dev.nixl4j.TransferRefusedException;
 import dev.nixl4j.TransferState;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -26,9 +27,12 @@ import org.jspecify.annotations.Nullable;
  * {@link TransferState#COMPLETED COMPLETED} as a success, each with its duration (so
  * slow-call thresholds apply); a {@link TransferState#CANCELLED cancelled} transfer and a
  * post that never started are not recorded. While a peer's breaker is open, a post to
- * that peer is refused at once with Resilience4j's own {@link CallNotPermittedException}
- * (its message names the breaker, hence the peer), thrown by {@link Transfer#post()}; the
- * engine never sees the request. Other peers are not affected.
+ * that peer is refused at once: {@link Transfer#post()} throws a
+ * {@link TransferRefusedException} of reason
+ * {@link TransferRefusedException.Reason#PEER_SUSPENDED PEER_SUSPENDED}, naming the
+ * breaker (hence the peer) as its {@link TransferRefusedException#limiter() limiter},
+ * with Resilience4j's {@link CallNotPermittedException} as its cause; the engine never
+ * sees the request. Other peers are not affected.
  *
  * <p>
  * The breakers are ordinary registry entries: Resilience4j's
@@ -78,11 +82,22 @@ public final class PeerCircuitBreakers implements TransferListener {
 	/**
 	 * Asks the peer's breaker for permission.
 	 * @param transfer the transfer about to be posted
-	 * @throws CallNotPermittedException when the peer's breaker is open
+	 * @throws TransferRefusedException when the peer's breaker is open
 	 */
 	@Override
 	public void beforePost(Transfer transfer) {
-		circuitBreaker(transfer.remoteAgent()).acquirePermission();
+		CircuitBreaker breaker = circuitBreaker(transfer.remoteAgent());
+		try {
+			breaker.acquirePermission();
+		}
+		catch (CallNotPermittedException ex) {
+			throw new TransferRefusedException(TransferRefusedException.Reason.PEER_SUSPENDED, breaker.getName(), null,
+					transfer.remoteAgent(),
+					"transfers to '" + transfer.remoteAgent()
+							+ "' are suspended after repeated failures (circuit breaker '" + breaker.getName() + "' is "
+							+ breaker.getState() + "); they are tried again after its wait",
+					ex);
+		}
 	}
 
 	@Override

@@ -1,13 +1,16 @@
 package dev.nixl4j.resilience4j;
 
 import java.time.Duration;
+import java.util.Objects;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import io.github.resilience4j.timelimiter.TimeLimiter;
 import io.github.resilience4j.timelimiter.TimeLimiterConfig;
 import io.github.resilience4j.timelimiter.TimeLimiterRegistry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The default deadline of waits on transfers from the {@value #NAME} time limiter of the
@@ -19,9 +22,10 @@ import io.github.resilience4j.timelimiter.TimeLimiterRegistry;
  * The time limiter is the registry's {@value #NAME} instance when it has one (with Spring
  * Boot: {@code resilience4j.timelimiter.instances.nixl-transfer}); otherwise it is
  * created from the registry's default configuration with {@code timeoutDuration} set to
- * the default the caller gives (the starter gives {@code nixl.transfer.timeout}, so that
- * adding Resilience4j does not change the deadline). It is registered in the registry,
- * where Resilience4j's metrics and endpoint see it.
+ * the default the caller gives ({@link Builder#defaultTimeout}; the starter gives
+ * {@code nixl.transfer.timeout}, so that adding Resilience4j does not change the
+ * deadline). It is registered in the registry, where Resilience4j's metrics and endpoint
+ * see it. Built with {@link #builder}.
  */
 public final class TransferTimeLimiter {
 
@@ -30,16 +34,18 @@ public final class TransferTimeLimiter {
 
 	private final TimeLimiter timeLimiter;
 
+	private TransferTimeLimiter(TimeLimiter timeLimiter) {
+		this.timeLimiter = timeLimiter;
+	}
+
 	/**
-	 * Takes the time limiter from a registry, registering it if it is not configured.
-	 * @param registry the registry
-	 * @param defaultTimeout {@code timeoutDuration} of a time limiter that is not
-	 * configured
+	 * Starts a transfer time limiter taken from a registry.
+	 * @param registry the registry that holds (or will hold) the {@value #NAME} time
+	 * limiter
+	 * @return the builder
 	 */
-	public TransferTimeLimiter(TimeLimiterRegistry registry, Duration defaultTimeout) {
-		this.timeLimiter = registry.find(NAME)
-			.orElseGet(() -> registry.timeLimiter(NAME,
-					TimeLimiterConfig.from(registry.getDefaultConfig()).timeoutDuration(defaultTimeout).build()));
+	public static Builder builder(TimeLimiterRegistry registry) {
+		return new Builder(registry);
 	}
 
 	/**
@@ -82,6 +88,45 @@ public final class TransferTimeLimiter {
 	@Override
 	public String toString() {
 		return "TransferTimeLimiter(" + this.timeLimiter.getName() + ")";
+	}
+
+	/**
+	 * Builds a {@link TransferTimeLimiter}.
+	 */
+	public static final class Builder {
+
+		private final TimeLimiterRegistry registry;
+
+		private @Nullable Duration defaultTimeout;
+
+		private Builder(TimeLimiterRegistry registry) {
+			this.registry = Objects.requireNonNull(registry, "registry");
+		}
+
+		/**
+		 * Sets {@code timeoutDuration} of a time limiter that the registry does not
+		 * configure (default: that of the registry's default configuration).
+		 * @param defaultTimeout the deadline, positive
+		 * @return this builder
+		 */
+		public Builder defaultTimeout(Duration defaultTimeout) {
+			this.defaultTimeout = SettingChecks.requirePositive(defaultTimeout, "defaultTimeout");
+			return this;
+		}
+
+		/**
+		 * Takes the {@value TransferTimeLimiter#NAME} time limiter from the registry,
+		 * registering it if it is not configured.
+		 * @return the time limiter
+		 */
+		public TransferTimeLimiter build() {
+			Duration timeout = this.defaultTimeout;
+			TimeLimiterConfig defaults = this.registry.getDefaultConfig();
+			return new TransferTimeLimiter(this.registry.find(NAME)
+				.orElseGet(() -> this.registry.timeLimiter(NAME, (timeout != null)
+						? TimeLimiterConfig.from(defaults).timeoutDuration(timeout).build() : defaults)));
+		}
+
 	}
 
 }

@@ -7,7 +7,6 @@ import dev.nixl4j.NixlEtcdMetadata;
 import dev.nixl4j.connect.Device;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
-import dev.nixl4j.kv.KvDirectory;
 import dev.nixl4j.kv.KvObserver;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
@@ -116,7 +115,7 @@ class NixlKvCacheConfiguration {
 		NixlLifecycle managed = lifecycle.getIfUnique();
 		MetadataPublication publication = (managed != null) ? managed.publication() : null;
 		if (available != null && publication != null) {
-			consumer.directory(KvDirectory.of(available, publication));
+			consumer.exchange(available).publication(publication);
 		}
 		return consumer.build();
 	}

@@ -484,7 +484,7 @@ public class NixlProperties implements Validator {
 
 		/**
 		 * Most transfers in flight at once, enforced by Resilience4j's "nixl-transfers"
-		 * bulkhead (a post beyond it fails at once with BulkheadFullException) unless
+		 * bulkhead (a post beyond it fails at once with TransferRefusedException) unless
 		 * that instance is configured under "resilience4j.bulkhead.instances". Without
 		 * Resilience4j it is not enforced.
 		 */

@@ -92,7 +92,9 @@ public final class NixlResilienceAutoConfiguration {
 		@ConditionalOnMissingBean
 		@Order(TransferListenerOrder.BULKHEAD)
 		TransferBulkhead nixlTransferBulkhead(BulkheadRegistry registry, NixlProperties properties) {
-			return new TransferBulkhead(registry, properties.getTransfer().getMaxInFlight());
+			return TransferBulkhead.builder(registry)
+				.defaultMaxInFlight(properties.getTransfer().getMaxInFlight())
+				.build();
 		}
 
 	}

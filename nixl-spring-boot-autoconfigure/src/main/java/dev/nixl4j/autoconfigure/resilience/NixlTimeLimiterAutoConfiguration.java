@@ -39,7 +39,8 @@ public final class NixlTimeLimiterAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	NixlTimeouts nixlTimeouts(TimeLimiterRegistry registry, NixlProperties properties) {
-		return new TimeLimiterNixlTimeouts(new TransferTimeLimiter(registry, properties.getTransfer().getTimeout()));
+		return new TimeLimiterNixlTimeouts(
+				TransferTimeLimiter.builder(registry).defaultTimeout(properties.getTransfer().getTimeout()).build());
 	}
 
 }

@@ -206,7 +206,7 @@ class NixlResilienceAutoConfigurationTests {
 			.withBean("myBreakers", PeerCircuitBreakers.class,
 					() -> new PeerCircuitBreakers(CircuitBreakerRegistry.ofDefaults()))
 			.withBean("myBulkhead", TransferBulkhead.class,
-					() -> new TransferBulkhead(BulkheadRegistry.ofDefaults(), 1))
+					() -> TransferBulkhead.builder(BulkheadRegistry.ofDefaults()).defaultMaxInFlight(1).build())
 			.withBean("myRetry", MetadataExchangeRetry.class,
 					() -> new MetadataExchangeRetry(RetryRegistry.ofDefaults()))
 			.run(context -> {

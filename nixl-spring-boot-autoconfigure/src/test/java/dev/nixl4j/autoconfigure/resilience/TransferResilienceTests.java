@@ -14,6 +14,7 @@ import dev.nixl4j.NixlException;
 import dev.nixl4j.testsupport.PeerProcess;
 import dev.nixl4j.Registration;
 import dev.nixl4j.Transfer;
+import dev.nixl4j.TransferRefusedException;
 import dev.nixl4j.TransferState;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.AgentConfig;
@@ -82,8 +83,11 @@ class TransferResilienceTests {
 					transfers[1].post();
 					assertThat(transfers[1].state()).isEqualTo(TransferState.IN_PROGRESS);
 
-					BulkheadFullException full = catchThrowableOfType(BulkheadFullException.class, transfers[2]::post);
-					assertThat(full).hasMessageContaining("'nixl-transfers' is full");
+					TransferRefusedException full = catchThrowableOfType(TransferRefusedException.class,
+							transfers[2]::post);
+					assertThat(full.reason()).isEqualTo(TransferRefusedException.Reason.TOO_MANY_IN_FLIGHT);
+					assertThat(full.limiter()).isEqualTo("nixl-transfers");
+					assertThat(full.getCause()).isInstanceOf(BulkheadFullException.class);
 					assertThat(agent.inFlightTransfers()).containsExactlyInAnyOrder(transfers[0], transfers[1]);
 					assertThat(Bytes.hasPattern(local[2], 2)).as("the refused READ moved nothing").isTrue();
 					assertThat(bulkhead.getMetrics().getAvailableConcurrentCalls()).isZero();
@@ -144,9 +148,12 @@ class TransferResilienceTests {
 
 						try (Transfer refused = agent.createTransfer(XferOp.READ, DescriptorList.of(local),
 								dead.region(), dead.name(), null)) {
-							CallNotPermittedException open = catchThrowableOfType(CallNotPermittedException.class,
+							TransferRefusedException open = catchThrowableOfType(TransferRefusedException.class,
 									refused::post);
-							assertThat(open).hasMessageContaining("'nixl-peer-dead-peer' is OPEN");
+							assertThat(open.reason()).isEqualTo(TransferRefusedException.Reason.PEER_SUSPENDED);
+							assertThat(open.limiter()).isEqualTo("nixl-peer-dead-peer");
+							assertThat(open.remoteAgent()).isEqualTo("dead-peer");
+							assertThat(open.getCause()).isInstanceOf(CallNotPermittedException.class);
 							assertThat(refused.state()).isNotEqualTo(TransferState.IN_PROGRESS);
 						}
 						assertThat(agent.inFlightTransfers()).isEmpty();

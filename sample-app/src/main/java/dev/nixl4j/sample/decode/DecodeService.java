@@ -5,8 +5,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 import dev.nixl4j.NixlAgent;
-import dev.nixl4j.NixlException;
-import dev.nixl4j.NixlStatus;
+import dev.nixl4j.kv.KvBlocks;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.sample.RequestIds;
@@ -78,7 +77,7 @@ public class DecodeService {
 	 * @throws SampleException with the status to answer: 400 bad input, 409 a cache that
 	 * differs from the prefill worker's, 410 a lease that did not hold, 502 a failed pull
 	 * or check, 503 the prefill worker unavailable, too many transfers in flight or a
-	 * cache full (the lease is given back)
+	 * cache full (the library gave the lease back)
 	 */
 	public GenerateResponse generate(GenerateRequest request) {
 		long start = System.nanoTime();
@@ -131,74 +130,35 @@ public class DecodeService {
 							+ " tokens in " + this.model.blocksFor(tokens.length) + " blocks");
 		}
 		DecodeDelay.sleep(delay);
-		int[] local = allocate(prefilled);
 		Duration timeout = this.properties.getDecode().getTransferTimeout();
-		boolean mayStillLand = false;
-		try {
-			long t1 = System.nanoTime();
-			long bytes;
-			try {
-				bytes = this.consumer.pull(prefilled.transferParams(), local, timeout);
-			}
-			catch (RuntimeException ex) {
-				mayStillLand = (ex instanceof NixlException nixl) && nixl.status() == NixlStatus.TIMEOUT;
-				throw PullFailures.translate(ex, prefilled, timeout);
-			}
+		long t1 = System.nanoTime();
+		try (KvBlocks blocks = pull(prefilled, timeout)) {
 			long transferNanos = System.nanoTime() - t1;
 			long t2 = System.nanoTime();
-			long crc = PulledBlocks.verify(this.model, this.cache, local, tokens, requestId, prefilled.kvCrc32c());
+			long crc = PulledBlocks.verify(this.model, this.cache, blocks.blockIds(), tokens, requestId,
+					prefilled.kvCrc32c());
 			long verifyNanos = System.nanoTime() - t2;
 			String text = ToyModel.generate(crc, tokens.length, generated);
 			GenerateResponse.Timings timings = new GenerateResponse.Timings(millis(prefillNanos),
 					prefilled.fillMillis(), millis(transferNanos), millis(verifyNanos),
 					millis(System.nanoTime() - start));
 			return new GenerateResponse(requestId, prefilled.producerAgent(), this.agent.name(), engine(),
-					LayoutDocument.of(this.cache.layout()), tokens.length, local.length, bytes, crc, true, text,
-					timings);
-		}
-		finally {
-			if (mayStillLand) {
-				releaseLater(local, timeout);
-			}
-			else {
-				this.cache.allocator().release(local);
-			}
+					LayoutDocument.of(this.cache.layout()), tokens.length, blocks.size(), blocks.bytes(), crc, true,
+					text, timings);
 		}
 	}
 
 	/**
-	 * Gives back the local blocks of a pull whose READ was given up while in flight (the
-	 * link stalled, say) once that READ can no longer land: until then, a request that
-	 * took the blocks again could find this READ's bytes written over its own.
+	 * Pulls a lease's blocks into blocks of the cache: when the pull fails, the library
+	 * has given the lease and the blocks back (holding back those a late READ may still
+	 * write), and what is left is the answer.
 	 */
-	private void releaseLater(int[] local, Duration timeout) {
-		Duration grace = timeout.multipliedBy(2);
-		Thread.ofVirtual().name("decode-blocks-release").start(() -> {
-			try {
-				Thread.sleep(grace);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			finally {
-				this.cache.allocator().release(local);
-			}
-		});
-	}
-
-	/**
-	 * Allocates local blocks for a lease; when there is no room, gives it back at once.
-	 */
-	private int[] allocate(PrefillResponse prefilled) {
+	private KvBlocks pull(PrefillResponse prefilled, Duration timeout) {
 		try {
-			return this.cache.allocator().allocate(prefilled.blockIds().size());
+			return this.consumer.pull(prefilled.transferParams(), timeout);
 		}
-		catch (NixlException ex) {
-			this.consumer.release(prefilled.transferParams());
-			throw new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full",
-					"the decode worker's KV cache cannot hold request '" + prefilled.requestId() + "' now: "
-							+ ex.getMessage() + "; its lease on the prefill worker was given back",
-					ex, this.properties.getRetryAfter());
+		catch (RuntimeException ex) {
+			throw PullFailures.translate(ex, prefilled, timeout, this.properties.getRetryAfter());
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.nixl4j.NixlException;
 import dev.nixl4j.NixlStatus;
+import dev.nixl4j.TransferRefusedException;
 import dev.nixl4j.kv.KvIncompatibleException;
 import dev.nixl4j.kv.KvIntegrityException;
 import dev.nixl4j.kv.KvLeaseLostException;
@@ -11,22 +12,22 @@ import dev.nixl4j.kv.KvProducerUnavailableException;
 import dev.nixl4j.kv.LeaseConfirmation;
 import dev.nixl4j.sample.SampleException;
 import dev.nixl4j.sample.api.PrefillResponse;
-import io.github.resilience4j.bulkhead.BulkheadFullException;
-import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
 import org.springframework.http.HttpStatus;
 
 /**
  * What the decode worker answers when a pull fails, by the failure's type: the library's
- * KV session has already given the lease back, reset the connection or noticed that the
- * prefill worker is gone; what is left is the HTTP status and the words.
+ * KV consumer has already given the lease and the local blocks back (holding back those a
+ * late READ may still write), reset the connection or noticed that the prefill worker is
+ * gone; what is left is the HTTP status and the words.
  */
 final class PullFailures {
 
 	private PullFailures() {
 	}
 
-	static SampleException translate(RuntimeException failure, PrefillResponse prefilled, Duration timeout) {
+	static SampleException translate(RuntimeException failure, PrefillResponse prefilled, Duration timeout,
+			Duration retryAfter) {
 		String pulling = "pulling the blocks of request '" + prefilled.requestId() + "' from '"
 				+ prefilled.producerAgent() + "'";
 		return switch (failure) {
@@ -48,13 +49,21 @@ final class PullFailures {
 					ex.getMessage() + " (nixl.kv.* and nixl.kv.model-fingerprint of both workers)", ex);
 			case KvProducerUnavailableException ex ->
 				new PrefillUnavailableException(pulling + " failed: " + ex.detail(), ex);
-			case CallNotPermittedException ex -> new PrefillUnavailableException(pulling
-					+ " was refused: transfers to that agent are suspended after repeated failures (circuit breaker '"
-					+ ex.getCausingCircuitBreakerName() + "' is open); they are tried again after its wait", ex);
-			case BulkheadFullException ex -> new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Too many transfers",
-					pulling + " was refused: this worker has as many transfers in flight as it allows"
-							+ " (bulkhead 'nixl-transfers')",
-					ex);
+			case TransferRefusedException ex -> switch (ex.reason()) {
+				case PEER_SUSPENDED -> new PrefillUnavailableException(pulling
+						+ " was refused: transfers to that agent are suspended after repeated failures (circuit breaker '"
+						+ ex.limiter() + "' is open); they are tried again after its wait", ex);
+				case TOO_MANY_IN_FLIGHT -> new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "Too many transfers",
+						pulling + " was refused: this worker has as many transfers in flight as it allows (bulkhead '"
+								+ ex.limiter() + "')",
+						ex);
+			};
+			case NixlException ex when ex.status() == NixlStatus.BUSY ->
+				new SampleException(HttpStatus.SERVICE_UNAVAILABLE, "KV cache full",
+						"the decode worker's KV cache cannot hold the " + prefilled.blockIds().size()
+								+ " blocks of request '" + prefilled.requestId()
+								+ "' now; its lease on the prefill worker was given back",
+						ex, retryAfter);
 			case NixlException ex when ex.status() == NixlStatus.ERROR_NOT_FOUND
 					|| ex.status() == NixlStatus.UNAVAILABLE ->
 				new PrefillUnavailableException(pulling + " failed: " + ex.getMessage(), ex);
