@@ -655,6 +655,8 @@ public final class KvConsumer implements AutoCloseable {
 
 		private @Nullable Duration quarantine;
 
+		private @Nullable KvDirectory directory;
+
 		private Builder(PagedKvCache cache) {
 			this.cache = Objects.requireNonNull(cache, "cache");
 		}
@@ -775,6 +777,17 @@ public final class KvConsumer implements AutoCloseable {
 		}
 
 		/**
+		 * Sets the directory that finds producers, for a consumer built with
+		 * {@link #peers} and no exchange (the tests' way to watch its lookups).
+		 * @param directory the directory
+		 * @return this builder
+		 */
+		Builder directory(KvDirectory directory) {
+			this.directory = Objects.requireNonNull(directory, "directory");
+			return this;
+		}
+
+		/**
 		 * Builds the consumer.
 		 * @return the consumer
 		 * @throws IllegalStateException when neither an {@link #exchange} nor a
@@ -793,7 +806,7 @@ public final class KvConsumer implements AutoCloseable {
 					throw new IllegalStateException(
 							"a KvConsumer needs a MetadataExchange (exchange) or, without one, a PeerLoader (peers)");
 				}
-				return new KvConsumer(this.cache, this.rank, this.peers, null, this.prefix, this.peerTimeout,
+				return new KvConsumer(this.cache, this.rank, this.peers, this.directory, this.prefix, this.peerTimeout,
 						this.confirmationResend, this.observer, this.quarantine, null);
 			}
 			String agent = this.cache.agent().name();
