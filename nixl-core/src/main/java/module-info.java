@@ -17,6 +17,9 @@ module dev.nixl4j.core {
 	// The HTTP metadata exchange's client.
 	requires java.net.http;
 
+	// The physical memory, which a KV cache must fit in.
+	requires jdk.management;
+
 	exports dev.nixl4j;
 	exports dev.nixl4j.connect;
 	exports dev.nixl4j.cuda;
