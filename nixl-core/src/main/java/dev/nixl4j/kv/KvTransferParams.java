@@ -58,7 +58,7 @@ import org.jspecify.annotations.Nullable;
  * @param generation the {@link BlockAllocator#generationDigest digest of the generations}
  * of the blocks when the lease was taken, which the consumer's notification carries back
  * and the producer compares with its blocks' current generations; 0 when none is given
- * ({@link KvIntegrity#NONE}, or parameters made with the shorter constructor)
+ * ({@link KvIntegrity#NONE}, or parameters built without one)
  * @param checksums the CRC32C of every block over all regions
  * ({@link KvIntegrity#CRC32C}): entry {@code s * n + i} (for {@code n} blocks) covers
  * slice {@code s} of the heads of block {@code blockIds[i]}, as consumer rank {@code s}
