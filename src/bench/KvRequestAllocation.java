@@ -80,7 +80,11 @@ public class KvRequestAllocation {
 				long callerBefore = threads.getCurrentThreadAllocatedBytes();
 				for (int i = 0; i < count; i++) {
 					long begin = System.nanoTime();
-					KvLease lease = producer.lease(ids[i], new int[] { blocks[i & 1] }, 1, wait);
+					int[] leased = { blocks[i & 1] };
+					// the two blocks are leased again and again: each lease takes over a
+					// reference of its own
+					producerCache.allocator().retain(leased);
+					KvLease lease = producer.lease(ids[i], leased, KvLease.options().ttl(wait));
 					consumer.pull(lease.params(), local, wait);
 					nanos[i] = System.nanoTime() - begin;
 				}

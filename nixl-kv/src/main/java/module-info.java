@@ -11,6 +11,9 @@ module dev.nixl4j.kv {
 
 	requires static org.jspecify;
 
+	// The physical memory, which a KV cache must fit in.
+	requires jdk.management;
+
 	exports dev.nixl4j.kv;
 
 }

@@ -111,7 +111,10 @@ final class KvBenchProducerCommand extends Subcommand {
 					case "LEASE" -> {
 						int[] blocks = pick(random, pool, Integer.parseInt(command[2]),
 								(command.length > 3) ? Integer.parseInt(command[3]) : 1);
-						KvLease lease = producer.lease(command[1], blocks, 1, this.ttl);
+						// the pool's blocks are leased again and again: each lease takes
+						// over a reference of its own
+						cache.allocator().retain(blocks);
+						KvLease lease = producer.lease(command[1], blocks, KvLease.options().ttl(this.ttl));
 						lease.outcome().thenAccept(outcome -> {
 							if (outcome == LeaseOutcome.COMPLETED) {
 								completed.incrementAndGet();

@@ -109,8 +109,15 @@ final class KvBenchPuller {
 				throw new IllegalStateException("the producer did not lease request " + requestId);
 			}
 			List<Integer> ids = Arrays.stream(leased[2].split(",")).map(Integer::valueOf).toList();
-			KvTransferParams params = new KvTransferParams(this.producerName, requestId, ids, this.remote.fingerprint(),
-					Long.parseLong(leased[1]), 1, Long.parseUnsignedLong(leased[3], 16), checksums(leased[4]), "");
+			KvTransferParams params = KvTransferParams.builder()
+				.producerAgent(this.producerName)
+				.requestId(requestId)
+				.blockIds(ids)
+				.layoutFingerprint(this.remote.fingerprint())
+				.leaseId(Long.parseLong(leased[1]))
+				.generation(Long.parseUnsignedLong(leased[3], 16))
+				.checksums(checksums(leased[4]))
+				.build();
 			for (int r = 0; r < this.cache.layout().regionCount(); r++) {
 				for (int block : slot) {
 					KvBenchMemory.zero(this.cache, r, block);

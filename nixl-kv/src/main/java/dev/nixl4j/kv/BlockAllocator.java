@@ -184,6 +184,23 @@ public final class BlockAllocator {
 	}
 
 	/**
+	 * Returns the generations of allocated blocks, whose references a lease takes over.
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for an unknown or free
+	 * block
+	 */
+	synchronized long[] generationsOfAllocated(String operation, int[] blockIds) {
+		long[] result = new long[blockIds.length];
+		for (int i = 0; i < blockIds.length; i++) {
+			requireKnown(operation, blockIds[i]);
+			if (this.references[blockIds[i]] == 0) {
+				throw invalid(operation, "block " + blockIds[i] + " is free: only allocated blocks can be leased");
+			}
+			result[i] = this.generations[blockIds[i]];
+		}
+		return result;
+	}
+
+	/**
 	 * Returns a 64-bit digest of blocks' current generations, in the order given: it
 	 * changes, but for a chance of 2<sup>-64</sup>, when any of the blocks was handed out
 	 * again. Never 0, so that 0 can stand for "no digest".

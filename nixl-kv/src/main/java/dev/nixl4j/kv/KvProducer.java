@@ -14,6 +14,7 @@ import dev.nixl4j.SettingChecks;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
 import dev.nixl4j.metadata.MetadataExchange;
+import dev.nixl4j.metadata.MetadataPublication;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,21 +22,36 @@ import org.jspecify.annotations.Nullable;
  * pull them, and pushes blocks into consumers' caches. Built with {@link #builder}.
  *
  * <p>
- * {@link #lease} retains the request's blocks and returns the {@link KvTransferParams} a
- * consumer needs; the producer answers each consumer rank's done message with whether the
- * lease still held the blocks, and releases them when every rank has reported, when a
- * consumer gives the lease back, when the lease expires, or when the producer closes.
- * What the messages carry, how a lease is decided, why a consumer told {@code HELD} read
- * blocks no other request could have had, how repeats and integrity checks are answered
- * and which thread does what: docs/architecture.md, section "KV cache".
+ * Given the exchange its peers publish in ({@link Builder#exchange}), the producer
+ * publishes its agent's metadata there with its cache's handle beside it, keeps both
+ * published for its life and withdraws them when it closes:
+ *
+ * <pre>{@code
+ * KvProducer producer = KvProducer.builder(cache).exchange(exchange).build();
+ * int[] blocks = cache.allocator().allocate(n);
+ * // ... the request's prefill writes its KV into the blocks ...
+ * KvLease lease = producer.lease(requestId, blocks);
+ * send(lease.params().toJson());
+ * }</pre>
  *
  * <p>
- * A lease ends only by its consumer: the agent
- * {@link #lease(String, int[], int, Duration, String)} names, and in any case the first
- * agent that reported for a rank. A done or release message about a lease held (or one
- * that ended lately) from any other agent changes nothing, is not answered, and is
- * counted ({@link #ignoredMessages()}). The sender's name is the one the engine reports,
- * which neither engine authenticates: see docs/operations.md, section "KV leases".
+ * {@link #lease} takes over the caller's references on the request's blocks and returns
+ * the {@link KvTransferParams} a consumer needs; the producer answers each consumer
+ * rank's done message with whether the lease still held the blocks, and releases them
+ * when every rank has reported, when a consumer gives the lease back, when the lease
+ * expires, or when the producer closes. What the messages carry, how a lease is decided,
+ * why a consumer told {@code HELD} read blocks no other request could have had, how
+ * repeats and integrity checks are answered and which thread does what:
+ * docs/architecture.md, section "KV cache".
+ *
+ * <p>
+ * A lease ends only by its consumer: the agent its
+ * {@linkplain KvLease.Options#consumer(String) options} name, and in any case the first
+ * agent that reported for a rank (see {@link KvLease.Options} for why that is safe). A
+ * done or release message about a lease held (or one that ended lately) from any other
+ * agent changes nothing, is not answered, and is counted ({@link #ignoredMessages()}).
+ * The sender's name is the one the engine reports, which neither engine authenticates:
+ * see docs/operations.md, section "KV leases".
  *
  * <p>
  * Consumers' messages are decided on the thread that delivers them, without waiting, and
@@ -49,14 +65,16 @@ import org.jspecify.annotations.Nullable;
  */
 public final class KvProducer implements AutoCloseable, DrainParticipant {
 
+	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
+
 	/** The prefix of the protocol's notifications, unless told otherwise. */
 	public static final String DEFAULT_PREFIX = KvMessages.DEFAULT_PREFIX;
 
+	/** How long a lease holds its blocks at most, unless told otherwise. */
+	public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
+
 	/** How long loading a peer's metadata may take, unless told otherwise. */
 	public static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
-
-	/** The longest consumer agent name a lease takes. */
-	private static final int MAX_AGENT_NAME = 256;
 
 	/** What leases let consumers check, unless told otherwise. */
 	public static final KvIntegrity DEFAULT_INTEGRITY = KvIntegrity.GENERATION;
@@ -103,7 +121,12 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private final @Nullable ConsumerWatch consumerWatch;
 
-	private KvProducer(Builder builder, PeerLoader peers) {
+	private final Duration leaseTtl;
+
+	private final @Nullable MetadataPublication publication;
+
+	private KvProducer(Builder builder, PeerLoader peers, @Nullable MetadataExchange consumers,
+			@Nullable MetadataPublication publication) {
 		this.cache = builder.cache;
 		this.agent = this.cache.agent();
 		this.peers = peers;
@@ -111,11 +134,12 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		this.prefix = builder.prefix;
 		this.peerTimeout = SettingChecks.requirePositive(builder.peerTimeout, "peerTimeout");
 		this.integrity = builder.integrity;
+		this.leaseTtl = SettingChecks.requirePositive(builder.leaseTtl, "leaseTtl");
+		this.publication = publication;
 		this.observer = builder.observer;
 		this.thread = new ProducerThread(this.agent.name());
 		this.leases = new LeaseTable(this.cache, this.prefix, this.integrity, this.thread);
-		this.consumerWatch = (builder.consumers != null)
-				? new ConsumerWatch(builder.consumers, this.leases::releaseLeasesOf) : null;
+		this.consumerWatch = (consumers != null) ? new ConsumerWatch(consumers, this.leases::releaseLeasesOf) : null;
 		this.answers = new ConsumerAnswers(this.agent, peers, this.prefix, this.peerTimeout, this.observer, this.leases,
 				this.thread);
 	}
@@ -155,64 +179,79 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 	}
 
 	/**
-	 * Holds a request's blocks for consumers to pull: retains each block once (the caller
-	 * keeps its own references and may release them at once) until every consumer rank
-	 * has reported its read, or until the lease expires. The first agent that reports for
-	 * a rank is that rank's consumer: messages of other agents for it are ignored. Naming
-	 * the consumer ({@link #lease(String, int[], int, Duration, String)}) keeps any other
-	 * agent from ending the lease first.
-	 * @param requestId the request (no {@code ':'}), at most one lease at a time per
-	 * request
-	 * @param blockIds the request's blocks, distinct, allocated, in token order
-	 * @param consumerRanks how many consumer ranks each read a slice of heads (1 when
-	 * both sides use the same tensor parallelism)
-	 * @param ttl how long the blocks are held at most
-	 * @return the lease, whose {@link KvLease#params()} go to the consumer; with
-	 * {@link KvIntegrity#CRC32C} they carry the checksums of the blocks as they are now,
-	 * so the request's blocks must hold their final data before the lease is taken
-	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad blocks, a
-	 * request that already has a lease, or ranks the layout cannot be split over;
-	 * {@link NixlStatus#CLOSED}
+	 * Returns how long a lease holds its blocks at most when its options name no time to
+	 * live.
+	 * @return the time to live
 	 */
-	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl) {
-		return lease(requestId, blockIds, consumerRanks, ttl, null);
+	public Duration leaseTtl() {
+		return this.leaseTtl;
 	}
 
 	/**
-	 * Holds a request's blocks for one consumer to pull, as
-	 * {@link #lease(String, int[], int, Duration)} does: only done and release messages
-	 * from that agent (for every rank) end the lease or are answered. The lease also ends
-	 * ({@link LeaseOutcome#RELEASED}) as soon as that consumer is known to be gone
-	 * ({@link #releaseLeasesOf}), rather than at its time to live: when its entry leaves
-	 * the exchange that {@link Builder#watchConsumers} watches, for example.
-	 * @param requestId the request
-	 * @param blockIds the request's blocks, distinct, allocated, in token order
-	 * @param consumerRanks how many consumer ranks each read a slice of heads
-	 * @param ttl how long the blocks are held at most
-	 * @param consumer the consumer's agent, or {@code null} for any
-	 * @return the lease
-	 * @throws NixlException as {@link #lease(String, int[], int, Duration)} does
+	 * Holds a request's blocks for one consumer rank to pull, for the producer's
+	 * {@linkplain #leaseTtl() time to live}, bound to the first agent that reports for
+	 * it: {@code lease(requestId, blockIds, KvLease.options())}.
+	 * @param requestId the request (no {@code ':'}), at most one lease at a time per
+	 * request
+	 * @param blockIds the request's blocks, distinct, allocated, in token order; the
+	 * lease takes over the caller's reference on each
+	 * @return the lease, whose {@link KvLease#params()} go to the consumer
+	 * @throws NixlException as {@link #lease(String, int[], KvLease.Options)} does
 	 */
-	public KvLease lease(String requestId, int[] blockIds, int consumerRanks, Duration ttl, @Nullable String consumer) {
-		SettingChecks.requirePositive(ttl, "ttl");
-		if (consumer != null && (consumer.isBlank() || consumer.length() > MAX_AGENT_NAME)) {
-			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
-					"the consumer's agent name must be 1 to " + MAX_AGENT_NAME + " characters, was "
-							+ consumer.length());
-		}
+	public KvLease lease(String requestId, int[] blockIds) {
+		return lease(requestId, blockIds, KvLease.options());
+	}
+
+	/**
+	 * Holds a request's blocks for consumers to pull. The lease takes over the caller's
+	 * reference on each block (one reference per block, as
+	 * {@link BlockAllocator#allocate} gives it): the caller does not release the blocks
+	 * itself, and they go back to the pool when the lease ends, when every consumer rank
+	 * has reported its read, a consumer gives the lease back, the lease expires or the
+	 * producer closes. A caller that needs a block beyond the lease retains it once more
+	 * ({@link BlockAllocator#retain}) before. When {@code lease} throws, the references
+	 * stay the caller's.
+	 *
+	 * <p>
+	 * The first agent that reports for a rank is that rank's consumer: messages of other
+	 * agents for it are ignored ({@link KvLease.Options} says why that is safe). Options
+	 * naming the consumer keep any other agent from ending the lease first, and end it as
+	 * soon as that consumer is known to be gone.
+	 * @param requestId the request (no {@code ':'}), at most one lease at a time per
+	 * request
+	 * @param blockIds the request's blocks, distinct, allocated, in token order
+	 * @param options the time to live, consumer ranks and consumer, where they differ
+	 * from {@link KvLease#options()}
+	 * @return the lease, whose {@link KvLease#params()} go to the consumer; with
+	 * {@link KvIntegrity#CRC32C} they carry the checksums of the blocks as they are now,
+	 * so the request's blocks must hold their final data before the lease is taken
+	 * @throws NixlException {@link NixlStatus#ERROR_INVALID_PARAM} for bad or free
+	 * blocks, a request that already has a lease, or ranks the layout cannot be split
+	 * over; {@link NixlStatus#CLOSED}
+	 */
+	public KvLease lease(String requestId, int[] blockIds, KvLease.Options options) {
+		Objects.requireNonNull(options, "options");
+		Duration ttl = options.ttl().orElse(this.leaseTtl);
+		String consumer = options.consumer().orElse(null);
+		int consumerRanks = options.consumerRanks();
 		PagedKvCache.requireBlocks("kv_lease", blockIds, this.cache.layout().numBlocks(), "this cache");
 		PagedKvCache.requireDistinct("kv_lease", blockIds, "the leased blocks");
 		KvTransferParams params;
 		try {
 			this.cache.layout().headSlice(consumerRanks);
-			params = new KvTransferParams(this.agent.name(), requestId, toList(blockIds),
-					this.cache.layout().fingerprint(), 0, consumerRanks);
+			params = KvTransferParams.builder()
+				.producerAgent(this.agent.name())
+				.requestId(requestId)
+				.blockIds(blockIds)
+				.layoutFingerprint(this.cache.layout().fingerprint())
+				.consumerRanks(consumerRanks)
+				.build();
 		}
 		catch (IllegalArgumentException ex) {
 			throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agent.name(), null,
 					Objects.requireNonNullElse(ex.getMessage(), ex.toString()), ex);
 		}
-		// Computed before the blocks are retained, outside the lock, so that answering
+		// Computed before the lease holds the blocks, outside the lock, so that answering
 		// consumers does not wait for it; a block freed and handed out again meanwhile
 		// fails the consumer's check.
 		List<Integer> checksums = (this.integrity == KvIntegrity.CRC32C) ? checksums(blockIds, consumerRanks)
@@ -425,22 +464,30 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		return new NixlException(NixlStatus.ERROR_INVALID_PARAM, operation, this.agent.name(), peer, detail);
 	}
 
-	private static List<Integer> toList(int[] ids) {
-		List<Integer> list = new ArrayList<>(ids.length);
-		for (int id : ids) {
-			list.add(id);
-		}
-		return list;
-	}
-
 	/**
-	 * Stops answering consumers, stops the producer's thread and releases the blocks of
-	 * every lease still held (their outcome is {@link LeaseOutcome#CLOSED}; consumers
-	 * still reading get no confirmation and fail). Closing twice is harmless; the cache
-	 * stays open.
+	 * Withdraws the agent's entry when the producer published it
+	 * ({@link Builder#exchange}), stops answering consumers, stops the producer's thread
+	 * and releases the blocks of every lease still held (their outcome is
+	 * {@link LeaseOutcome#CLOSED}; consumers still reading get no confirmation and fail).
+	 * Closing twice is harmless; the cache stays open.
 	 */
 	@Override
 	public void close() {
+		MetadataPublication published = this.publication;
+		if (published != null) {
+			try {
+				published.withdraw();
+			}
+			catch (NixlException ex) {
+				logger.log(System.Logger.Level.WARNING,
+						"KV producer of agent ''{0}'' could not withdraw its entry (it expires as the exchange"
+								+ " lets entries expire): {1}",
+						this.agent.name(), ex.getMessage());
+			}
+			finally {
+				published.close();
+			}
+		}
 		this.answers.close();
 		if (this.consumerWatch != null) {
 			this.consumerWatch.close();
@@ -469,13 +516,47 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 		private @Nullable MetadataExchange consumers;
 
+		private @Nullable MetadataExchange exchange;
+
+		private Duration leaseTtl = DEFAULT_LEASE_TTL;
+
 		private Builder(PagedKvCache cache) {
 			this.cache = Objects.requireNonNull(cache, "cache");
 		}
 
 		/**
+		 * Sets the exchange the producer's agent and its consumers publish their metadata
+		 * in. The producer then publishes its agent's metadata there, with its cache's
+		 * handle beside it as the document {@link KvDirectory#HANDLE_DOCUMENT} (where a
+		 * consumer's {@link KvDirectory} finds it), when it is built; keeps both
+		 * published for its life (a {@link MetadataPublication}: an entry that vanishes
+		 * or changes is published again); and withdraws them when it closes. The exchange
+		 * also loads the consumers' metadata ({@link PeerLoader#of}, unless
+		 * {@link #peers} says otherwise) and is the one whose consumers are watched
+		 * (unless {@link #watchConsumers} names another). The producer owns the agent's
+		 * entry then: nothing else should publish or withdraw it.
+		 * @param exchange the exchange
+		 * @return this builder
+		 */
+		public Builder exchange(MetadataExchange exchange) {
+			this.exchange = Objects.requireNonNull(exchange, "exchange");
+			return this;
+		}
+
+		/**
+		 * Sets how long a lease holds its blocks at most when its options name no time to
+		 * live (default {@link KvProducer#DEFAULT_LEASE_TTL}).
+		 * @param leaseTtl the time to live, positive
+		 * @return this builder
+		 */
+		public Builder leaseTtl(Duration leaseTtl) {
+			this.leaseTtl = SettingChecks.requirePositive(leaseTtl, "leaseTtl");
+			return this;
+		}
+
+		/**
 		 * Sets how the metadata of consumers the producer has not seen is loaded
-		 * (required).
+		 * (required without an {@link #exchange}, which loads them by default).
 		 * @param peers the loader
 		 * @return this builder
 		 */
@@ -534,12 +615,12 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 		/**
 		 * Watches, in an exchange, every consumer that a lease names
-		 * ({@link KvProducer#lease(String, int[], int, Duration, String)}): when its
-		 * entry is withdrawn or expires (its process stopped, or died and its entry's
-		 * time to live ran out), its leases are released
-		 * ({@link KvProducer#releaseLeasesOf}). Up to {@link ConsumerWatch#MAX_WATCHED}
-		 * consumers are watched at once; the watches end when the producer closes.
-		 * Without it, no consumer is watched.
+		 * ({@link KvLease.Options#consumer(String)}): when its entry is withdrawn or
+		 * expires (its process stopped, or died and its entry's time to live ran out),
+		 * its leases are released ({@link KvProducer#releaseLeasesOf}). Up to
+		 * {@link ConsumerWatch#MAX_WATCHED} consumers are watched at once; the watches
+		 * end when the producer closes. Without it, the consumers are watched in the
+		 * {@link #exchange}, if one is set, and not at all otherwise.
 		 * @param exchange the exchange the consumers publish their metadata in
 		 * @return this builder
 		 */
@@ -549,16 +630,41 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		}
 
 		/**
-		 * Builds the producer, which takes the consumers' notifications from now on.
+		 * Builds the producer, which takes the consumers' notifications from now on, and
+		 * publishes its agent's entry when an {@link #exchange} is set.
 		 * @return the producer
-		 * @throws IllegalStateException when no {@link #peers} loader was set
+		 * @throws IllegalStateException when neither a {@link #peers} loader nor an
+		 * {@link #exchange} was set
+		 * @throws NixlException when the exchange refused the entry or cannot be reached
+		 * (nothing is left running then)
 		 */
 		public KvProducer build() {
+			MetadataExchange exchange = this.exchange;
 			PeerLoader peers = this.peers;
-			if (peers == null) {
-				throw new IllegalStateException("a KvProducer needs a PeerLoader");
+			if (peers == null && exchange != null) {
+				peers = PeerLoader.of(exchange);
 			}
-			return new KvProducer(this, peers);
+			if (peers == null) {
+				throw new IllegalStateException("a KvProducer needs an exchange or a PeerLoader");
+			}
+			MetadataExchange consumers = (this.consumers != null) ? this.consumers : exchange;
+			MetadataPublication publication = null;
+			if (exchange != null) {
+				publication = MetadataPublication.builder(exchange, this.cache.agent())
+					.document(KvDirectory.HANDLE_DOCUMENT, this.cache.handle().toJson())
+					.build();
+			}
+			KvProducer producer = new KvProducer(this, peers, consumers, publication);
+			if (publication != null) {
+				try {
+					publication.publish();
+				}
+				catch (RuntimeException ex) {
+					producer.close();
+					throw ex;
+				}
+			}
+			return producer;
 		}
 
 	}

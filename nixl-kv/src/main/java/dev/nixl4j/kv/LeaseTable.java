@@ -94,8 +94,8 @@ final class LeaseTable {
 	}
 
 	/**
-	 * Retains a request's blocks under a new lease, whose expiry is scheduled on the
-	 * producer's thread.
+	 * Holds a request's blocks under a new lease, which takes over the caller's reference
+	 * on each, and whose expiry is scheduled on the producer's thread.
 	 * @param params the lease's parameters but its id, generation digest, checksums and
 	 * incarnation
 	 */
@@ -111,14 +111,17 @@ final class LeaseTable {
 				throw new NixlException(NixlStatus.ERROR_INVALID_PARAM, "kv_lease", this.agentName, null,
 						"request '" + requestId + "' already holds a lease");
 			}
-			this.cache.allocator().retain(blockIds);
-			long[] generations = this.cache.allocator().generations(blockIds);
+			// the lease takes over the caller's reference on each block
+			long[] generations = this.cache.allocator().generationsOfAllocated("kv_lease", blockIds);
 			long digest = (this.integrity != KvIntegrity.NONE) ? BlockAllocator.digest(blockIds, generations)
 					: KvMessages.NO_GENERATION;
 			long id = newLeaseId();
-			KvLease lease = new KvLease(new KvTransferParams(params.producerAgent(), requestId, params.blockIds(),
-					params.layoutFingerprint(), id, params.consumerRanks(), digest, checksums,
-					this.cache.handle().incarnation()), generations, ttl, consumer);
+			KvLease lease = new KvLease(params.toBuilder()
+				.leaseId(id)
+				.generation(digest)
+				.checksums(checksums)
+				.producerIncarnation(this.cache.handle().incarnation())
+				.build(), generations, ttl, consumer);
 			this.leases.put(requestId, lease);
 			lease.expiry(this.thread.schedule(() -> expire(lease), ttl.toNanos(), TimeUnit.NANOSECONDS));
 			return lease;

@@ -114,35 +114,34 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	/**
-	 * Allocates the regions of a layout (zeroed, page-aligned) and registers them with an
-	 * agent.
+	 * Allocates the regions of a layout in host memory (zeroed, page-aligned) and
+	 * registers them with an agent, without a model fingerprint: shorthand for
+	 * {@code builder(agent, layout).build()}.
 	 * @param agent the agent that owns the cache
 	 * @param layout the layout
 	 * @return the cache
+	 * @throws KvCacheTooLargeException when the cache cannot fit in the memory this
+	 * process can have beside its heap (nothing is allocated then)
 	 * @throws NixlException when the agent refuses the registration
 	 * @throws OutOfMemoryError when the regions cannot be allocated
 	 */
 	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout) {
-		return allocate(agent, layout, "");
+		return builder(agent, layout).build();
 	}
 
 	/**
-	 * Allocates the regions of a layout (zeroed, page-aligned) for a model and registers
-	 * them with an agent. The cache's {@link #handle() handle} carries the model
-	 * fingerprint, which consumers compare with their own before they read a block.
+	 * Starts a cache of a layout, registered with an agent: in host memory unless a
+	 * {@linkplain Builder#device CUDA device} is given.
 	 * @param agent the agent that owns the cache
 	 * @param layout the layout
-	 * @param modelFingerprint what identifies the model whose KV the cache holds (its
-	 * name, revision and anything else that changes the KV values; at most
-	 * {@link RemoteCacheHandle#MAX_LABEL} characters), or {@code ""}
-	 * @return the cache
-	 * @throws NixlException when the agent refuses the registration
-	 * @throws OutOfMemoryError when the regions cannot be allocated
+	 * @return the builder
 	 */
-	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout, String modelFingerprint) {
-		Objects.requireNonNull(agent, "agent");
-		Objects.requireNonNull(modelFingerprint, "modelFingerprint");
-		Objects.requireNonNull(layout, "layout");
+	public static Builder builder(NixlAgent agent, KvCacheLayout layout) {
+		return new Builder(agent, layout);
+	}
+
+	private static PagedKvCache allocateHost(NixlAgent agent, KvCacheLayout layout, String modelFingerprint) {
+		KvCacheMemory.check(agent.name(), layout);
 		Arena arena = Arena.ofShared();
 		try {
 			MemorySegment[] regions = new MemorySegment[layout.regionCount()];
@@ -160,29 +159,8 @@ public final class PagedKvCache implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * Allocates the regions of a layout in the memory of a CUDA device, one
-	 * {@code cudaMalloc} per region as vLLM allocates one tensor per layer (and K/V), and
-	 * registers them with an agent as {@link MemoryType#VRAM} with the device ordinal as
-	 * device id. The regions are not zeroed. Java cannot read them: {@link #region(int)}
-	 * and {@link #block(int, int)} refuse, and {@link #deviceRegion(int)} gives each
-	 * region to copy to and from the host.
-	 * @param agent the agent that owns the cache; its engine must move GPU memory (the
-	 * native engine with a backend built with CUDA support)
-	 * @param layout the layout
-	 * @param modelFingerprint what identifies the model whose KV the cache holds, or
-	 * {@code ""}
-	 * @param device the CUDA device ordinal
-	 * @return the cache
-	 * @throws dev.nixl4j.cuda.CudaException when CUDA or the device is missing, or the
-	 * memory cannot be allocated
-	 * @throws NixlException when the agent refuses the registration
-	 * ({@link NixlStatus#NOT_SUPPORTED} from the embedded engine)
-	 */
-	public static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout, String modelFingerprint, int device) {
-		Objects.requireNonNull(agent, "agent");
-		Objects.requireNonNull(modelFingerprint, "modelFingerprint");
-		Objects.requireNonNull(layout, "layout");
+	private static PagedKvCache allocateDevice(NixlAgent agent, KvCacheLayout layout, String modelFingerprint,
+			int device) {
 		List<GpuMemory> allocated = new ArrayList<>(layout.regionCount());
 		try {
 			for (int i = 0; i < layout.regionCount(); i++) {
@@ -619,6 +597,80 @@ public final class PagedKvCache implements AutoCloseable {
 	}
 
 	private record RemoteKey(RemoteCacheHandle handle, int ranks, int rank) {
+	}
+
+	/**
+	 * Builds a {@link PagedKvCache}: host memory and no model fingerprint unless told
+	 * otherwise.
+	 */
+	public static final class Builder {
+
+		private final NixlAgent agent;
+
+		private final KvCacheLayout layout;
+
+		private String modelFingerprint = "";
+
+		private int device = -1;
+
+		private Builder(NixlAgent agent, KvCacheLayout layout) {
+			this.agent = Objects.requireNonNull(agent, "agent");
+			this.layout = Objects.requireNonNull(layout, "layout");
+		}
+
+		/**
+		 * Sets what identifies the model whose KV the cache holds (its name, revision and
+		 * anything else that changes the KV values): the cache's {@link #handle() handle}
+		 * carries it, and consumers compare it with their own before they read a block
+		 * (default {@code ""}).
+		 * @param modelFingerprint at most {@link RemoteCacheHandle#MAX_LABEL} characters,
+		 * no control characters
+		 * @return this builder
+		 */
+		public Builder modelFingerprint(String modelFingerprint) {
+			this.modelFingerprint = RemoteCacheHandle
+				.requireModelFingerprint(Objects.requireNonNull(modelFingerprint, "modelFingerprint"));
+			return this;
+		}
+
+		/**
+		 * Puts the regions in the memory of a CUDA device, one {@code cudaMalloc} per
+		 * region as vLLM allocates one tensor per layer (and K/V), registered as
+		 * {@link MemoryType#VRAM} with the device ordinal as device id. The regions are
+		 * not zeroed, and Java cannot read them: {@link #region(int)} and
+		 * {@link #block(int, int)} refuse, and {@link #deviceRegion(int)} gives each
+		 * region to copy to and from the host. The agent's engine must move GPU memory
+		 * (the native engine with a backend built with CUDA support); the embedded engine
+		 * refuses the registration with {@link NixlStatus#NOT_SUPPORTED}.
+		 * @param device the CUDA device ordinal
+		 * @return this builder
+		 */
+		public Builder device(int device) {
+			if (device < 0) {
+				throw new IllegalArgumentException("device must not be negative, was " + device);
+			}
+			this.device = device;
+			return this;
+		}
+
+		/**
+		 * Allocates the regions and registers them with the agent. A cache in host memory
+		 * is allocated zeroed and page-aligned, and only after checking that it fits in
+		 * the memory this process can have (the smallest of its cgroup limits and the
+		 * machine's physical memory) beside the largest heap the JVM may grow.
+		 * @return the cache
+		 * @throws KvCacheTooLargeException when a cache in host memory cannot fit
+		 * (nothing is allocated then)
+		 * @throws dev.nixl4j.cuda.CudaException when CUDA or the device is missing, or
+		 * the device memory cannot be allocated
+		 * @throws NixlException when the agent refuses the registration
+		 * @throws OutOfMemoryError when the host regions cannot be allocated
+		 */
+		public PagedKvCache build() {
+			return (this.device < 0) ? allocateHost(this.agent, this.layout, this.modelFingerprint)
+					: allocateDevice(this.agent, this.layout, this.modelFingerprint, this.device);
+		}
+
 	}
 
 }

@@ -13,8 +13,10 @@
  * <p>
  * The records that travel between workers ({@link dev.nixl4j.kv.RemoteCacheHandle},
  * {@link dev.nixl4j.kv.KvTransferParams}, {@link dev.nixl4j.kv.KvPushParams}) are plain
- * data; whoever carries them chooses the encoding. They carry no NIXL metadata: peers
- * load each other's metadata through a {@link dev.nixl4j.kv.PeerLoader}.
+ * data: a handle and transfer parameters have a JSON form of their own ({@code toJson},
+ * {@code fromJson}) that any carrier can send; whoever carries push parameters chooses
+ * their encoding. They carry no NIXL metadata: peers load each other's metadata through a
+ * {@link dev.nixl4j.kv.PeerLoader}.
  */
 @NullMarked
 package dev.nixl4j.kv;

@@ -50,7 +50,7 @@ class DevicePagedKvCacheTest {
 		Assumptions.assumeFalse(report.usable(), "this host has a CUDA device: " + report.summary());
 		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder("kv-no-cuda").engine(Engine.EMBEDDED).build())) {
 			CudaException refused = catchThrowableOfType(CudaException.class,
-					() -> PagedKvCache.allocate(agent, LAYOUT, "", 0));
+					() -> PagedKvCache.builder(agent, LAYOUT).modelFingerprint("").device(0).build());
 			assertThat(refused.status()).isIn(NixlStatus.LIBRARY_UNAVAILABLE, NixlStatus.UNAVAILABLE);
 			assertThat(agent.registrations()).isEmpty();
 		}
@@ -61,7 +61,7 @@ class DevicePagedKvCacheTest {
 		requireDevice();
 		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder("kv-embedded").engine(Engine.EMBEDDED).build())) {
 			NixlException refused = catchThrowableOfType(NixlException.class,
-					() -> PagedKvCache.allocate(agent, LAYOUT, "", 0));
+					() -> PagedKvCache.builder(agent, LAYOUT).modelFingerprint("").device(0).build());
 			assertThat(refused.status()).isEqualTo(NixlStatus.NOT_SUPPORTED);
 			assertThat(agent.registrations()).isEmpty();
 		}
@@ -76,8 +76,14 @@ class DevicePagedKvCacheTest {
 		try (Arena arena = Arena.ofConfined();
 				NixlAgent producerAgent = nativeAgent("kv-producer-" + pid);
 				NixlAgent consumerAgent = nativeAgent("kv-consumer-" + pid);
-				PagedKvCache producer = PagedKvCache.allocate(producerAgent, LAYOUT, "m", 0);
-				PagedKvCache consumer = PagedKvCache.allocate(consumerAgent, LAYOUT, "m", last)) {
+				PagedKvCache producer = PagedKvCache.builder(producerAgent, LAYOUT)
+					.modelFingerprint("m")
+					.device(0)
+					.build();
+				PagedKvCache consumer = PagedKvCache.builder(consumerAgent, LAYOUT)
+					.modelFingerprint("m")
+					.device(last)
+					.build()) {
 			assertThat(producer.memoryType()).isEqualTo(MemoryType.VRAM);
 			assertThat(consumer.handle().memoryType()).isEqualTo(MemoryType.VRAM);
 			assertThat(consumer.handle().deviceId()).isEqualTo(last);

@@ -50,7 +50,7 @@ class EmbeddedKvObserverTest {
 	@Test
 	void theLeasesContextReachesThePullAndThePullsReachesTheProducersAnswer() {
 		NixlAgent prefill = this.kv.track(NixlAgent.create(this.kv.config("prefill-obs").build()));
-		PagedKvCache producerCache = this.kv.track(PagedKvCache.allocate(prefill, LAYOUT, "m"));
+		PagedKvCache producerCache = this.kv.track(PagedKvCache.builder(prefill, LAYOUT).modelFingerprint("m").build());
 		this.kv
 			.track(MetadataPublication.builder(this.kv.exchange(), prefill)
 				.document(KvDirectory.HANDLE_DOCUMENT, producerCache.handle().toJson())
@@ -61,7 +61,7 @@ class EmbeddedKvObserverTest {
 			.observer(new ProducerSteps())
 			.build());
 		NixlAgent decode = this.kv.track(NixlAgent.create(this.kv.config("decode-obs").build()));
-		PagedKvCache consumerCache = this.kv.track(PagedKvCache.allocate(decode, LAYOUT, "m"));
+		PagedKvCache consumerCache = this.kv.track(PagedKvCache.builder(decode, LAYOUT).modelFingerprint("m").build());
 		MetadataPublication publication = this.kv
 			.track(MetadataPublication.builder(this.kv.exchange(), decode).build());
 		KvConsumer consumer = KvConsumer.builder(consumerCache)
@@ -76,7 +76,7 @@ class EmbeddedKvObserverTest {
 				Bytes.fill(producerCache.block(r, id), r * 100 + id);
 			}
 		}
-		KvLease lease = producer.lease("req-obs", ids, 1, Duration.ofMinutes(5));
+		KvLease lease = KvFixture.leaseKeeping(producer, "req-obs", ids, 1, Duration.ofMinutes(5));
 		producerCache.allocator().release(ids);
 		assertThat(lease.params().traceContext()).as("the lease's parameters carry the observer's context")
 			.isEqualTo(LEASE);
@@ -100,7 +100,13 @@ class EmbeddedKvObserverTest {
 
 	@Test
 	void withoutObserversTheParametersAndTheDoneMessageCarryNoTraceContext() {
-		KvTransferParams params = new KvTransferParams("p", "req", List.of(1), "f", 1, 1);
+		KvTransferParams params = KvTransferParams.builder()
+			.producerAgent("p")
+			.requestId("req")
+			.blockIds(1)
+			.layoutFingerprint("f")
+			.leaseId(1)
+			.build();
 
 		assertThat(params.traceContext()).isNull();
 		assertThat(params.traceparent()).isEmpty();

@@ -63,14 +63,16 @@ public abstract class KvConfirmationResendTests {
 
 	private Producer startProducer() {
 		KvFixture.FaultInjectingAgent prefill = this.kv.faultInjectingAgent("prefill");
-		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(prefill.agent(), LAYOUT, "model-a"));
+		PagedKvCache cache = this.kv
+			.track(PagedKvCache.builder(prefill.agent(), LAYOUT).modelFingerprint("model-a").build());
 		this.kv.publication(prefill.agent(), cache).publish();
 		return new Producer(prefill.driver(), cache, this.kv.producer(cache));
 	}
 
 	private Consumer startConsumer(Duration resend) {
 		KvFixture.FaultInjectingAgent decode = this.kv.faultInjectingAgent("decode");
-		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(decode.agent(), LAYOUT, "model-a"));
+		PagedKvCache cache = this.kv
+			.track(PagedKvCache.builder(decode.agent(), LAYOUT).modelFingerprint("model-a").build());
 		MetadataPublication publication = this.kv.publication(decode.agent(), null);
 		KvConsumer consumer = KvConsumer.builder(cache)
 			.exchange(this.kv.exchange())
@@ -89,7 +91,7 @@ public abstract class KvConfirmationResendTests {
 				Bytes.fill(producer.cache.block(r, id), seed * 1000 + r * 100 + id);
 			}
 		}
-		KvLease lease = producer.producer.lease(requestId, ids, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer.producer, requestId, ids, 1, LONG_LEASE);
 		producer.cache.allocator().release(ids);
 		return lease;
 	}

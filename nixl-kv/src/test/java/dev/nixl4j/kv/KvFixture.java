@@ -1,5 +1,6 @@
 package dev.nixl4j.kv;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -212,6 +213,44 @@ final class KvFixture implements BeforeEachCallback, AfterEachCallback {
 	 * @param agent the agent
 	 */
 	record FaultInjectingAgent(FaultInjectingDriver driver, NixlAgent agent) {
+	}
+
+	/**
+	 * Leases blocks the test keeps its own references to: the lease takes over one more
+	 * reference, retained here (and released again when the lease is refused).
+	 * @param producer the producer
+	 * @param requestId the request
+	 * @param blockIds the blocks
+	 * @param ranks the consumer ranks
+	 * @param ttl the lease's time to live
+	 * @param consumer the consumer, or {@code null} for the first that claims the lease
+	 * @return the lease
+	 */
+	static KvLease leaseKeeping(KvProducer producer, String requestId, int[] blockIds, int ranks, Duration ttl,
+			@Nullable String consumer) {
+		KvLease.Options options = KvLease.options().consumerRanks(ranks).ttl(ttl);
+		producer.cache().allocator().retain(blockIds);
+		try {
+			return producer.lease(requestId, blockIds, (consumer != null) ? options.consumer(consumer) : options);
+		}
+		catch (RuntimeException ex) {
+			producer.cache().allocator().release(blockIds);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Leases blocks the test keeps its own references to, for the first consumer that
+	 * claims the lease.
+	 * @param producer the producer
+	 * @param requestId the request
+	 * @param blockIds the blocks
+	 * @param ranks the consumer ranks
+	 * @param ttl the lease's time to live
+	 * @return the lease
+	 */
+	static KvLease leaseKeeping(KvProducer producer, String requestId, int[] blockIds, int ranks, Duration ttl) {
+		return leaseKeeping(producer, requestId, blockIds, ranks, ttl, null);
 	}
 
 }

@@ -94,7 +94,7 @@ public abstract class KvForeignMessagesTests {
 				Bytes.fill(cache.block(r, id), seed(r, id, generation));
 			}
 		}
-		KvLease lease = producer.lease(requestId, ids, 1, LONG_LEASE, consumer);
+		KvLease lease = KvFixture.leaseKeeping(producer, requestId, ids, 1, LONG_LEASE, consumer);
 		cache.allocator().release(ids);
 		return lease;
 	}
@@ -218,7 +218,7 @@ public abstract class KvForeignMessagesTests {
 			// a lease nobody pulls expires on time meanwhile
 			int[] block = producerCache.allocator().allocate(1);
 			long leased = System.nanoTime();
-			KvLease unpulled = producer.lease("unpulled", block, 1, Duration.ofMillis(200));
+			KvLease unpulled = KvFixture.leaseKeeping(producer, "unpulled", block, 1, Duration.ofMillis(200));
 			producerCache.allocator().release(block);
 			assertThat(unpulled.outcome()).succeedsWithin(HONEST_BOUND).isEqualTo(LeaseOutcome.EXPIRED);
 			expiredAfter = Duration.ofNanos(System.nanoTime() - leased);

@@ -94,7 +94,7 @@ public abstract class KvIntegrityTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(6);
 		fill(producerCache, blocks, 1);
-		KvLease lease = producer.lease("tampered", blocks, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "tampered", blocks, 1, LONG_LEASE);
 		// one byte of the last region of the third block changes after the lease
 		MemorySegment target = producerCache.block(LAYOUT.regionCount() - 1, blocks[2]);
 		target.set(ValueLayout.JAVA_BYTE, 100, (byte) ~target.get(ValueLayout.JAVA_BYTE, 100));
@@ -123,7 +123,7 @@ public abstract class KvIntegrityTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(4);
 		fill(producerCache, blocks, 1);
-		KvLease lease = producer.lease("reused", blocks, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "reused", blocks, 1, LONG_LEASE);
 		producerCache.allocator().release(blocks);
 		// the application releases a leased block once too often: it is free, and
 		// handed out again with another request's data
@@ -154,7 +154,7 @@ public abstract class KvIntegrityTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(3);
 		fill(producerCache, blocks, 1);
-		KvLease first = producer.lease("again", blocks, 1, LONG_LEASE);
+		KvLease first = KvFixture.leaseKeeping(producer, "again", blocks, 1, LONG_LEASE);
 		producerCache.allocator().release(blocks);
 		// the producer's release path frees the blocks; they are handed out again and
 		// leased under the same request
@@ -163,7 +163,7 @@ public abstract class KvIntegrityTests {
 		int[] reused = producerCache.allocator().allocate(3);
 		assertThat(reused).containsExactlyInAnyOrder(blocks);
 		fill(producerCache, reused, 2);
-		KvLease second = producer.lease("again", reused, 1, LONG_LEASE);
+		KvLease second = KvFixture.leaseKeeping(producer, "again", reused, 1, LONG_LEASE);
 		assertThat(second.params().generation()).isNotEqualTo(first.params().generation());
 		int[] local = consumerCache.allocator().allocate(3);
 
@@ -184,11 +184,9 @@ public abstract class KvIntegrityTests {
 		KvProducer producer = producer(producerCache, KvIntegrity.GENERATION);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(2);
-		KvLease lease = producer.lease("other-generation", blocks, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "other-generation", blocks, 1, LONG_LEASE);
 		KvTransferParams params = lease.params();
-		KvTransferParams wrong = new KvTransferParams(params.producerAgent(), params.requestId(), params.blockIds(),
-				params.layoutFingerprint(), params.leaseId(), params.consumerRanks(), params.generation() + 1,
-				params.checksums(), params.producerIncarnation());
+		KvTransferParams wrong = params.toBuilder().generation(params.generation() + 1).build();
 
 		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
 				() -> consumer.pull(wrong, consumerCache.allocator().allocate(2), WAIT));
@@ -205,7 +203,7 @@ public abstract class KvIntegrityTests {
 		KvProducer producer = producer(producerCache, KvIntegrity.CRC32C);
 		int[] remote = producerCache.allocator().allocate(5);
 		fill(producerCache, remote, 7);
-		KvLease lease = producer.lease("honest", remote, ranks, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "honest", remote, ranks, LONG_LEASE);
 		producerCache.allocator().release(remote);
 		assertThat(lease.params().checksums()).hasSize(5 * ranks);
 		assertThat(lease.params().generation()).isNotZero();
@@ -248,7 +246,7 @@ public abstract class KvIntegrityTests {
 		int[] remote = { 9, 3, 4, 5, 20 };
 		producerCache.allocator().allocate(LAYOUT.numBlocks());
 		fill(producerCache, remote, 4);
-		KvLease lease = producer.lease("each", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "each", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(5);
 
 		consumer.pull(lease.params(), local, WAIT);
@@ -267,12 +265,18 @@ public abstract class KvIntegrityTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 5);
-		KvLease lease = producer.lease("legacy", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "legacy", remote, 1, LONG_LEASE);
 		KvTransferParams params = lease.params();
 		// as a consumer sees parameters that passed through code that knows only the
 		// first six components: it sends the three-field done message
-		KvTransferParams legacy = new KvTransferParams(params.producerAgent(), params.requestId(), params.blockIds(),
-				params.layoutFingerprint(), params.leaseId(), params.consumerRanks());
+		KvTransferParams legacy = KvTransferParams.builder()
+			.producerAgent(params.producerAgent())
+			.requestId(params.requestId())
+			.blockIds(params.blockIds())
+			.layoutFingerprint(params.layoutFingerprint())
+			.leaseId(params.leaseId())
+			.consumerRanks(params.consumerRanks())
+			.build();
 		int[] local = consumerCache.allocator().allocate(3);
 
 		consumer.pull(legacy, local, WAIT);

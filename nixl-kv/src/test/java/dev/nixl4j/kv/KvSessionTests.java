@@ -67,7 +67,7 @@ public abstract class KvSessionTests {
 	 */
 	private Producer startProducer(String name, String model, boolean watchConsumers) {
 		NixlAgent agent = NixlAgent.create(this.kv.config(name).build());
-		PagedKvCache cache = PagedKvCache.allocate(agent, LAYOUT, model);
+		PagedKvCache cache = PagedKvCache.builder(agent, LAYOUT).modelFingerprint(model).build();
 		MetadataPublication publication = MetadataPublication.builder(this.kv.exchange(), agent)
 			.document(KvDirectory.HANDLE_DOCUMENT, cache.handle().toJson())
 			.build();
@@ -85,7 +85,7 @@ public abstract class KvSessionTests {
 	private Consumer startConsumer(String model) {
 		KvFixture.FaultInjectingAgent decode = this.kv.faultInjectingAgent("decode");
 		NixlAgent agent = decode.agent();
-		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(agent, LAYOUT, model));
+		PagedKvCache cache = this.kv.track(PagedKvCache.builder(agent, LAYOUT).modelFingerprint(model).build());
 		MetadataPublication publication = this.kv.publication(agent, null);
 		KvConsumer consumer = KvConsumer.builder(cache)
 			.exchange(this.kv.exchange())
@@ -103,9 +103,7 @@ public abstract class KvSessionTests {
 				Bytes.fill(producer.cache.block(r, id), seed * 1000 + r * 100 + id);
 			}
 		}
-		KvLease lease = producer.producer.lease(requestId, ids, 1, LONG_LEASE);
-		producer.cache.allocator().release(ids);
-		return lease;
+		return producer.producer.lease(requestId, ids, KvLease.options().ttl(LONG_LEASE));
 	}
 
 	/** Pulls a lease and checks every byte; returns the local blocks, released. */
@@ -298,11 +296,11 @@ public abstract class KvSessionTests {
 		String name = consumer.cache.agent().name();
 		int free = producer.cache.allocator().freeCount();
 		int[] ids = producer.cache.allocator().allocate(4);
-		KvLease gone = producer.producer.lease("req-gone", ids, 1, LONG_LEASE, name);
+		KvLease gone = KvFixture.leaseKeeping(producer.producer, "req-gone", ids, 1, LONG_LEASE, name);
 		producer.cache.allocator().release(ids);
 		KvLease stays = lease(producer, "req-other", 2, 2);
 		int[] otherIds = producer.cache.allocator().allocate(2);
-		KvLease othersLease = producer.producer.lease("req-others", otherIds, 1, LONG_LEASE,
+		KvLease othersLease = KvFixture.leaseKeeping(producer.producer, "req-others", otherIds, 1, LONG_LEASE,
 				other.cache.agent().name());
 		producer.cache.allocator().release(otherIds);
 

@@ -30,6 +30,7 @@ import dev.nixl4j.NotificationMatcher;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.TransferListener;
 import dev.nixl4j.TransferState;
+import dev.nixl4j.metadata.MetadataExchange;
 import dev.nixl4j.testsupport.Bytes;
 import dev.nixl4j.testsupport.Eventually;
 import dev.nixl4j.testsupport.FaultInjectingDriver;
@@ -170,7 +171,7 @@ public abstract class KvTransferTests {
 			int count = 1 + random.nextInt(20);
 			int[] remote = randomSubset(random, producerBlocks, count);
 			int[] local = randomSubset(random, consumerBlocks, count);
-			KvLease lease = producer.lease("req-" + round, remote, 1, LONG_LEASE);
+			KvLease lease = KvFixture.leaseKeeping(producer, "req-" + round, remote, 1, LONG_LEASE);
 
 			long bytes = consumer.pull(lease.params(), local, WAIT);
 
@@ -255,7 +256,7 @@ public abstract class KvTransferTests {
 		fill(consumerCache, all, 4);
 		int[] local = blockPairs(shape)[0];
 		int[] remote = blockPairs(shape)[1];
-		KvLease lease = producer.lease("runs-" + shape, remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "runs-" + shape, remote, 1, LONG_LEASE);
 
 		long bytes = consumer.pull(lease.params(), local, WAIT);
 
@@ -316,7 +317,7 @@ public abstract class KvTransferTests {
 				results.add(pool.submit(() -> {
 					int[] remote = producerCache.allocator().allocate(6);
 					fill(producerCache, remote, 100 + n);
-					KvLease lease = producer.lease("concurrent-" + n, remote, 1, LONG_LEASE);
+					KvLease lease = KvFixture.leaseKeeping(producer, "concurrent-" + n, remote, 1, LONG_LEASE);
 					producerCache.allocator().release(remote);
 					KvConsumer consumer = consumers.get(n % 2);
 					int[] local = consumer.cache().allocator().allocate(6);
@@ -373,7 +374,7 @@ public abstract class KvTransferTests {
 
 	private static void pullOnce(KvProducer producer, KvConsumer consumer, int[] remote, String requestId) {
 		int[] local = consumer.cache().allocator().allocate(remote.length);
-		KvLease lease = producer.lease(requestId, remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, requestId, remote, 1, LONG_LEASE);
 		consumer.pull(lease.params(), local, Duration.ofSeconds(10));
 		assertHolds(consumer.cache(), local, remote, 7);
 		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
@@ -411,7 +412,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(5);
 		fill(producerCache, blocks, 1);
-		KvLease lease = producer.lease("slow", blocks, 1, Duration.ofMillis(50));
+		KvLease lease = KvFixture.leaseKeeping(producer, "slow", blocks, 1, Duration.ofMillis(50));
 		producerCache.allocator().release(blocks);
 
 		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
@@ -438,7 +439,7 @@ public abstract class KvTransferTests {
 		publish(producerCache);
 		KvProducer producer = producer(producerCache);
 		int[] blocks = producerCache.allocator().allocate(12);
-		KvLease lease = producer.lease("abandoned", blocks, 1, Duration.ofMillis(100));
+		KvLease lease = KvFixture.leaseKeeping(producer, "abandoned", blocks, 1, Duration.ofMillis(100));
 		producerCache.allocator().release(blocks);
 		assertThat(producerCache.allocator().freeCount()).isEqualTo(LAYOUT.numBlocks() - 12);
 		assertThat(producer.activeLeases()).isOne();
@@ -459,7 +460,7 @@ public abstract class KvTransferTests {
 		Drain drain = Drain.attach(producerCache.agent());
 		int[] blocks = producerCache.allocator().allocate(2);
 		fill(producerCache, blocks, 5);
-		KvLease lease = producer.lease("drained", blocks, 1, WAIT);
+		KvLease lease = KvFixture.leaseKeeping(producer, "drained", blocks, 1, WAIT);
 
 		DrainResult early = drain.drain(Duration.ofMillis(200), List.of(producer));
 		assertThat(early.transfersLeft()).isEmpty();
@@ -485,8 +486,8 @@ public abstract class KvTransferTests {
 		assertThat(producer.awaitLeasesEnded(Duration.ZERO)).isTrue();
 		int[] blocks = producerCache.allocator().allocate(3);
 		fill(producerCache, blocks, 3);
-		KvLease read = producer.lease("read", blocks, 1, WAIT);
-		KvLease abandoned = producer.lease("abandoned", producerCache.allocator().allocate(1), 1,
+		KvLease read = KvFixture.leaseKeeping(producer, "read", blocks, 1, WAIT);
+		KvLease abandoned = KvFixture.leaseKeeping(producer, "abandoned", producerCache.allocator().allocate(1), 1,
 				Duration.ofMillis(200));
 
 		assertThat(producer.awaitLeasesEnded(Duration.ofMillis(20))).isFalse();
@@ -518,7 +519,7 @@ public abstract class KvTransferTests {
 		KvProducer producer = producer(producerCache);
 		int[] remote = producerCache.allocator().allocate(7);
 		fill(producerCache, remote, 3);
-		KvLease lease = producer.lease("tp", remote, ranks, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "tp", remote, ranks, LONG_LEASE);
 		producerCache.allocator().release(remote);
 		int headsPerRank = 8 / ranks;
 		long headBytes = (long) producerLayout.blockSize() * producerLayout.headDim() * producerLayout.dtypeSize();
@@ -565,7 +566,7 @@ public abstract class KvTransferTests {
 		KvProducer producer = producer(producerCache);
 		int[] blocks = producerCache.allocator().allocate(2);
 
-		assertThatThrownBy(() -> producer.lease("nhd", blocks, 2, LONG_LEASE))
+		assertThatThrownBy(() -> KvFixture.leaseKeeping(producer, "nhd", blocks, 2, LONG_LEASE))
 			.isInstanceOfSatisfying(NixlException.class,
 					ex -> assertThat(ex.status()).isEqualTo(NixlStatus.ERROR_INVALID_PARAM))
 			.hasMessageContaining("NHD")
@@ -585,14 +586,15 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 5);
-		KvLease lease = producer.lease("checked", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "checked", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(3);
 		KvTransferParams params = lease.params();
 
-		assertInvalid(() -> producer.lease("bad", new int[] { 64 }, 1, LONG_LEASE), "block id 64 is out of range");
-		assertInvalid(() -> producer.lease("bad", new int[] { 5, 5 }, 1, LONG_LEASE), "appears twice");
-		assertInvalid(() -> producer.lease("bad", new int[] { 40 }, 1, LONG_LEASE), "block 40 is free");
-		assertInvalid(() -> producer.lease("checked", remote, 1, LONG_LEASE), "already holds a lease");
+		assertInvalid(() -> producer.lease("bad", new int[] { 64 }), "block id 64 is out of range");
+		assertInvalid(() -> producer.lease("bad", new int[] { 5, 5 }), "appears twice");
+		assertInvalid(() -> producer.lease("bad", new int[] { 40 }), "block 40 is free");
+		assertInvalid(() -> KvFixture.leaseKeeping(producer, "checked", remote, 1, LONG_LEASE),
+				"already holds a lease");
 		assertInvalid(() -> consumer.pull(withBlocks(params, List.of(1, 2, 99)), local, WAIT),
 				"block id 99 is out of range: producer");
 		assertInvalid(() -> consumer.pull(params, new int[] { local[0], local[1] }, WAIT), "2 local blocks");
@@ -625,9 +627,14 @@ public abstract class KvTransferTests {
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(2);
-		KvLease lease = producer.lease("real", remote, 1, LONG_LEASE);
-		KvTransferParams forged = new KvTransferParams(lease.params().producerAgent(), "real",
-				lease.params().blockIds(), lease.params().layoutFingerprint(), lease.id() + 1, 1);
+		KvLease lease = KvFixture.leaseKeeping(producer, "real", remote, 1, LONG_LEASE);
+		KvTransferParams forged = KvTransferParams.builder()
+			.producerAgent(lease.params().producerAgent())
+			.requestId("real")
+			.blockIds(lease.params().blockIds())
+			.layoutFingerprint(lease.params().layoutFingerprint())
+			.leaseId(lease.id() + 1)
+			.build();
 
 		KvLeaseLostException failure = catchThrowableOfType(KvLeaseLostException.class,
 				() -> consumer.pull(forged, consumerCache.allocator().allocate(2), WAIT));
@@ -644,7 +651,7 @@ public abstract class KvTransferTests {
 		KvProducer producer = producer(producerCache);
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] blocks = producerCache.allocator().allocate(12);
-		KvLease lease = producer.lease("no-room", blocks, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "no-room", blocks, 1, LONG_LEASE);
 		producerCache.allocator().release(blocks);
 		consumerCache.allocator().allocate(4);
 		assertThatThrownBy(() -> consumerCache.allocator().allocate(12)).isInstanceOf(NixlException.class);
@@ -660,8 +667,9 @@ public abstract class KvTransferTests {
 		assertThat(producer.activeLeases()).isZero();
 		// a second release, of a lease that ended, changes nothing
 		consumer.release(lease.params());
-		assertThat(producer.lease("no-room", producerCache.allocator().allocate(2), 1, LONG_LEASE).params().leaseId())
-			.isNotEqualTo(lease.id());
+		assertThat(KvFixture.leaseKeeping(producer, "no-room", producerCache.allocator().allocate(2), 1, LONG_LEASE)
+			.params()
+			.leaseId()).isNotEqualTo(lease.id());
 	}
 
 	@Test
@@ -682,7 +690,7 @@ public abstract class KvTransferTests {
 		consumer
 			.connect(new RemoteCacheHandle(producerName, real.layout(), nowhere, real.memoryType(), real.deviceId()));
 		int[] blocks = producerCache.allocator().allocate(3);
-		KvLease lease = producer.lease("bad-read", blocks, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "bad-read", blocks, 1, LONG_LEASE);
 		producerCache.allocator().release(blocks);
 		int[] local = consumerCache.allocator().allocate(3);
 
@@ -714,7 +722,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 9);
-		KvLease lease = producer.lease("answered-late", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "answered-late", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(3);
 		ExecutorService pool = Executors.newSingleThreadExecutor();
 		try {
@@ -754,7 +762,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 1);
-		KvLease lease = producer.lease("retried", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "retried", remote, 1, LONG_LEASE);
 		producerCache.allocator().release(remote);
 		// the READ lands and its notification is sent, but the consumer's wait for the
 		// READ times out
@@ -790,7 +798,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		String producerName = producerCache.agent().name();
 		int[] remote = producerCache.allocator().allocate(2);
-		KvLease lease = producer.lease("orphan", remote, 1, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "orphan", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(2);
 		producer.close();
 		producerCache.close();
@@ -822,7 +830,7 @@ public abstract class KvTransferTests {
 		String producerName = producerCache.agent().name();
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 4);
-		KvLease lease = producer.lease("guarded", remote, 2, LONG_LEASE);
+		KvLease lease = KvFixture.leaseKeeping(producer, "guarded", remote, 2, LONG_LEASE);
 		producerCache.allocator().release(remote);
 		consumer(rank0, 0, producer).pull(lease.params(), rank0.allocator().allocate(3), WAIT);
 		intruder.agent().loadRemoteMetadata(this.kv.exchange().fetch(producerName, WAIT));
@@ -865,13 +873,13 @@ public abstract class KvTransferTests {
 		int[] remote = { producerBlocks[0], producerBlocks[2], producerBlocks[4], producerBlocks[6] };
 		int[] local = { consumerBlocks[7], consumerBlocks[5], consumerBlocks[3], consumerBlocks[1] };
 		fill(producerCache, remote, 11);
-		consumer.pull(producer.lease("before", remote, 1, LONG_LEASE).params(), local, WAIT);
+		consumer.pull(KvFixture.leaseKeeping(producer, "before", remote, 1, LONG_LEASE).params(), local, WAIT);
 		assertHolds(consumerCache, local, remote, 11);
 
 		consumerCache.agent().invalidateRemoteMetadata(producerName);
 		consumerCache.forgetRemote(producerName);
 		fill(producerCache, remote, 12);
-		KvLease again = producer.lease("after", remote, 1, LONG_LEASE);
+		KvLease again = KvFixture.leaseKeeping(producer, "after", remote, 1, LONG_LEASE);
 		consumer.pull(again.params(), local, WAIT);
 
 		assertHolds(consumerCache, local, remote, 12);
@@ -899,7 +907,7 @@ public abstract class KvTransferTests {
 		this.kv.exchange().invalidate(producerName);
 		dev.nixl4j.testsupport.Eventually.until(WAIT, "the consumer forgot the producer",
 				() -> !consumerCache.agent().hasRemoteMetadata(producerName));
-		KvLease first = producer.lease("while-gone", remote, 1, LONG_LEASE);
+		KvLease first = KvFixture.leaseKeeping(producer, "while-gone", remote, 1, LONG_LEASE);
 		long start = System.nanoTime();
 		NixlException failure = catchThrowableOfType(NixlException.class,
 				() -> consumer.pull(first.params(), local, patient));
@@ -912,7 +920,7 @@ public abstract class KvTransferTests {
 		System.out.printf("pull of a producer whose entry was removed failed after %.1f ms%n", took.toNanos() / 1e6);
 
 		this.kv.exchange().publish(producerCache.agent());
-		KvLease second = producer.lease("back", remote, 1, LONG_LEASE);
+		KvLease second = KvFixture.leaseKeeping(producer, "back", remote, 1, LONG_LEASE);
 		consumer.pull(second.params(), local, WAIT);
 
 		assertHolds(consumerCache, local, remote, 6);
@@ -930,9 +938,9 @@ public abstract class KvTransferTests {
 		consumerCache.agent().sendNotification(producerName, "nixl4j.kv/other".getBytes());
 		consumerCache.agent().sendNotification(producerName, "hello".getBytes());
 		int[] remote = producerCache.allocator().allocate(2);
-		KvLease held = producer.lease("first", remote, 1, LONG_LEASE);
+		KvLease held = KvFixture.leaseKeeping(producer, "first", remote, 1, LONG_LEASE);
 		consumer.pull(held.params(), consumerCache.allocator().allocate(2), WAIT);
-		KvLease open = producer.lease("second", remote, 1, LONG_LEASE);
+		KvLease open = KvFixture.leaseKeeping(producer, "second", remote, 1, LONG_LEASE);
 		List<Thread> threads = producerThreads(producerName);
 		assertThat(threads).hasSize(1);
 
@@ -947,7 +955,7 @@ public abstract class KvTransferTests {
 			.succeedsWithin(WAIT);
 		assertThat(producerCache.agent()
 			.expectNotification(NotificationMatcher.exact(consumerName, "nixl4j.kv/other"), WAIT)).succeedsWithin(WAIT);
-		assertThatThrownBy(() -> producer.lease("third", remote, 1, LONG_LEASE))
+		assertThatThrownBy(() -> KvFixture.leaseKeeping(producer, "third", remote, 1, LONG_LEASE))
 			.isInstanceOfSatisfying(NixlException.class, ex -> assertThat(ex.status()).isEqualTo(NixlStatus.CLOSED));
 	}
 
@@ -967,7 +975,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 7);
-		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
+		KvLease unanswered = KvFixture.leaseKeeping(producer, "unanswered", remote, 1, LONG_LEASE);
 		int[] first = consumerCache.allocator().allocate(4);
 
 		// the answer the producer could not send is made up by the consumer's repeat
@@ -976,7 +984,7 @@ public abstract class KvTransferTests {
 		assertThat(consumer.confirmationResends()).isPositive();
 		Eventually.until(Duration.ofSeconds(1), "the producer counted the Error", () -> producer.internalErrors() == 1);
 
-		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
+		KvLease answered = KvFixture.leaseKeeping(producer, "answered", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(4);
 		consumer.pull(answered.params(), local, WAIT);
 		assertHolds(consumerCache, local, remote, 7);
@@ -1002,7 +1010,7 @@ public abstract class KvTransferTests {
 		KvConsumer consumer = consumer(consumerCache, 0, producer);
 		int[] remote = producerCache.allocator().allocate(4);
 		fill(producerCache, remote, 10);
-		KvLease unanswered = producer.lease("unanswered", remote, 1, LONG_LEASE);
+		KvLease unanswered = KvFixture.leaseKeeping(producer, "unanswered", remote, 1, LONG_LEASE);
 		int[] first = consumerCache.allocator().allocate(4);
 
 		// the answer the producer could not send is made up by the consumer's repeat
@@ -1011,7 +1019,7 @@ public abstract class KvTransferTests {
 		assertThat(consumer.confirmationResends()).isPositive();
 		Eventually.until(Duration.ofSeconds(2), "the producer counted the Error", () -> producer.internalErrors() == 1);
 
-		KvLease answered = producer.lease("answered", remote, 1, LONG_LEASE);
+		KvLease answered = KvFixture.leaseKeeping(producer, "answered", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(4);
 		consumer.pull(answered.params(), local, WAIT);
 		assertHolds(consumerCache, local, remote, 10);
@@ -1049,7 +1057,7 @@ public abstract class KvTransferTests {
 		log.addHandler(failing);
 		try {
 			int[] blocks = producerCache.allocator().allocate(12);
-			KvLease lease = producer.lease("abandoned", blocks, 1, Duration.ofMillis(50));
+			KvLease lease = KvFixture.leaseKeeping(producer, "abandoned", blocks, 1, Duration.ofMillis(50));
 			producerCache.allocator().release(blocks);
 
 			assertThat(lease.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.EXPIRED);
@@ -1063,11 +1071,11 @@ public abstract class KvTransferTests {
 		}
 		int[] remote = producerCache.allocator().allocate(3);
 		fill(producerCache, remote, 8);
-		KvLease later = producer.lease("later", remote, 1, LONG_LEASE);
+		KvLease later = KvFixture.leaseKeeping(producer, "later", remote, 1, LONG_LEASE);
 		int[] local = consumerCache.allocator().allocate(3);
 		consumer.pull(later.params(), local, WAIT);
 		assertHolds(consumerCache, local, remote, 8);
-		KvLease expiring = producer.lease("expiring", remote, 1, Duration.ofMillis(50));
+		KvLease expiring = KvFixture.leaseKeeping(producer, "expiring", remote, 1, Duration.ofMillis(50));
 		assertThat(expiring.outcome()).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LeaseOutcome.EXPIRED);
 	}
 
@@ -1079,14 +1087,168 @@ public abstract class KvTransferTests {
 			.toList();
 	}
 
+	@Test
+	void aLeaseTakesOverTheCallersReferencesAndGivesTheBlocksBackToThePoolWhenItEnds() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = producer(producerCache);
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		BlockAllocator pool = producerCache.allocator();
+		int[] remote = pool.allocate(5);
+		fill(producerCache, remote, 7);
+		KvLease lease = producer.lease("owned", remote);
+		for (int id : remote) {
+			assertThat(pool.references(id)).as("block %d under the lease", id).isEqualTo(1);
+		}
+		assertThat(pool.freeCount()).isEqualTo(LAYOUT.numBlocks() - 5);
+		int[] local = consumerCache.allocator().allocate(5);
+
+		consumer.pull(lease.params(), local, WAIT);
+
+		assertHolds(consumerCache, local, remote, 7);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+		assertThat(lease.ttl()).isEqualTo(KvProducer.DEFAULT_LEASE_TTL);
+		assertThat(lease.consumer()).isEmpty();
+		assertThat(lease.params().consumerRanks()).isEqualTo(1);
+		for (int id : remote) {
+			assertThat(pool.references(id)).as("block %d after the lease", id).isZero();
+		}
+		assertThat(pool.freeCount()).isEqualTo(LAYOUT.numBlocks());
+	}
+
+	@Test
+	void aRefusedLeaseLeavesTheReferencesWithTheCaller() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		publish(producerCache);
+		KvProducer producer = producer(producerCache);
+		BlockAllocator pool = producerCache.allocator();
+		int[] held = pool.allocate(2);
+		producer.lease("taken", held);
+		int[] other = pool.allocate(2);
+
+		assertInvalid(() -> producer.lease("taken", other), "already holds a lease");
+		assertInvalid(() -> producer.lease("three-ranks", other, KvLease.options().consumerRanks(3)), "3");
+
+		for (int id : other) {
+			assertThat(pool.references(id)).as("block %d after the refusals", id).isEqualTo(1);
+		}
+		assertThat(pool.release(other)).isEqualTo(2);
+	}
+
+	@Test
+	void leasesLastTheProducersTimeToLiveUnlessTheirOptionsNameAnother() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		publish(producerCache);
+		Duration ttl = Duration.ofMillis(200);
+		KvProducer producer = this.kv.producer(producerCache, (builder) -> builder.leaseTtl(ttl));
+		BlockAllocator pool = producerCache.allocator();
+
+		KvLease brief = producer.lease("brief", pool.allocate(3));
+		KvLease lasting = producer.lease("lasting", pool.allocate(2), KvLease.options().ttl(LONG_LEASE));
+
+		assertThat(producer.leaseTtl()).isEqualTo(ttl);
+		assertThat(brief.ttl()).isEqualTo(ttl);
+		assertThat(lasting.ttl()).isEqualTo(LONG_LEASE);
+		assertThat(brief.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
+		assertThat(producer.activeLeases()).isEqualTo(1);
+		assertThat(pool.freeCount()).as("the expired lease's blocks are back in the pool")
+			.isEqualTo(LAYOUT.numBlocks() - 2);
+	}
+
+	@Test
+	void paramsThatTravelAsJsonPullTheSameBytesWithEveryIntegrityCheck() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
+		publish(producerCache, consumerCache);
+		KvProducer producer = this.kv.producer(producerCache, (builder) -> builder.integrity(KvIntegrity.CRC32C));
+		KvConsumer consumer = consumer(consumerCache, 0, producer);
+		int[] remote = producerCache.allocator().allocate(4);
+		fill(producerCache, remote, 11);
+		KvLease lease = producer.lease("json", remote, KvLease.options().consumer(consumerCache.agent().name()));
+		String json = lease.params().toJson();
+
+		KvTransferParams received = KvTransferParams.fromJson(json);
+
+		assertThat(received).isEqualTo(lease.params());
+		assertThat(received.checksums()).hasSize(4);
+		assertThat(received.generation()).isNotZero();
+		assertThat(received.producerIncarnation()).isEqualTo(producerCache.handle().incarnation());
+		int[] local = consumerCache.allocator().allocate(4);
+		consumer.pull(received, local, WAIT);
+		assertHolds(consumerCache, local, remote, 11);
+		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+	}
+
+	@Test
+	void aProducerGivenTheExchangeKeepsItsHandlePublishedForItsLifeAndWithdrawsItWhenClosed() {
+		PagedKvCache producerCache = cache("prefill", LAYOUT);
+		PagedKvCache consumerCache = cache("decode", LAYOUT);
+		MetadataExchange exchange = this.kv.exchange();
+		String producerName = producerCache.agent().name();
+		KvProducer producer = KvProducer.builder(producerCache).exchange(exchange).build();
+		try {
+			assertThat(exchange.fetchDocument(producerName, KvDirectory.HANDLE_DOCUMENT, WAIT))
+				.isEqualTo(producerCache.handle().toJson());
+			KvConsumer consumer = KvConsumer.builder(consumerCache)
+				.peers(PeerLoader.of(exchange))
+				.directory(KvDirectory.of(exchange, this.kv.publication(consumerCache.agent(), null)))
+				.peerTimeout(WAIT)
+				.build();
+			int[] remote = producerCache.allocator().allocate(3);
+			fill(producerCache, remote, 13);
+			KvLease lease = producer.lease("published", remote);
+			int[] local = consumerCache.allocator().allocate(3);
+
+			consumer.pull(lease.params(), local, WAIT);
+
+			assertHolds(consumerCache, local, remote, 13);
+			assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.COMPLETED);
+			exchange.invalidate(producerName);
+			Eventually.until(WAIT, "the producer's entry is published again after it vanished",
+					() -> publishedHandle(exchange, producerName, producerCache));
+		}
+		finally {
+			producer.close();
+		}
+		// the in-memory exchange answers TIMEOUT for an entry that is not there
+		assertThatThrownBy(() -> exchange.fetch(producerName, Duration.ZERO))
+			.isInstanceOfSatisfying(NixlException.class, (ex) -> assertThat(ex.status()).isEqualTo(NixlStatus.TIMEOUT));
+		assertThatThrownBy(() -> exchange.fetchDocument(producerName, KvDirectory.HANDLE_DOCUMENT, Duration.ZERO))
+			.isInstanceOfSatisfying(NixlException.class, (ex) -> assertThat(ex.status()).isEqualTo(NixlStatus.TIMEOUT));
+	}
+
+	private static boolean publishedHandle(MetadataExchange exchange, String agent, PagedKvCache cache) {
+		try {
+			exchange.fetch(agent, Duration.ZERO);
+			return java.util.Arrays.equals(exchange.fetchDocument(agent, KvDirectory.HANDLE_DOCUMENT, Duration.ZERO),
+					cache.handle().toJson());
+		}
+		catch (NixlException ex) {
+			return false;
+		}
+	}
+
 	private static KvTransferParams withBlocks(KvTransferParams params, List<Integer> blocks) {
-		return new KvTransferParams(params.producerAgent(), params.requestId(), blocks, params.layoutFingerprint(),
-				params.leaseId(), params.consumerRanks());
+		return KvTransferParams.builder()
+			.producerAgent(params.producerAgent())
+			.requestId(params.requestId())
+			.blockIds(blocks)
+			.layoutFingerprint(params.layoutFingerprint())
+			.leaseId(params.leaseId())
+			.consumerRanks(params.consumerRanks())
+			.build();
 	}
 
 	private static KvTransferParams withFingerprint(KvTransferParams params, String fingerprint) {
-		return new KvTransferParams(params.producerAgent(), params.requestId(), params.blockIds(), fingerprint,
-				params.leaseId(), params.consumerRanks());
+		return KvTransferParams.builder()
+			.producerAgent(params.producerAgent())
+			.requestId(params.requestId())
+			.blockIds(params.blockIds())
+			.layoutFingerprint(fingerprint)
+			.leaseId(params.leaseId())
+			.consumerRanks(params.consumerRanks())
+			.build();
 	}
 
 	private static void assertInvalid(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {

@@ -8,6 +8,7 @@ import dev.nixl4j.connect.Device;
 import dev.nixl4j.kv.KvCacheLayout;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvObserver;
+import dev.nixl4j.kv.KvCacheTooLargeException;
 import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.PagedKvCache;
 import dev.nixl4j.kv.PeerLoader;
@@ -16,6 +17,7 @@ import dev.nixl4j.metadata.MetadataPublication;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -27,7 +29,11 @@ import org.springframework.context.annotation.Configuration;
  * checked as {@code nixl.kv.integrity} says, both observed by the application's
  * {@link KvObserver} if it has one). Peers are loaded through the metadata exchange when
  * there is one. A cache that cannot fit in the memory the process can have beside its
- * heap fails the start before anything is allocated ({@link KvCacheMemory}).
+ * heap fails the start before anything is allocated ({@link KvCacheTooLargeException}),
+ * naming {@code nixl.kv.blocks}. The producer's leases last {@code nixl.kv.lease-ttl}
+ * unless their options say otherwise. The cache's handle is published beside the agent's
+ * metadata by the agent's own publication (the lifecycle's), so the producer is given the
+ * peer loader and the exchange to watch consumers in, not the exchange to publish in.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "nixl.kv.layers")
@@ -61,11 +67,17 @@ class NixlKvCacheConfiguration {
 	PagedKvCache nixlKvCache(NixlAgent agent, KvCacheLayout layout, NixlProperties properties) {
 		String modelFingerprint = Objects.requireNonNullElse(properties.getKv().getModelFingerprint(), "");
 		Device device = Device.ofWireName(properties.getKv().getDevice());
+		PagedKvCache.Builder cache = PagedKvCache.builder(agent, layout).modelFingerprint(modelFingerprint);
 		if (device.kind() == Device.Kind.CUDA) {
-			return PagedKvCache.allocate(agent, layout, modelFingerprint, device.id());
+			cache.device(device.id());
 		}
-		KvCacheMemory.check(layout);
-		return PagedKvCache.allocate(agent, layout, modelFingerprint);
+		try {
+			return cache.build();
+		}
+		catch (KvCacheTooLargeException ex) {
+			throw new InvalidConfigurationPropertyValueException("nixl.kv.blocks", layout.numBlocks(),
+					ex.getMessage() + " (nixl.kv.blocks and the other nixl.kv dimensions set the layout)");
+		}
 	}
 
 	@Bean
@@ -86,7 +98,8 @@ class NixlKvCacheConfiguration {
 			.peers(peers)
 			.prefix(KvProducer.DEFAULT_PREFIX)
 			.peerTimeout(properties.getMetadata().getFetchTimeout())
-			.integrity(properties.getKv().getIntegrity());
+			.integrity(properties.getKv().getIntegrity())
+			.leaseTtl(properties.getKv().getLeaseTtl());
 		observer.ifUnique(producer::observer);
 		// the leases of a consumer whose entry leaves the exchange end at once
 		exchange.ifUnique(producer::watchConsumers);

@@ -1145,11 +1145,10 @@ public class NixlProperties implements Validator {
 		private int rank;
 
 		/**
-		 * Time to live of a lease of a request's blocks, for the application to pass to
-		 * KvProducer.lease: the producer takes the time to live per lease and does not
-		 * apply this value by itself.
+		 * Time to live of a lease of a request's blocks: the managed producer's default
+		 * (KvProducer.Builder#leaseTtl), which a lease's options may override.
 		 */
-		private Duration leaseTtl = Duration.ofSeconds(30);
+		private Duration leaseTtl = KvProducer.DEFAULT_LEASE_TTL;
 
 		/**
 		 * What the producer's leases let consumers check before a pull returns: none (the

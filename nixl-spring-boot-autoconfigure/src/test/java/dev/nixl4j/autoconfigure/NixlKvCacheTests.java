@@ -41,6 +41,32 @@ class NixlKvCacheTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(30);
 
+	@Test
+	void theProducersLeasesLastTheLeaseTtlPropertyAndGiveTheirBlocksBackWhenTheyEnd() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.blocks=8",
+					"nixl.kv.kv-heads=2", "nixl.kv.head-dim=64", "nixl.kv.lease-ttl=300ms")
+			.run((context) -> {
+				KvProducer producer = context.getBean(KvProducer.class);
+				PagedKvCache cache = context.getBean(PagedKvCache.class);
+				KvLease lease = producer.lease("req-ttl", cache.allocator().allocate(3));
+
+				assertThat(producer.leaseTtl()).isEqualTo(Duration.ofMillis(300));
+				assertThat(lease.ttl()).isEqualTo(Duration.ofMillis(300));
+				assertThat(lease.outcome().get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(LeaseOutcome.EXPIRED);
+				assertThat(cache.allocator().freeCount()).isEqualTo(8);
+			});
+	}
+
+	@Test
+	void withoutTheLeaseTtlPropertyTheProducerKeepsItsDefault() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(NixlAutoConfiguration.class))
+			.withPropertyValues("nixl.agent.engine=embedded", "nixl.kv.layers=2", "nixl.kv.blocks=8",
+					"nixl.kv.kv-heads=2", "nixl.kv.head-dim=64")
+			.run((context) -> assertThat(context.getBean(KvProducer.class).leaseTtl())
+				.isEqualTo(KvProducer.DEFAULT_LEASE_TTL));
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "embedded", "native" })
 	void aConsumerPullsLeasedBlocksFoundThroughTheExchange(String engine) {
@@ -63,7 +89,7 @@ class NixlKvCacheTests {
 					}
 				}
 			}
-			KvLease lease = prefill.getBean(KvProducer.class).lease("req-1", blocks, 1, WAIT);
+			KvLease lease = prefill.getBean(KvProducer.class).lease("req-1", blocks);
 
 			KvConsumer consumer = decode.getBean(KvConsumer.class);
 			PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
@@ -103,7 +129,7 @@ class NixlKvCacheTests {
 				}
 			}
 			KvProducer producer = prefill.getBean(KvProducer.class);
-			KvLease lease = producer.lease("req-stop", blocks, 1, WAIT);
+			KvLease lease = producer.lease("req-stop", blocks);
 			KvConsumer consumer = decode.getBean(KvConsumer.class);
 			consumer.connect(producer.handle());
 			NixlLifecycle lifecycle = prefill.getBean(NixlLifecycle.class);
@@ -193,7 +219,7 @@ class NixlKvCacheTests {
 					consumerCache.deviceRegion(region).fill(0, regionLength, (byte) 0);
 				}
 				int[] blocks = producerCache.allocator().allocate(3);
-				KvLease lease = prefill.getBean(KvProducer.class).lease("req-vram", blocks, 1, WAIT);
+				KvLease lease = prefill.getBean(KvProducer.class).lease("req-vram", blocks);
 				KvConsumer consumer = decode.getBean(KvConsumer.class);
 				consumer.connect(prefill.getBean(KvProducer.class).handle());
 				int[] local = consumerCache.allocator().allocate(3);

@@ -88,7 +88,7 @@ class NixlKvConfirmationResendTests {
 						Bytes.fill(producerCache.block(r, block), r * 100 + block);
 					}
 				}
-				KvLease lease = producer.lease("resent", blocks, 1, WAIT);
+				KvLease lease = producer.lease("resent", blocks);
 				KvConsumer consumer = decode.getBean(KvConsumer.class);
 				consumer.connect(producer.handle());
 				int[] local = consumerCache.allocator().allocate(2);

@@ -64,7 +64,7 @@ class NixlKvIntegrityTests {
 					Bytes.fill(producerCache.block(r, block), r * 100 + block);
 				}
 			}
-			KvLease lease = producer.lease("tampered", blocks, 1, WAIT);
+			KvLease lease = producer.lease("tampered", blocks);
 			MemorySegment target = producerCache.block(0, blocks[1]);
 			target.set(ValueLayout.JAVA_BYTE, 0, (byte) ~target.get(ValueLayout.JAVA_BYTE, 0));
 			KvConsumer consumer = decode.getBean(KvConsumer.class);

@@ -76,7 +76,9 @@ class NixlKvMetersTests {
 			assertThat(gauge(producerMeters, "nixl.kv.pool.blocks", "state", "used")).isEqualTo(2);
 			for (int i = 0; i < pulls; i++) {
 				fill(producerCache, blocks, i);
-				KvLease lease = producer.lease("load-" + i, blocks, 1, WAIT);
+				// the test keeps its own references: the lease takes over one more
+				producerCache.allocator().retain(blocks);
+				KvLease lease = producer.lease("load-" + i, blocks);
 				assertThat(gauge(producerMeters, "nixl.kv.leases.active")).isOne();
 				assertThat(gauge(producerMeters, "nixl.kv.pool.blocks", "state", "leased")).isEqualTo(2);
 				assertThat(gauge(producerMeters, "nixl.kv.pool.blocks", "state", "used")).isZero();
@@ -126,7 +128,7 @@ class NixlKvMetersTests {
 		this.runner.run((prefill) -> this.runner.run((decode) -> {
 			KvProducer producer = prefill.getBean(KvProducer.class);
 			int[] blocks = prefill.getBean(PagedKvCache.class).allocator().allocate(2);
-			KvLease lease = producer.lease("given-back", blocks, 1, WAIT);
+			KvLease lease = producer.lease("given-back", blocks);
 			KvConsumer consumer = decode.getBean(KvConsumer.class);
 			consumer.connect(producer.handle());
 
@@ -145,7 +147,7 @@ class NixlKvMetersTests {
 		this.runner.run((prefill) -> this.runner.run((decode) -> {
 			KvProducer producer = prefill.getBean(KvProducer.class);
 			int[] blocks = prefill.getBean(PagedKvCache.class).allocator().allocate(2);
-			KvLease lease = producer.lease("guarded", blocks, 1, WAIT, "another-decode-worker");
+			KvLease lease = producer.lease("guarded", blocks, KvLease.options().consumer("another-decode-worker"));
 			KvConsumer consumer = decode.getBean(KvConsumer.class);
 			consumer.connect(producer.handle());
 			MeterRegistry meters = prefill.getBean(MeterRegistry.class);
@@ -190,7 +192,7 @@ class NixlKvMetersTests {
 			PagedKvCache producerCache = prefill.getBean(PagedKvCache.class);
 			int[] blocks = producerCache.allocator().allocate(2);
 			fill(producerCache, blocks, 7);
-			KvLease lease = producer.lease("tampered", blocks, 1, WAIT);
+			KvLease lease = producer.lease("tampered", blocks);
 			MemorySegment target = producerCache.block(0, blocks[1]);
 			target.set(ValueLayout.JAVA_BYTE, 0, (byte) ~target.get(ValueLayout.JAVA_BYTE, 0));
 			KvConsumer consumer = decode.getBean(KvConsumer.class);
@@ -271,9 +273,8 @@ class NixlKvMetersTests {
 		PagedKvCache consumerCache = decode.getBean(PagedKvCache.class);
 		int[] blocks = producerCache.allocator().allocate(2);
 		fill(producerCache, blocks, seed);
-		KvLease lease = producer.lease("pull-" + seed, blocks, 1, WAIT);
-		// the lease holds the blocks now
-		producerCache.allocator().release(blocks);
+		// the lease takes over the blocks' references
+		KvLease lease = producer.lease("pull-" + seed, blocks);
 		consumer.connect(producer.handle());
 		int[] local = consumerCache.allocator().allocate(2);
 		consumer.pull(lease.params(), local, WAIT);

@@ -83,7 +83,7 @@ class NixlKvTracingTests {
 				Observation request = Observation.start("prefill.request", prefillTracing.registry);
 				KvLease lease;
 				try (Observation.Scope scope = request.openScope()) {
-					lease = producer.lease("req-traced", blocks, 1, WAIT);
+					lease = producer.lease("req-traced", blocks);
 				}
 				request.stop();
 				assertThat(lease.params().traceparent()).as("the lease's parameters carry its span").isNotEmpty();
@@ -138,7 +138,8 @@ class NixlKvTracingTests {
 			assertThat(prefill).hasNotFailed().doesNotHaveBean(KvObserver.class);
 			PagedKvCache cache = prefill.getBean(PagedKvCache.class);
 			int[] blocks = cache.allocator().allocate(1);
-			KvLease lease = prefill.getBean(KvProducer.class).lease("req-plain", blocks, 1, Duration.ofMillis(100));
+			KvLease lease = prefill.getBean(KvProducer.class)
+				.lease("req-plain", blocks, KvLease.options().ttl(Duration.ofMillis(100)));
 			assertThat(lease.params().traceContext()).isNull();
 		});
 	}

@@ -14,6 +14,7 @@ import dev.nixl4j.AgentConfig;
 import dev.nixl4j.EmbeddedOptions;
 import dev.nixl4j.metadata.etcd.EtcdMetadataExchange;
 import dev.nixl4j.metadata.MetadataPublication;
+import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.lifecycle.AgentLifecycle;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -63,6 +64,11 @@ class NixlPropertiesDefaultsTests {
 		assertThat(etcd.getNamespace()).isEqualTo(EtcdMetadataExchange.DEFAULT_NAMESPACE);
 		assertThat(etcd.getLeaseTtl()).isEqualTo(EtcdMetadataExchange.DEFAULT_LEASE_TTL);
 		assertThat(etcd.getOperationTimeout()).isEqualTo(EtcdMetadataExchange.DEFAULT_OPERATION_TIMEOUT);
+	}
+
+	@Test
+	void kvLeaseTtlIsTheProducersDefault() {
+		assertThat(freshlyBound().getKv().getLeaseTtl()).isEqualTo(KvProducer.DEFAULT_LEASE_TTL);
 	}
 
 	@Test

@@ -54,7 +54,7 @@ class NixlHealthKvProducerTests {
 				.containsEntry("ignoredMessages", 0L)
 				.doesNotContainKey("answers");
 			int[] blocks = cache.allocator().allocate(1);
-			KvLease lease = producer.lease("guarded", blocks, 1, WAIT, "the-decode-worker");
+			KvLease lease = producer.lease("guarded", blocks, KvLease.options().consumer("the-decode-worker"));
 			stranger.loadRemoteMetadata(agent.localMetadata());
 
 			// a done for a lease nobody made (answered UNKNOWN once the stranger is

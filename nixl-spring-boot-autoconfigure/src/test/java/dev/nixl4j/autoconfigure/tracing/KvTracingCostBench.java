@@ -255,7 +255,11 @@ public final class KvTracingCostBench implements AutoCloseable {
 		long start = System.nanoTime();
 		for (int i = 0; i < count; i++) {
 			long begin = System.nanoTime();
-			KvLease lease = producer.lease(requestIds[i], leased[i], 1, WAIT);
+			// blocks are leased again in later rounds: each lease takes over a reference
+			// of
+			// its own
+			producer.cache().allocator().retain(leased[i]);
+			KvLease lease = producer.lease(requestIds[i], leased[i]);
 			side.consumer().pull(lease.params(), side.local(), WAIT);
 			nanos[i] = System.nanoTime() - begin;
 			if (!lease.params().traceparent().isEmpty()) {

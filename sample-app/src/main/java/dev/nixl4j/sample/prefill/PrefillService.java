@@ -25,7 +25,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
@@ -49,8 +48,6 @@ public class PrefillService {
 
 	private final ToyModel model;
 
-	private final Duration leaseTtl;
-
 	private final int maxPromptTokens;
 
 	private final BlockShares shares;
@@ -60,11 +57,10 @@ public class PrefillService {
 	private final Map<LeaseOutcome, Counter> leases = new EnumMap<>(LeaseOutcome.class);
 
 	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, SampleProperties properties,
-			@Value("${nixl.kv.lease-ttl:30s}") Duration leaseTtl, MeterRegistry meters) {
+			MeterRegistry meters) {
 		this.cache = cache;
 		this.producer = producer;
 		this.model = model;
-		this.leaseTtl = leaseTtl;
 		this.maxPromptTokens = properties.getMaxPromptTokens();
 		this.retryAfter = properties.getRetryAfter();
 		this.shares = new BlockShares(cache.allocator().capacity(), properties.getPrefill(),
@@ -120,22 +116,25 @@ public class PrefillService {
 					+ "cannot hold request '" + requestId + "' now: " + ex.getMessage() + "; retry when leases end", ex,
 					this.retryAfter);
 		}
+		KvLease lease;
+		long crc;
+		double fillMillis;
 		try {
 			long start = System.nanoTime();
-			long crc = fill(tokens, blocks);
-			double fillMillis = (System.nanoTime() - start) / 1e6;
-			KvLease lease = lease(requestId, consumer, blocks);
-			// the share ends with the lease, after its blocks were released
-			lease.outcome().whenComplete((outcome, failure) -> share.close());
-			// the constructor registered a counter for every outcome
-			lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
-			var params = lease.params();
-			return PrefillResponse.of(params, this.leaseTtl.toMillis(), tokens.length, crc, fillMillis);
+			crc = fill(tokens, blocks);
+			fillMillis = (System.nanoTime() - start) / 1e6;
+			// the lease takes over the blocks: they go back to the pool when it ends
+			lease = lease(requestId, consumer, blocks);
 		}
-		finally {
-			// The lease holds its own reference to each block.
+		catch (RuntimeException | Error ex) {
 			this.cache.allocator().release(blocks);
+			throw ex;
 		}
+		// the share ends with the lease, after its blocks were released
+		lease.outcome().whenComplete((outcome, failure) -> share.close());
+		// the constructor registered a counter for every outcome
+		lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
+		return PrefillResponse.of(lease.params(), lease.ttl().toMillis(), tokens.length, crc, fillMillis);
 	}
 
 	private long fill(int[] tokens, int[] blocks) {
@@ -158,7 +157,8 @@ public class PrefillService {
 	 */
 	private KvLease lease(String requestId, @Nullable String consumer, int[] blocks) {
 		try {
-			return this.producer.lease(requestId, blocks, 1, this.leaseTtl, consumer);
+			return this.producer.lease(requestId, blocks,
+					(consumer != null) ? KvLease.options().consumer(consumer) : KvLease.options());
 		}
 		catch (NixlException ex) {
 			if (ex.status() == NixlStatus.ERROR_INVALID_PARAM) {

@@ -104,9 +104,9 @@ class ConsumerController {
 		}
 		KvTransferParams params;
 		try {
-			params = this.json.readValue(lease.body(), KvTransferParams.class);
+			params = KvTransferParams.fromJson(new String(lease.body(), StandardCharsets.UTF_8));
 		}
-		catch (JacksonException | IllegalArgumentException ex) {
+		catch (IllegalArgumentException ex) {
 			return Problems.of(HttpStatus.BAD_GATEWAY, "LeaseRefused",
 					"the producer's lease is not KV transfer parameters: " + ex.getMessage());
 		}
@@ -133,10 +133,17 @@ class ConsumerController {
 		if (request.params() == null || request.seed() == null) {
 			return Problems.badRequest("params and seed are required");
 		}
-		if (request.params().blockIds().size() > ProducerController.MAX_BLOCKS) {
+		KvTransferParams params;
+		try {
+			params = KvTransferParams.fromJson(this.json.writeValueAsString(request.params()));
+		}
+		catch (JacksonException | IllegalArgumentException ex) {
+			return Problems.badRequest("params are not KV transfer parameters: " + ex.getMessage());
+		}
+		if (params.blockIds().size() > ProducerController.MAX_BLOCKS) {
 			return Problems.badRequest("at most " + ProducerController.MAX_BLOCKS + " blocks may be pulled");
 		}
-		return pullAndCheck(request.params(), request.seed());
+		return pullAndCheck(params, request.seed());
 	}
 
 	private ResponseEntity<?> pullAndCheck(KvTransferParams params, long seed) {
@@ -229,10 +236,11 @@ class ConsumerController {
 	/**
 	 * A pull of a lease the caller has.
 	 *
-	 * @param params the lease's parameters, as the producer's {@code /lease} answered them
+	 * @param params the lease's parameters in their wire form, as the producer's
+	 * {@code /lease} answered them
 	 * @param seed the pattern's seed
 	 */
-	record PullRequest(KvTransferParams params, Long seed) {
+	record PullRequest(Map<String, Object> params, Long seed) {
 	}
 
 }

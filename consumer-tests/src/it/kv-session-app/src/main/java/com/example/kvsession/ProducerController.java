@@ -1,7 +1,5 @@
 package com.example.kvsession;
 
-import java.time.Duration;
-
 import dev.nixl4j.NixlException;
 import dev.nixl4j.kv.BlockAllocator;
 import dev.nixl4j.kv.KvLease;
@@ -9,8 +7,8 @@ import dev.nixl4j.kv.KvProducer;
 import dev.nixl4j.kv.KvTransferParams;
 import dev.nixl4j.kv.PagedKvCache;
 
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Profile;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -19,7 +17,9 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The producer role: {@code POST /lease} fills a request's blocks with
- * {@link KvPattern} and leases them, answering the lease's {@link KvTransferParams}.
+ * {@link KvPattern} and leases them, answering the lease's {@link KvTransferParams} in
+ * their wire form ({@link KvTransferParams#toJson()}). The starter's producer gives each
+ * lease {@code nixl.kv.lease-ttl}.
  */
 @RestController
 @Profile("producer")
@@ -36,20 +36,16 @@ class ProducerController {
 
 	private final AccessToken token;
 
-	private final Duration leaseTtl;
-
-	ProducerController(PagedKvCache cache, KvProducer producer, LeasedRequests leased, AccessToken token,
-			@Value("${nixl.kv.lease-ttl:30s}") Duration leaseTtl) {
+	ProducerController(PagedKvCache cache, KvProducer producer, LeasedRequests leased, AccessToken token) {
 		this.cache = cache;
 		this.producer = producer;
 		this.leased = leased;
 		this.token = token;
-		this.leaseTtl = leaseTtl;
 	}
 
 	/**
-	 * Allocates, fills and leases a request's blocks. The lease holds them; this
-	 * application gives its own references back at once.
+	 * Allocates, fills and leases a request's blocks. The lease takes them over: they go
+	 * back to the pool when it ends.
 	 * @param authorization the bearer token
 	 * @param request the request
 	 * @return the lease's parameters, or a problem
@@ -65,15 +61,17 @@ class ProducerController {
 		BlockAllocator allocator = this.cache.allocator();
 		try {
 			int[] blocks = allocator.allocate(request.blocks());
+			KvLease lease;
 			try {
 				KvPattern.fill(this.cache, blocks, request.seed());
-				KvLease lease = this.producer.lease(request.requestId(), blocks, 1, this.leaseTtl);
-				this.leased.remember(request.requestId(), blocks[0], allocator.generation(blocks[0]));
-				return ResponseEntity.ok(lease.params());
+				lease = this.producer.lease(request.requestId(), blocks);
 			}
-			finally {
+			catch (RuntimeException ex) {
 				allocator.release(blocks);
+				throw ex;
 			}
+			this.leased.remember(request.requestId(), blocks[0], allocator.generation(blocks[0]));
+			return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(lease.params().toJson());
 		}
 		catch (NixlException ex) {
 			return Problems.of(ex);

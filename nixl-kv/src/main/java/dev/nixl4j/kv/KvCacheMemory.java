@@ -1,4 +1,4 @@
-package dev.nixl4j.autoconfigure;
+package dev.nixl4j.kv;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -8,16 +8,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalLong;
 
-import dev.nixl4j.kv.KvCacheLayout;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-
 /**
- * Checks, before a paged KV cache is allocated, that the cache fits in the memory this
- * process can have beside the largest heap the JVM may grow: an allocation that does not
- * fit would end in an {@link OutOfMemoryError}, or in the kernel's OOM killer, after
- * gigabytes of touched pages.
+ * Checks, before a paged KV cache is allocated in host memory
+ * ({@link PagedKvCache#allocate}), that the cache fits in the memory this process can
+ * have beside the largest heap the JVM may grow: an allocation that does not fit would
+ * end in an {@link OutOfMemoryError}, or in the kernel's OOM killer, after gigabytes of
+ * touched pages.
  *
  * <p>
  * The memory is the smallest of the cgroup limits of the process ({@code memory.max} of
@@ -36,15 +34,29 @@ final class KvCacheMemory {
 
 	/**
 	 * Fails when the cache cannot fit.
+	 * @param agentName the agent the cache is for
 	 * @param layout the layout to allocate
-	 * @throws InvalidConfigurationPropertyValueException naming {@code nixl.kv.blocks}
-	 * with the cache's size and the limit
+	 * @throws KvCacheTooLargeException with the cache's size and the limit
 	 */
-	static void check(KvCacheLayout layout) {
+	static void check(String agentName, KvCacheLayout layout) {
 		Limit limit = limit();
-		String problem = problem(layout, limit.bytes(), Runtime.getRuntime().maxMemory(), limit.source());
+		check(agentName, layout, limit.bytes(), Runtime.getRuntime().maxMemory(), limit.source());
+	}
+
+	/**
+	 * Fails when the cache cannot fit in the memory given.
+	 * @param agentName the agent the cache is for
+	 * @param layout the layout
+	 * @param limitBytes the memory this process can have
+	 * @param heapBytes the largest heap the JVM may grow
+	 * @param limitSource where the limit comes from
+	 * @throws KvCacheTooLargeException with the cache's size and the limit
+	 */
+	static void check(String agentName, KvCacheLayout layout, long limitBytes, long heapBytes, String limitSource) {
+		String problem = problem(layout, limitBytes, heapBytes, limitSource);
 		if (problem != null) {
-			throw new InvalidConfigurationPropertyValueException("nixl.kv.blocks", layout.numBlocks(), problem);
+			throw new KvCacheTooLargeException(agentName, problem, layout.totalBytes(),
+					Math.max(limitBytes - heapBytes, 0));
 		}
 	}
 
@@ -64,12 +76,12 @@ final class KvCacheMemory {
 		}
 		long perBlock = total / layout.numBlocks();
 		long fitting = Math.max(available, 0) / perBlock;
-		return "the KV cache that nixl.kv.* describes takes " + total + " bytes (" + mib(total) + " MiB: "
-				+ layout.numLayers() + " layers x " + layout.regionsPerLayer() + " regions x " + layout.numBlocks()
-				+ " blocks x " + layout.blockLength() + " bytes), but this process can have " + limitBytes + " bytes ("
-				+ mib(limitBytes) + " MiB, " + limitSource + ") of which the heap may take " + heapBytes + " bytes ("
-				+ mib(heapBytes) + " MiB, -Xmx); at most " + fitting + " blocks of this shape fit. Lower "
-				+ "nixl.kv.blocks (or another nixl.kv dimension) or the heap, or raise the memory limit";
+		return "the KV cache takes " + total + " bytes (" + mib(total) + " MiB: " + layout.numLayers() + " layers x "
+				+ layout.regionsPerLayer() + " regions x " + layout.numBlocks() + " blocks x " + layout.blockLength()
+				+ " bytes), but this process can have " + limitBytes + " bytes (" + mib(limitBytes) + " MiB, "
+				+ limitSource + ") of which the heap may take " + heapBytes + " bytes (" + mib(heapBytes)
+				+ " MiB, -Xmx); at most " + fitting + " blocks of this shape fit. Use fewer "
+				+ "blocks (or a smaller layout) or a smaller heap, or raise the memory limit";
 	}
 
 	private static long mib(long bytes) {
