@@ -27,7 +27,7 @@ final class KvBenchMemory {
 	 * @return the cache
 	 */
 	static PagedKvCache allocate(NixlAgent agent, KvCacheLayout layout, BenchMemory.Kind kind) {
-		return (kind == BenchMemory.Kind.VRAM) ? PagedKvCache.allocate(agent, layout, "", 0)
+		return (kind == BenchMemory.Kind.VRAM) ? PagedKvCache.builder(agent, layout).device(0).build()
 				: PagedKvCache.allocate(agent, layout);
 	}
 

@@ -55,7 +55,7 @@ public final class KvProducerMain {
 	public static void main(String[] args) throws Exception {
 		PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 		try (NixlAgent agent = NixlAgent.create(AgentConfig.builder(args[0]).engine(Engine.valueOf(args[1])).build());
-				PagedKvCache cache = PagedKvCache.allocate(agent, LAYOUT, MODEL);
+				PagedKvCache cache = PagedKvCache.builder(agent, LAYOUT).modelFingerprint(MODEL).build();
 				KvProducer producer = KvProducer.builder(cache).peers(PeerLoader.preloaded()).build()) {
 			Base64.Encoder base64 = Base64.getEncoder();
 			out.println("READY " + base64.encodeToString(agent.localMetadata().toByteArray()) + " "
@@ -75,8 +75,9 @@ public final class KvProducerMain {
 								Bytes.fill(cache.block(r, id), seed(r, id, generation));
 							}
 						}
-						KvLease lease = producer.lease(command[1], ids, 1, LEASE_TTL, command[4]);
-						cache.allocator().release(ids);
+						// the lease takes over the blocks' references
+						KvLease lease = producer.lease(command[1], ids,
+								KvLease.options().ttl(LEASE_TTL).consumer(command[4]));
 						out.println("LEASE " + encode(lease.params()));
 					}
 					case "QUIT" -> {
@@ -101,20 +102,12 @@ public final class KvProducerMain {
 	}
 
 	/**
-	 * Writes transfer parameters as one word.
-	 * @param params the parameters, without checksums or trace context
+	 * Writes transfer parameters as one word: their JSON wire form, in base64.
+	 * @param params the parameters
 	 * @return the word
 	 */
 	static String encode(KvTransferParams params) {
-		List<String> fields = List.of(params.producerAgent(), params.requestId(), join(params.blockIds()),
-				params.layoutFingerprint(), Long.toString(params.leaseId()), Integer.toString(params.consumerRanks()),
-				Long.toString(params.generation()), params.producerIncarnation());
-		Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
-		List<String> encoded = new ArrayList<>();
-		for (String field : fields) {
-			encoded.add(base64.encodeToString(field.getBytes(StandardCharsets.UTF_8)));
-		}
-		return String.join(".", encoded);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(params.toJson().getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**
@@ -123,25 +116,7 @@ public final class KvProducerMain {
 	 * @return the parameters
 	 */
 	static KvTransferParams decode(String word) {
-		String[] encoded = word.split("\\.", -1);
-		String[] fields = new String[encoded.length];
-		for (int i = 0; i < encoded.length; i++) {
-			fields[i] = new String(Base64.getUrlDecoder().decode(encoded[i]), StandardCharsets.UTF_8);
-		}
-		List<Integer> blocks = new ArrayList<>();
-		for (String id : fields[2].split(",")) {
-			blocks.add(Integer.valueOf(id));
-		}
-		return new KvTransferParams(fields[0], fields[1], blocks, fields[3], Long.parseLong(fields[4]),
-				Integer.parseInt(fields[5]), Long.parseLong(fields[6]), List.of(), Objects.requireNonNull(fields[7]));
-	}
-
-	private static String join(List<Integer> ids) {
-		List<String> words = new ArrayList<>();
-		for (int id : ids) {
-			words.add(Integer.toString(id));
-		}
-		return String.join(",", words);
+		return KvTransferParams.fromJson(new String(Base64.getUrlDecoder().decode(word), StandardCharsets.UTF_8));
 	}
 
 }

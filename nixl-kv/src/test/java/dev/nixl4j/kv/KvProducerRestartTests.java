@@ -68,7 +68,8 @@ public abstract class KvProducerRestartTests {
 	private Consumer startConsumer() {
 		NixlAgent agent = this.kv.agent("decode", (builder) -> {
 		});
-		PagedKvCache cache = this.kv.track(PagedKvCache.allocate(agent, KvProducerMain.LAYOUT, KvProducerMain.MODEL));
+		PagedKvCache cache = this.kv
+			.track(PagedKvCache.builder(agent, KvProducerMain.LAYOUT).modelFingerprint(KvProducerMain.MODEL).build());
 		MetadataPublication publication = this.kv.publication(agent, null);
 		KvDirectory directory = KvDirectory.of(this.kv.exchange(), publication);
 		AtomicInteger resolves = new AtomicInteger();

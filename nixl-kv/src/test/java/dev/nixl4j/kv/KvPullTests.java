@@ -73,13 +73,11 @@ public abstract class KvPullTests {
 		}
 	}
 
-	/** A lease of freshly filled producer blocks, which the producer's caller let go. */
+	/** A lease of freshly filled producer blocks, which the lease takes over. */
 	private static KvLease lease(KvProducer producer, String requestId, int blocks, long generation) {
 		int[] remote = producer.cache().allocator().allocate(blocks);
 		fill(producer.cache(), remote, generation);
-		KvLease lease = producer.lease(requestId, remote, 1, LONG_LEASE);
-		producer.cache().allocator().release(remote);
-		return lease;
+		return producer.lease(requestId, remote, KvLease.options().ttl(LONG_LEASE));
 	}
 
 	@Test
@@ -124,8 +122,7 @@ public abstract class KvPullTests {
 		KvConsumer consumer = consumer(cache);
 		int[] remote = producer.cache().allocator().allocate(4);
 		fill(producer.cache(), remote, 1);
-		KvLease lease = producer.lease("expired", remote, 1, Duration.ofMillis(50));
-		producer.cache().allocator().release(remote);
+		KvLease lease = producer.lease("expired", remote, KvLease.options().ttl(Duration.ofMillis(50)));
 		assertThat(lease.outcome()).succeedsWithin(WAIT).isEqualTo(LeaseOutcome.EXPIRED);
 		int free = cache.allocator().freeCount();
 
