@@ -18,7 +18,7 @@ import dev.nixl4j.NotificationSubscription;
  * blocks, nothing that waits), and sends the answer there too when the consumer's
  * metadata is loaded. An answer whose consumer is not loaded waits in
  * {@link PendingAnswers}, whose own threads look the consumer up; the outcomes of the
- * leases that ended, and the logs, run on the {@link ProducerThread}. So nothing a peer
+ * leases that ended, and the logs, run on the {@link LeaseThread}. So nothing a peer
  * sends waits on the thread that expires leases and ends their outcomes.
  */
 final class ConsumerAnswers implements AutoCloseable {
@@ -33,7 +33,7 @@ final class ConsumerAnswers implements AutoCloseable {
 
 	private final LeaseTable leases;
 
-	private final ProducerThread thread;
+	private final LeaseThread thread;
 
 	private final PendingAnswers pending;
 
@@ -44,7 +44,7 @@ final class ConsumerAnswers implements AutoCloseable {
 	private final List<NotificationSubscription> subscriptions = new ArrayList<>();
 
 	ConsumerAnswers(NixlAgent agent, PeerLoader peers, String prefix, Duration peerTimeout, KvObserver observer,
-			LeaseTable leases, ProducerThread thread) {
+			LeaseTable leases, LeaseThread thread) {
 		this.agent = agent;
 		this.prefix = prefix;
 		this.observer = observer;

@@ -113,7 +113,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 
 	private final KvObserver observer;
 
-	private final ProducerThread thread;
+	private final LeaseThread thread;
 
 	private final LeaseTable leases;
 
@@ -137,7 +137,7 @@ public final class KvProducer implements AutoCloseable, DrainParticipant {
 		this.leaseTtl = SettingChecks.requirePositive(builder.leaseTtl, "leaseTtl");
 		this.publication = publication;
 		this.observer = builder.observer;
-		this.thread = new ProducerThread(this.agent.name());
+		this.thread = new LeaseThread(this.agent.name());
 		this.leases = new LeaseTable(this.cache, this.prefix, this.integrity, this.thread);
 		this.consumerWatch = (consumers != null) ? new ConsumerWatch(consumers, this.leases::releaseLeasesOf) : null;
 		this.answers = new ConsumerAnswers(this.agent, peers, this.prefix, this.peerTimeout, this.observer, this.leases,

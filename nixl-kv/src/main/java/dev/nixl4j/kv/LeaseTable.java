@@ -45,7 +45,7 @@ final class LeaseTable {
 
 	private final KvIntegrity integrity;
 
-	private final ProducerThread thread;
+	private final LeaseThread thread;
 
 	private final SecureRandom random = new SecureRandom();
 
@@ -85,7 +85,7 @@ final class LeaseTable {
 	 */
 	private final AtomicLong ignored = new AtomicLong();
 
-	LeaseTable(PagedKvCache cache, String prefix, KvIntegrity integrity, ProducerThread thread) {
+	LeaseTable(PagedKvCache cache, String prefix, KvIntegrity integrity, LeaseThread thread) {
 		this.cache = cache;
 		this.agentName = cache.agent().name();
 		this.prefix = prefix;

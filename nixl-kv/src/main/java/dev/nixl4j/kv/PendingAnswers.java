@@ -63,7 +63,7 @@ final class PendingAnswers implements AutoCloseable {
 
 	private final Duration peerTimeout;
 
-	private final ProducerThread thread;
+	private final LeaseThread thread;
 
 	private final ScheduledThreadPoolExecutor lookups;
 
@@ -83,7 +83,7 @@ final class PendingAnswers implements AutoCloseable {
 
 	private final AtomicLong dropped = new AtomicLong();
 
-	PendingAnswers(NixlAgent agent, PeerLoader peers, Duration peerTimeout, ProducerThread thread) {
+	PendingAnswers(NixlAgent agent, PeerLoader peers, Duration peerTimeout, LeaseThread thread) {
 		this.agent = agent;
 		this.peers = peers;
 		this.peerTimeout = peerTimeout;

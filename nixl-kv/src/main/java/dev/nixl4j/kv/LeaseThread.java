@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * wait for a consumer's metadata are {@link PendingAnswers}'). What one unit of its work
  * throws, even an {@link Error}, is logged and counted, and the thread goes on.
  */
-final class ProducerThread {
+final class LeaseThread {
 
 	private static final System.Logger logger = System.getLogger(KvProducer.class.getName());
 
@@ -27,7 +27,7 @@ final class ProducerThread {
 
 	private final AtomicLong internalErrors = new AtomicLong();
 
-	ProducerThread(String agentName) {
+	LeaseThread(String agentName) {
 		this.agentName = agentName;
 		String threadName = "nixl4j-kv-producer-" + agentName;
 		this.scheduler = new ScheduledThreadPoolExecutor(1, (runnable) -> {
