@@ -4,12 +4,8 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -22,7 +18,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Random;
 import java.util.SortedSet;
@@ -42,7 +37,13 @@ import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
 import dev.nixl4j.Transfer;
 import dev.nixl4j.XferOp;
+import dev.nixl4j.cuda.Cuda;
+import dev.nixl4j.cuda.CudaDevice;
+import dev.nixl4j.cuda.CudaReport;
+import dev.nixl4j.cuda.GpuMemory;
 import dev.nixl4j.json.JsonWriter;
+import dev.nixl4j.kv.KvCacheLayout;
+import dev.nixl4j.kv.PagedKvCache;
 
 /**
  * The GPU check ({@code src/gpu/check.sh run}): moves VRAM through the native engine on
@@ -52,20 +53,20 @@ import dev.nixl4j.json.JsonWriter;
  * and WRITE between two agents of this process and between this process and a child JVM
  * (CUDA IPC), DRAM to VRAM and back, and a KV pull of the default request shape (32
  * layers, K and V, 128 blocks of 16 tokens, 8 KV heads of 128 fp16 elements: 8,192
- * descriptors of 32 KiB, 256 MiB) from VRAM to VRAM. Beside them: the bandwidth of
- * {@code cudaMemcpy} device to device (and host to device and back) in the same run, the
- * latency of 4 KiB READs, and the UCX transports named in UCX's log.
+ * descriptors of 32 KiB, 256 MiB) between two {@link PagedKvCache}s on the device.
+ * Beside them: the bandwidth of {@code cudaMemcpy} device to device (and host to device
+ * and back) in the same run, the latency of 4 KiB READs, and the UCX transports named in
+ * UCX's log.
  * <p>
  * Exit codes: {@value #EXIT_OK} every check passed; {@value #EXIT_FAILED} a check failed
  * or the check itself broke (the summary says which); {@value #EXIT_USAGE} usage;
  * {@value #EXIT_NO_GPU} no usable GPU (no {@code libcudart}, no device, or a driver too
  * old): the summary is then {@code {"gpu": false, "reason": "..."}}.
  * <p>
- * The CUDA calls go through {@link Cuda}, this check's own minimal FFM shim over
- * {@code libcudart}; it is to be replaced by nixl-core's CUDA binding when that is merged.
- * The KV pull builds its descriptors the way {@code PagedKvCache} lays out vLLM's cache;
- * once {@code PagedKvCache} allocates on a device, the pull is to go through
- * {@code KvConsumer.pull} instead.
+ * Everything CUDA goes through nixl-core's {@code dev.nixl4j.cuda}: {@link Cuda#report()}
+ * finds {@code libcudart} ({@code -Dnixl.cuda.library} names a file) and the devices,
+ * {@link GpuMemory} holds the device buffers, and {@link PagedKvCache}s on the device
+ * ({@link PagedKvCache.Builder#device(int)}) the KV caches.
  */
 public final class GpuCheck {
 
@@ -90,17 +91,22 @@ public final class GpuCheck {
 
 	static final int LATENCY_REPEATS = 2000;
 
-	static final int KV_LAYERS = 32;
-
-	static final int KV_REGIONS = KV_LAYERS * 2;
-
-	static final long KV_BLOCK = 16 * 8 * 128 * 2;
-
-	static final int KV_CACHE_BLOCKS = 256;
+	/** The default KV request's cache: 32 layers, K and V, 16 tokens of 8 heads of 128 fp16. */
+	static final KvCacheLayout KV_LAYOUT = KvCacheLayout.builder()
+		.layers(32)
+		.splitKv(true)
+		.blocks(256)
+		.blockSize(16)
+		.kvHeads(8)
+		.headDim(128)
+		.dtypeSize(2)
+		.build();
 
 	static final int KV_REQUEST_BLOCKS = 128;
 
 	static final int KV_REPEATS = 5;
+
+	static final String KV_FINGERPRINT = "gpucheck";
 
 	static final Duration WAIT = Duration.ofSeconds(60);
 
@@ -109,11 +115,10 @@ public final class GpuCheck {
 	/**
 	 * How "device" memory is registered: VRAM, or DRAM for a dry run of the whole check on
 	 * a host without a GPU against a stand-in {@code libcudart} that allocates host memory
-	 * ({@code -Dgpucheck.memoryType=DRAM}; the summary says so).
+	 * ({@code -Dgpucheck.memoryType=DRAM}; the summary says so). The KV caches of a dry run
+	 * are {@link PagedKvCache}s in host memory, as that is what the stand-in's memory is.
 	 */
 	static final MemoryType DEVICE_MEMORY = MemoryType.valueOf(System.getProperty("gpucheck.memoryType", "VRAM"));
-
-	private final Cuda cuda;
 
 	private final int device;
 
@@ -127,8 +132,7 @@ public final class GpuCheck {
 	/** Host memory that device memory is copied back into, reused by every check. */
 	private final MemorySegment actual;
 
-	private GpuCheck(Cuda cuda, int device) {
-		this.cuda = cuda;
+	private GpuCheck(int device) {
 		this.device = device;
 		this.expected = this.arena.allocate(BULK, 4096);
 		this.actual = this.arena.allocate(BULK, 4096);
@@ -162,40 +166,36 @@ public final class GpuCheck {
 	}
 
 	private static int check(Map<String, Object> summary) {
-		Cuda cuda;
-		try {
-			cuda = Cuda.load();
-		}
-		catch (Cuda.Unavailable ex) {
-			return noGpu(summary, String.valueOf(ex.getMessage()));
-		}
-		int count;
-		try {
-			count = cuda.deviceCount();
-		}
-		catch (Cuda.Error ex) {
-			return noGpu(summary, "cudaGetDeviceCount: " + ex.getMessage() + " (" + cuda.path + ")");
-		}
-		if (count < 1) {
-			return noGpu(summary, "no CUDA device (" + cuda.path + ")");
+		CudaReport report = Cuda.report();
+		if (!report.usable()) {
+			summary.put("gpu", false);
+			summary.put("reason", report.summary());
+			summary.put("attempts", report.attempts());
+			return EXIT_NO_GPU;
 		}
 		int device = Integer.getInteger("gpucheck.device", 0);
-		cuda.setDevice(device);
+		if (device < 0 || device >= report.devices().size()) {
+			throw new IllegalArgumentException("-Dgpucheck.device=" + device + " is not a device: there are "
+					+ report.devices().size() + " (" + report.summary() + ")");
+		}
+		CudaDevice cuda = report.devices().get(device);
 		summary.put("gpu", true);
 		summary.put("ok", false);
 		Map<String, Object> info = new LinkedHashMap<>();
-		info.put("name", cuda.deviceName(device));
-		info.put("count", count);
+		info.put("name", cuda.name());
+		info.put("compute_capability", cuda.computeCapability());
+		info.put("count", report.devices().size());
 		info.put("device", device);
 		info.put("memory_total_bytes", cuda.totalMemory());
-		info.put("driver_version", cuda.driverVersion());
-		info.put("runtime_version", cuda.runtimeVersion());
-		info.put("cudart", cuda.path.toString());
+		info.put("driver_version", report.driverVersion());
+		info.put("runtime_version", report.runtimeVersion());
+		info.put("cudart", report.library());
+		info.put("cudart_source", report.source());
 		summary.put("cuda", info);
 		if (DEVICE_MEMORY != MemoryType.VRAM) {
 			summary.put("device_memory_registered_as", DEVICE_MEMORY.name());
 		}
-		GpuCheck check = new GpuCheck(cuda, device);
+		GpuCheck check = new GpuCheck(device);
 		summary.put("cuda_memcpy", check.memcpyBaseline());
 		Map<String, Object> latency = new LinkedHashMap<>();
 		check.run(summary, latency);
@@ -207,24 +207,20 @@ public final class GpuCheck {
 		return ok ? EXIT_OK : EXIT_FAILED;
 	}
 
-	private static int noGpu(Map<String, Object> summary, String reason) {
-		summary.put("gpu", false);
-		summary.put("reason", reason);
-		return EXIT_NO_GPU;
-	}
-
 	private void run(Map<String, Object> summary, Map<String, Object> latency) {
-		try (NixlAgent a = agent("gpucheck-a"); NixlAgent b = agent("gpucheck-b")) {
+		// the agents close first, deregistering the memory before it is freed
+		try (GpuMemory aVram = Cuda.allocate(this.device, BULK);
+				GpuMemory bVram = Cuda.allocate(this.device, BULK);
+				NixlAgent a = agent("gpucheck-a");
+				NixlAgent b = agent("gpucheck-b")) {
 			a.nativeLibrary().ifPresent((library) -> summary.put("nixl", Map.of("version", library.version(), "source",
 					library.source(), "path", library.path().toString())));
-			long aVram = this.cuda.malloc(BULK);
-			long bVram = this.cuda.malloc(BULK);
 			MemorySegment aDram = this.arena.allocate(BULK, 4096);
-			a.register(vram(aVram, BULK));
+			a.register(vram(aVram.address(), BULK));
 			a.register(aDram);
-			b.register(vram(bVram, BULK));
+			b.register(vram(bVram.address(), BULK));
 			a.loadRemoteMetadata(b.localMetadata());
-			Buffer remote = new Buffer(bVram, true);
+			Buffer remote = Buffer.local(bVram);
 			attempt("vram-vram-read-in-process", () -> moveVram(a, "gpucheck-b", XferOp.READ, aVram, remote, 1));
 			attempt("vram-vram-write-in-process", () -> moveVram(a, "gpucheck-b", XferOp.WRITE, aVram, remote, 2));
 			attempt("vram-to-dram-read-in-process", () -> moveDram(a, "gpucheck-b", XferOp.READ, aDram, remote, 3));
@@ -237,8 +233,6 @@ public final class GpuCheck {
 			});
 			attempt("kv-pull-vram-vram-in-process", () -> kvPull(a, b));
 			attempt("vram-vram-two-processes", () -> twoProcesses(a, aVram, latency));
-			this.cuda.free(aVram);
-			this.cuda.free(bVram);
 		}
 	}
 
@@ -246,12 +240,13 @@ public final class GpuCheck {
 		return NixlAgent.create(AgentConfig.builder(name).engine(Engine.NATIVE).build());
 	}
 
+	/**
+	 * Describes device memory as it is registered: VRAM with the device ordinal, or, in a
+	 * dry run, DRAM.
+	 */
 	private DescriptorList vram(long address, long length) {
-		return DescriptorList.of(DEVICE_MEMORY, descriptor(address, length));
-	}
-
-	private MemoryDescriptor descriptor(long address, long length) {
-		return new MemoryDescriptor(address, length, (DEVICE_MEMORY == MemoryType.VRAM) ? this.device : 0);
+		return DescriptorList.of(DEVICE_MEMORY,
+				new MemoryDescriptor(address, length, (DEVICE_MEMORY == MemoryType.VRAM) ? this.device : 0));
 	}
 
 	private void attempt(String name, Step step) {
@@ -272,24 +267,23 @@ public final class GpuCheck {
 	 * Moves {@link #BULK} bytes between local VRAM and a peer's VRAM: once into cleared
 	 * memory, checked byte for byte, then {@link #BULK_REPEATS} times timed.
 	 */
-	private Map<String, Object> moveVram(NixlAgent agent, String peer, XferOp op, long local, Buffer remote,
+	private Map<String, Object> moveVram(NixlAgent agent, String peer, XferOp op, GpuMemory local, Buffer remote,
 			long seed) {
-		MemorySegment expected = pattern(BULK, seed);
-		long target;
+		long mismatches;
+		DescriptorList localList = vram(local.address(), BULK);
+		DescriptorList remoteList = vram(remote.address, BULK);
 		if (op == XferOp.READ) {
 			remote.fill(this, seed, BULK);
-			this.cuda.memset(local, 0, BULK);
-			target = local;
+			local.fill(0, BULK, (byte) 0);
+			transfer(agent, op, localList, remoteList, peer);
+			mismatches = mismatches(local, pattern(BULK, seed));
 		}
 		else {
-			this.cuda.copyToDevice(local, expected);
-			remote.clear(this);
-			target = remote.address;
+			local.copyFrom(pattern(BULK, seed), 0);
+			remote.clear();
+			transfer(agent, op, localList, remoteList, peer);
+			mismatches = remote.verify(this, seed);
 		}
-		DescriptorList localList = vram(local, BULK);
-		DescriptorList remoteList = vram(remote.address, BULK);
-		transfer(agent, op, localList, remoteList, peer);
-		long mismatches = (op == XferOp.READ || remote.local) ? mismatches(target, expected) : remote.verify(seed);
 		Map<String, Object> result = timed(agent, op, localList, remoteList, peer);
 		result.put("verified_bytes", BULK);
 		result.put("mismatched_bytes", mismatches);
@@ -300,7 +294,6 @@ public final class GpuCheck {
 	/** Moves {@link #BULK} bytes between local DRAM and a peer's VRAM. */
 	private Map<String, Object> moveDram(NixlAgent agent, String peer, XferOp op, MemorySegment local, Buffer remote,
 			long seed) {
-		MemorySegment expected = pattern(BULK, seed);
 		long mismatches;
 		DescriptorList localList = DescriptorList.of(local);
 		DescriptorList remoteList = vram(remote.address, BULK);
@@ -308,13 +301,13 @@ public final class GpuCheck {
 			remote.fill(this, seed, BULK);
 			local.fill((byte) 0);
 			transfer(agent, op, localList, remoteList, peer);
-			mismatches = countMismatches(local, expected);
+			mismatches = countMismatches(local, pattern(BULK, seed));
 		}
 		else {
-			MemorySegment.copy(expected, 0, local, 0, BULK);
-			remote.clear(this);
+			MemorySegment.copy(pattern(BULK, seed), 0, local, 0, BULK);
+			remote.clear();
 			transfer(agent, op, localList, remoteList, peer);
-			mismatches = mismatches(remote.address, expected);
+			mismatches = remote.verify(this, seed);
 		}
 		Map<String, Object> result = timed(agent, op, localList, remoteList, peer);
 		result.put("verified_bytes", BULK);
@@ -338,11 +331,10 @@ public final class GpuCheck {
 		return result;
 	}
 
-	private Map<String, Object> latency(NixlAgent agent, String peer, long local, Buffer remote) {
-		MemorySegment expected = pattern(LATENCY_SIZE, 5);
+	private Map<String, Object> latency(NixlAgent agent, String peer, GpuMemory local, Buffer remote) {
 		remote.fill(this, 5, LATENCY_SIZE);
-		this.cuda.memset(local, 0, LATENCY_SIZE);
-		DescriptorList localList = vram(local, LATENCY_SIZE);
+		local.fill(0, LATENCY_SIZE, (byte) 0);
+		DescriptorList localList = vram(local.address(), LATENCY_SIZE);
 		DescriptorList remoteList = vram(remote.address, LATENCY_SIZE);
 		for (int i = 0; i < LATENCY_WARMUP; i++) {
 			transfer(agent, XferOp.READ, localList, remoteList, peer);
@@ -354,7 +346,7 @@ public final class GpuCheck {
 			nanos[i] = System.nanoTime() - start;
 		}
 		Arrays.sort(nanos);
-		long mismatches = mismatches(local, expected);
+		long mismatches = mismatches(local, pattern(LATENCY_SIZE, 5));
 		Map<String, Object> result = new LinkedHashMap<>();
 		result.put("op", "READ");
 		result.put("bytes", LATENCY_SIZE);
@@ -368,50 +360,50 @@ public final class GpuCheck {
 	}
 
 	/**
-	 * Pulls a request of {@link #KV_REQUEST_BLOCKS} blocks from a producer's cache to a
-	 * consumer's, both in VRAM, one region per layer and K or V, blocks picked at random
-	 * on both sides (as a block allocator hands them out).
+	 * Pulls a request of {@link #KV_REQUEST_BLOCKS} blocks from a producer's
+	 * {@link PagedKvCache} to a consumer's, both on the device (one {@code cudaMalloc} per
+	 * layer and K or V), blocks picked at random on both sides (as a block allocator hands
+	 * them out), with the descriptors {@link PagedKvCache#descriptors(int...)} gives. A dry
+	 * run's caches are in host memory: the stand-in's "device" memory is host memory, and
+	 * the engine is told what the memory is.
 	 */
 	private Map<String, Object> kvPull(NixlAgent consumer, NixlAgent producer) {
-		long regionLength = KV_BLOCK * KV_CACHE_BLOCKS;
-		long[] produced = new long[KV_REGIONS];
-		long[] consumed = new long[KV_REGIONS];
-		List<MemoryDescriptor> producerRegions = new ArrayList<>();
-		List<MemoryDescriptor> consumerRegions = new ArrayList<>();
-		try {
-			for (int r = 0; r < KV_REGIONS; r++) {
-				produced[r] = this.cuda.malloc(regionLength);
-				consumed[r] = this.cuda.malloc(regionLength);
-				producerRegions.add(descriptor(produced[r], regionLength));
-				consumerRegions.add(descriptor(consumed[r], regionLength));
-				this.cuda.copyToDevice(produced[r], pattern(regionLength, 100 + r));
-				this.cuda.memset(consumed[r], 0, regionLength);
+		boolean onDevice = DEVICE_MEMORY == MemoryType.VRAM;
+		try (PagedKvCache produced = kvCache(producer, onDevice); PagedKvCache consumed = kvCache(consumer, onDevice)) {
+			long regionLength = KV_LAYOUT.regionLength();
+			long blockLength = KV_LAYOUT.blockLength();
+			for (int r = 0; r < KV_LAYOUT.regionCount(); r++) {
+				MemorySegment source = pattern(regionLength, 100 + r);
+				if (onDevice) {
+					produced.deviceRegion(r).copyFrom(source, 0);
+					consumed.deviceRegion(r).fill(0, regionLength, (byte) 0);
+				}
+				else {
+					produced.region(r).copyFrom(source);
+					consumed.region(r).fill((byte) 0);
+				}
 			}
-			producer.register(new DescriptorList(DEVICE_MEMORY, producerRegions));
-			consumer.register(new DescriptorList(DEVICE_MEMORY, consumerRegions));
 			consumer.loadRemoteMetadata(producer.localMetadata());
 			Random random = new Random(42);
 			int[] from = pick(random);
 			int[] to = pick(random);
-			List<MemoryDescriptor> local = new ArrayList<>();
-			List<MemoryDescriptor> remote = new ArrayList<>();
-			for (int r = 0; r < KV_REGIONS; r++) {
-				for (int i = 0; i < KV_REQUEST_BLOCKS; i++) {
-					local.add(descriptor(consumed[r] + to[i] * KV_BLOCK, KV_BLOCK));
-					remote.add(descriptor(produced[r] + from[i] * KV_BLOCK, KV_BLOCK));
-				}
-			}
-			DescriptorList localList = new DescriptorList(DEVICE_MEMORY, local);
-			DescriptorList remoteList = new DescriptorList(DEVICE_MEMORY, remote);
+			DescriptorList localList = consumed.descriptors(to);
+			DescriptorList remoteList = produced.descriptors(from);
 			transfer(consumer, XferOp.READ, localList, remoteList, producer.name());
 			long mismatches = 0;
-			MemorySegment host = this.actual.asSlice(0, regionLength);
-			for (int r = 0; r < KV_REGIONS; r++) {
+			for (int r = 0; r < KV_LAYOUT.regionCount(); r++) {
 				MemorySegment source = pattern(regionLength, 100 + r);
-				this.cuda.copyToHost(host, consumed[r]);
+				MemorySegment host;
+				if (onDevice) {
+					host = this.actual.asSlice(0, regionLength);
+					consumed.deviceRegion(r).copyTo(0, host);
+				}
+				else {
+					host = consumed.region(r);
+				}
 				for (int i = 0; i < KV_REQUEST_BLOCKS; i++) {
-					mismatches += countMismatches(host.asSlice(to[i] * KV_BLOCK, KV_BLOCK),
-							source.asSlice(from[i] * KV_BLOCK, KV_BLOCK));
+					mismatches += countMismatches(host.asSlice(to[i] * blockLength, blockLength),
+							source.asSlice(from[i] * blockLength, blockLength));
 				}
 			}
 			long[] nanos = new long[KV_REPEATS];
@@ -424,7 +416,12 @@ public final class GpuCheck {
 			long bytes = localList.totalBytes();
 			Map<String, Object> result = new LinkedHashMap<>();
 			result.put("op", "READ");
-			result.put("layers", KV_LAYERS);
+			result.put("cache_memory", consumed.memoryType().name());
+			if (!onDevice) {
+				result.put("note", "dry run: the stand-in's device memory is host memory, so both caches are "
+						+ "PagedKvCache in host memory, registered as DRAM");
+			}
+			result.put("layers", KV_LAYOUT.numLayers());
 			result.put("blocks", KV_REQUEST_BLOCKS);
 			result.put("descriptors", localList.size());
 			result.put("bytes", bytes);
@@ -436,17 +433,17 @@ public final class GpuCheck {
 			result.put("ok", mismatches == 0);
 			return result;
 		}
-		finally {
-			for (int r = 0; r < KV_REGIONS; r++) {
-				this.cuda.free(produced[r]);
-				this.cuda.free(consumed[r]);
-			}
-		}
+	}
+
+	/** A cache of {@link #KV_LAYOUT} on the checked device, or in host memory. */
+	private PagedKvCache kvCache(NixlAgent agent, boolean onDevice) {
+		PagedKvCache.Builder builder = PagedKvCache.builder(agent, KV_LAYOUT).modelFingerprint(KV_FINGERPRINT);
+		return (onDevice ? builder.device(this.device) : builder).build();
 	}
 
 	private static int[] pick(Random random) {
 		List<Integer> ids = new ArrayList<>();
-		for (int i = 0; i < KV_CACHE_BLOCKS; i++) {
+		for (int i = 0; i < KV_LAYOUT.numBlocks(); i++) {
 			ids.add(i);
 		}
 		Collections.shuffle(ids, random);
@@ -457,7 +454,7 @@ public final class GpuCheck {
 	 * READ and WRITE between this process's agent and a child JVM's, whose VRAM UCX reaches
 	 * through CUDA IPC; the child checks what was written into its memory.
 	 */
-	private Map<String, Object> twoProcesses(NixlAgent agent, long local, Map<String, Object> latency)
+	private Map<String, Object> twoProcesses(NixlAgent agent, GpuMemory local, Map<String, Object> latency)
 			throws IOException, InterruptedException {
 		Optional<String> javaCommand = ProcessHandle.current().info().command();
 		List<String> command = new ArrayList<>();
@@ -468,7 +465,8 @@ public final class GpuCheck {
 		System.getProperties()
 			.stringPropertyNames()
 			.stream()
-			.filter((name) -> name.startsWith("gpucheck.") && !name.equals("gpucheck.summary"))
+			.filter((name) -> (name.startsWith("gpucheck.") || name.startsWith("nixl."))
+					&& !name.equals("gpucheck.summary"))
 			.forEach((name) -> command.add("-D" + name + "=" + System.getProperty(name)));
 		command.add(GpuCheck.class.getName());
 		command.add("peer");
@@ -479,8 +477,7 @@ public final class GpuCheck {
 			Peer peer = new Peer(in, out);
 			String[] meta = peer.answer("META");
 			String name = agent.loadRemoteMetadata(AgentMetadata.of(Base64.getDecoder().decode(meta[0])));
-			Buffer remote = new Buffer(Long.parseLong(meta[1]), false);
-			remote.peer = peer;
+			Buffer remote = Buffer.child(Long.parseLong(meta[1]), peer);
 			Map<String, Object> result = new LinkedHashMap<>();
 			result.put("read", moveVram(agent, name, XferOp.READ, local, remote, 6));
 			result.put("write", moveVram(agent, name, XferOp.WRITE, local, remote, 7));
@@ -505,37 +502,31 @@ public final class GpuCheck {
 	 * answers its parent's requests on stdin, one line each.
 	 */
 	private static int peer() {
-		try {
-			Cuda cuda = Cuda.load();
-			int device = Integer.getInteger("gpucheck.device", 0);
-			cuda.setDevice(device);
-			GpuCheck check = new GpuCheck(cuda, device);
-			long buffer = cuda.malloc(BULK);
-			try (NixlAgent agent = agent("gpucheck-peer")) {
-				agent.register(check.vram(buffer, BULK));
-				reply("META", Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()),
-						Long.toString(buffer));
-				BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-				for (String line = in.readLine(); line != null; line = in.readLine()) {
-					String[] words = line.strip().split(" ");
-					switch (words[0]) {
-						case "FILL" -> {
-							cuda.copyToDevice(buffer,
-									check.pattern(Long.parseLong(words[2]), Long.parseLong(words[1])));
-							reply("FILL");
-						}
-						case "CLEAR" -> {
-							cuda.memset(buffer, 0, BULK);
-							reply("CLEAR");
-						}
-						case "VERIFY" -> reply("VERIFY", Long.toString(
-								check.mismatches(buffer, check.pattern(Long.parseLong(words[2]), Long.parseLong(words[1])))));
-						case "QUIT" -> {
-							reply("QUIT");
-							return EXIT_OK;
-						}
-						default -> reply("ERROR", "unknown request " + words[0]);
+		int device = Integer.getInteger("gpucheck.device", 0);
+		try (GpuMemory buffer = Cuda.allocate(device, BULK); NixlAgent agent = agent("gpucheck-peer")) {
+			GpuCheck check = new GpuCheck(device);
+			agent.register(check.vram(buffer.address(), BULK));
+			reply("META", Base64.getEncoder().encodeToString(agent.localMetadata().toByteArray()),
+					Long.toString(buffer.address()));
+			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			for (String line = in.readLine(); line != null; line = in.readLine()) {
+				String[] words = line.strip().split(" ");
+				switch (words[0]) {
+					case "FILL" -> {
+						buffer.copyFrom(check.pattern(Long.parseLong(words[2]), Long.parseLong(words[1])), 0);
+						reply("FILL");
 					}
+					case "CLEAR" -> {
+						buffer.fill(0, BULK, (byte) 0);
+						reply("CLEAR");
+					}
+					case "VERIFY" -> reply("VERIFY", Long.toString(
+							check.mismatches(buffer, check.pattern(Long.parseLong(words[2]), Long.parseLong(words[1])))));
+					case "QUIT" -> {
+						reply("QUIT");
+						return EXIT_OK;
+					}
+					default -> reply("ERROR", "unknown request " + words[0]);
 				}
 			}
 			return EXIT_OK;
@@ -551,39 +542,41 @@ public final class GpuCheck {
 		System.out.flush();
 	}
 
+	/**
+	 * The bandwidth of {@code cudaMemcpy} on the device: each copy of {@link GpuMemory}
+	 * waits for itself, and {@link Cuda#synchronize(int)} before and after each timed loop
+	 * keeps other work out of the figure.
+	 */
 	private Map<String, Object> memcpyBaseline() {
 		Map<String, Object> result = new LinkedHashMap<>();
-		long source = this.cuda.malloc(BULK);
-		long target = this.cuda.malloc(BULK);
 		MemorySegment host = this.actual;
-		try {
-			this.cuda.memset(source, 1, BULK);
-			this.cuda.copy(target, source, BULK, Cuda.DEVICE_TO_DEVICE);
+		try (GpuMemory source = Cuda.allocate(this.device, BULK); GpuMemory target = Cuda.allocate(this.device, BULK)) {
+			source.fill(0, BULK, (byte) 1);
+			target.copyFrom(source, 0, 0, BULK);
+			Cuda.synchronize(this.device);
 			long start = System.nanoTime();
 			for (int i = 0; i < BULK_REPEATS; i++) {
-				this.cuda.copy(target, source, BULK, Cuda.DEVICE_TO_DEVICE);
+				target.copyFrom(source, 0, 0, BULK);
 			}
-			this.cuda.synchronize();
+			Cuda.synchronize(this.device);
 			result.put("d2d_gb_per_s", round(BULK * BULK_REPEATS / ((System.nanoTime() - start) / 1e9) / 1e9));
 			start = System.nanoTime();
 			for (int i = 0; i < BULK_REPEATS; i++) {
-				this.cuda.copy(target, host.address(), BULK, Cuda.HOST_TO_DEVICE);
+				target.copyFrom(host, 0);
 			}
+			Cuda.synchronize(this.device);
 			result.put("h2d_pageable_gb_per_s",
 					round(BULK * BULK_REPEATS / ((System.nanoTime() - start) / 1e9) / 1e9));
 			start = System.nanoTime();
 			for (int i = 0; i < BULK_REPEATS; i++) {
-				this.cuda.copy(host.address(), source, BULK, Cuda.DEVICE_TO_HOST);
+				source.copyTo(0, host);
 			}
+			Cuda.synchronize(this.device);
 			result.put("d2h_pageable_gb_per_s",
 					round(BULK * BULK_REPEATS / ((System.nanoTime() - start) / 1e9) / 1e9));
 			result.put("bytes", BULK);
 			result.put("repeats", BULK_REPEATS);
 			result.put("note", "GB/s of bytes copied (not read plus written)");
-		}
-		finally {
-			this.cuda.free(source);
-			this.cuda.free(target);
 		}
 		return result;
 	}
@@ -596,9 +589,9 @@ public final class GpuCheck {
 	}
 
 	/** Copies device memory to the host and counts the bytes that differ. */
-	private long mismatches(long address, MemorySegment expected) {
+	private long mismatches(GpuMemory memory, MemorySegment expected) {
 		MemorySegment host = this.actual.asSlice(0, expected.byteSize());
-		this.cuda.copyToHost(host, address);
+		memory.copyTo(0, host);
 		return countMismatches(host, expected);
 	}
 
@@ -759,34 +752,48 @@ public final class GpuCheck {
 
 		final long address;
 
-		final boolean local;
+		/** This process's memory, or {@code null} for the child's. */
+		final GpuMemory memory;
 
-		Peer peer;
+		/** The child, or {@code null} for this process's memory. */
+		final Peer peer;
 
-		Buffer(long address, boolean local) {
+		private Buffer(long address, GpuMemory memory, Peer peer) {
 			this.address = address;
-			this.local = local;
+			this.memory = memory;
+			this.peer = peer;
+		}
+
+		static Buffer local(GpuMemory memory) {
+			return new Buffer(memory.address(), memory, null);
+		}
+
+		static Buffer child(long address, Peer peer) {
+			return new Buffer(address, null, peer);
 		}
 
 		void fill(GpuCheck check, long seed, long size) {
-			if (this.local) {
-				check.cuda.copyToDevice(this.address, check.pattern(size, seed));
+			if (this.memory != null) {
+				this.memory.copyFrom(check.pattern(size, seed), 0);
 			}
 			else {
 				this.peer.answer("FILL " + seed + " " + size);
 			}
 		}
 
-		void clear(GpuCheck check) {
-			if (this.local) {
-				check.cuda.memset(this.address, 0, BULK);
+		void clear() {
+			if (this.memory != null) {
+				this.memory.fill(0, BULK, (byte) 0);
 			}
 			else {
 				this.peer.answer("CLEAR");
 			}
 		}
 
-		long verify(long seed) {
+		long verify(GpuCheck check, long seed) {
+			if (this.memory != null) {
+				return check.mismatches(this.memory, check.pattern(BULK, seed));
+			}
 			return Long.parseLong(this.peer.answer("VERIFY " + seed + " " + BULK)[0]);
 		}
 
@@ -819,293 +826,6 @@ public final class GpuCheck {
 				throw new UncheckedIOException(ex);
 			}
 			throw new IllegalStateException("peer ended before answering " + kind);
-		}
-
-	}
-
-	/**
-	 * The check's own minimal shim over {@code libcudart} through FFM, to be replaced by
-	 * nixl-core's CUDA binding at merge. It finds {@code libcudart.so*} in
-	 * {@code -Dgpucheck.cudart} (a file, or folders separated by {@code :}),
-	 * {@code $CUDA_HOME}, {@code /usr/local/cuda}, and the {@code nvidia/<package>/lib}
-	 * folders of the Python environments named in {@code -Dgpucheck.sitepackages} (the
-	 * {@code nvidia-cuda-runtime} wheel), then through the loader's path.
-	 */
-	static final class Cuda {
-
-		static final int HOST_TO_DEVICE = 1;
-
-		static final int DEVICE_TO_HOST = 2;
-
-		static final int DEVICE_TO_DEVICE = 3;
-
-		private static final Linker LINKER = Linker.nativeLinker();
-
-		final Path path;
-
-		private final MethodHandle getDeviceCount;
-
-		private final MethodHandle setDevice;
-
-		private final MethodHandle malloc;
-
-		private final MethodHandle free;
-
-		private final MethodHandle memcpy;
-
-		private final MethodHandle memset;
-
-		private final MethodHandle synchronize;
-
-		private final MethodHandle errorString;
-
-		private final MethodHandle driverVersion;
-
-		private final MethodHandle runtimeVersion;
-
-		private final MethodHandle memGetInfo;
-
-		private final MethodHandle deviceGetAttribute;
-
-		private Cuda(Path path, SymbolLookup lookup) {
-			this.path = path;
-			this.getDeviceCount = handle(lookup, "cudaGetDeviceCount", ValueLayout.ADDRESS);
-			this.setDevice = handle(lookup, "cudaSetDevice", ValueLayout.JAVA_INT);
-			this.malloc = handle(lookup, "cudaMalloc", ValueLayout.ADDRESS, ValueLayout.JAVA_LONG);
-			this.free = handle(lookup, "cudaFree", ValueLayout.JAVA_LONG);
-			this.memcpy = handle(lookup, "cudaMemcpy", ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-					ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT);
-			this.memset = handle(lookup, "cudaMemset", ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-					ValueLayout.JAVA_LONG);
-			this.synchronize = handle(lookup, "cudaDeviceSynchronize");
-			this.errorString = LINKER.downcallHandle(lookup.findOrThrow("cudaGetErrorString"),
-					FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-			this.driverVersion = handle(lookup, "cudaDriverGetVersion", ValueLayout.ADDRESS);
-			this.runtimeVersion = handle(lookup, "cudaRuntimeGetVersion", ValueLayout.ADDRESS);
-			this.memGetInfo = handle(lookup, "cudaMemGetInfo", ValueLayout.ADDRESS, ValueLayout.ADDRESS);
-			this.deviceGetAttribute = handle(lookup, "cudaDeviceGetAttribute", ValueLayout.ADDRESS,
-					ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
-		}
-
-		private static MethodHandle handle(SymbolLookup lookup, String name, ValueLayout... arguments) {
-			return LINKER.downcallHandle(lookup.findOrThrow(name),
-					FunctionDescriptor.of(ValueLayout.JAVA_INT, arguments));
-		}
-
-		static Cuda load() throws Unavailable {
-			List<Path> candidates = candidates();
-			List<String> tried = new ArrayList<>();
-			for (Path candidate : candidates) {
-				tried.add(candidate.toString());
-				try {
-					return new Cuda(candidate, SymbolLookup.libraryLookup(candidate, Arena.global()));
-				}
-				catch (IllegalArgumentException | NoSuchElementException ex) {
-					tried.set(tried.size() - 1, candidate + " (" + ex.getMessage() + ")");
-				}
-			}
-			for (String name : List.of("libcudart.so", "libcudart.so.13", "libcudart.so.12")) {
-				try {
-					return new Cuda(Path.of(name), SymbolLookup.libraryLookup(name, Arena.global()));
-				}
-				catch (IllegalArgumentException | NoSuchElementException ex) {
-					tried.add(name + " on the loader's path");
-				}
-			}
-			throw new Unavailable("libcudart not found; tried " + String.join(", ", tried));
-		}
-
-		private static List<Path> candidates() {
-			List<Path> folders = new ArrayList<>();
-			String configured = System.getProperty("gpucheck.cudart", "");
-			for (String entry : configured.split(":")) {
-				if (!entry.isBlank()) {
-					folders.add(Path.of(entry));
-				}
-			}
-			String home = System.getenv("CUDA_HOME");
-			if (home != null) {
-				folders.add(Path.of(home, "lib64"));
-				folders.add(Path.of(home, "lib"));
-			}
-			folders.add(Path.of("/usr/local/cuda/lib64"));
-			for (String site : System.getProperty("gpucheck.sitepackages", "").split(":")) {
-				if (site.isBlank()) {
-					continue;
-				}
-				try (DirectoryStream<Path> packages = Files.newDirectoryStream(Path.of(site, "nvidia"))) {
-					for (Path nvidia : packages) {
-						folders.add(nvidia.resolve("lib"));
-					}
-				}
-				catch (IOException ex) {
-					// not a Python environment with NVIDIA's wheels
-				}
-			}
-			List<Path> files = new ArrayList<>();
-			for (Path folder : folders) {
-				if (Files.isRegularFile(folder)) {
-					files.add(folder);
-					continue;
-				}
-				try (DirectoryStream<Path> entries = Files.newDirectoryStream(folder, "libcudart.so*")) {
-					List<Path> found = new ArrayList<>();
-					entries.forEach(found::add);
-					found.sort(null);
-					files.addAll(found.reversed());
-				}
-				catch (IOException ex) {
-					// absent
-				}
-			}
-			return files;
-		}
-
-		int deviceCount() throws Error {
-			try (Arena local = Arena.ofConfined()) {
-				MemorySegment count = local.allocate(ValueLayout.JAVA_INT);
-				check((int) this.getDeviceCount.invokeExact(count), "cudaGetDeviceCount");
-				return count.get(ValueLayout.JAVA_INT, 0);
-			}
-			catch (Error ex) {
-				throw ex;
-			}
-			catch (Throwable ex) {
-				throw new IllegalStateException(ex);
-			}
-		}
-
-		void setDevice(int device) {
-			call("cudaSetDevice", () -> (int) this.setDevice.invokeExact(device));
-		}
-
-		long malloc(long size) {
-			try (Arena local = Arena.ofConfined()) {
-				MemorySegment out = local.allocate(ValueLayout.ADDRESS);
-				call("cudaMalloc", () -> (int) this.malloc.invokeExact(out, size));
-				return out.get(ValueLayout.ADDRESS, 0).address();
-			}
-		}
-
-		void free(long address) {
-			call("cudaFree", () -> (int) this.free.invokeExact(address));
-		}
-
-		void copy(long target, long source, long size, int kind) {
-			call("cudaMemcpy", () -> (int) this.memcpy.invokeExact(target, source, size, kind));
-		}
-
-		void copyToDevice(long target, MemorySegment source) {
-			copy(target, source.address(), source.byteSize(), HOST_TO_DEVICE);
-		}
-
-		void copyToHost(MemorySegment target, long source) {
-			copy(target.address(), source, target.byteSize(), DEVICE_TO_HOST);
-		}
-
-		void memset(long address, int value, long size) {
-			call("cudaMemset", () -> (int) this.memset.invokeExact(address, value, size));
-			synchronize();
-		}
-
-		void synchronize() {
-			call("cudaDeviceSynchronize", () -> (int) this.synchronize.invokeExact());
-		}
-
-		int driverVersion() {
-			return intOut("cudaDriverGetVersion", this.driverVersion);
-		}
-
-		int runtimeVersion() {
-			return intOut("cudaRuntimeGetVersion", this.runtimeVersion);
-		}
-
-		long totalMemory() {
-			try (Arena local = Arena.ofConfined()) {
-				MemorySegment free = local.allocate(ValueLayout.JAVA_LONG);
-				MemorySegment total = local.allocate(ValueLayout.JAVA_LONG);
-				call("cudaMemGetInfo", () -> (int) this.memGetInfo.invokeExact(free, total));
-				return total.get(ValueLayout.JAVA_LONG, 0);
-			}
-		}
-
-		/**
-		 * The device's compute capability as {@code sm_XY} (the name needs
-		 * {@code cudaDeviceProp}, whose layout changes between CUDA versions).
-		 */
-		String deviceName(int device) {
-			try (Arena local = Arena.ofConfined()) {
-				MemorySegment value = local.allocate(ValueLayout.JAVA_INT);
-				// cudaDevAttrComputeCapabilityMajor 75, Minor 76
-				call("cudaDeviceGetAttribute", () -> (int) this.deviceGetAttribute.invokeExact(value, 75, device));
-				int major = value.get(ValueLayout.JAVA_INT, 0);
-				call("cudaDeviceGetAttribute", () -> (int) this.deviceGetAttribute.invokeExact(value, 76, device));
-				return "sm_" + major + value.get(ValueLayout.JAVA_INT, 0);
-			}
-		}
-
-		private int intOut(String name, MethodHandle handle) {
-			try (Arena local = Arena.ofConfined()) {
-				MemorySegment value = local.allocate(ValueLayout.JAVA_INT);
-				call(name, () -> (int) handle.invokeExact(value));
-				return value.get(ValueLayout.JAVA_INT, 0);
-			}
-		}
-
-		private void call(String name, NativeCall call) {
-			int code;
-			try {
-				code = call.invoke();
-			}
-			catch (Throwable ex) {
-				throw new IllegalStateException(name + " failed: " + ex, ex);
-			}
-			try {
-				check(code, name);
-			}
-			catch (Error ex) {
-				throw new IllegalStateException(ex.getMessage(), ex);
-			}
-		}
-
-		private void check(int code, String name) throws Error {
-			if (code != 0) {
-				String text;
-				try {
-					text = ((MemorySegment) this.errorString.invokeExact(code)).reinterpret(256).getString(0);
-				}
-				catch (Throwable ex) {
-					text = "?";
-				}
-				throw new Error(name + " returned " + code + " (" + text + ")", code);
-			}
-		}
-
-		private interface NativeCall {
-
-			int invoke() throws Throwable;
-
-		}
-
-		/** No {@code libcudart} could be loaded. */
-		static final class Unavailable extends Exception {
-
-			Unavailable(String message) {
-				super(message);
-			}
-
-		}
-
-		/** A CUDA runtime call returned an error code. */
-		static final class Error extends Exception {
-
-			final int code;
-
-			Error(String message, int code) {
-				super(message);
-				this.code = code;
-			}
-
 		}
 
 	}

@@ -2,12 +2,14 @@
 # The GPU check: packs what a lent GPU machine (no JDK, no network, at most 64 MiB of files per
 # run) needs into one folder, and runs src/gpu/GpuCheck.java there, which prints one JSON summary.
 #
-#   src/gpu/check.sh pack [--out DIR] [--native JAR|DIR] [--core JAR] [--runtime DIR]
+#   src/gpu/check.sh pack [--out DIR] [--native JAR|DIR] [--core JAR] [--kv JAR] [--runtime DIR]
 #       DIR (default .gpucheck/pack, ignored by git) gets runtime/ (a jlinked Java 25),
-#       nixl-core.jar, nixl-native.jar (NIXL's bundle; a folder is zipped into a jar: either a
-#       folder with META-INF/ or the META-INF/nixl4j/native folder itself) and gpucheck.jar.
-#       Fails when DIR is over 64 MiB. Defaults: the jars under nixl-core/target and
-#       nixl-native-linux-x86_64-cu13/target (NIXL for CUDA 13, the lent machine's; built offline when missing).
+#       nixl-core.jar (with dev.nixl4j.cuda), nixl-kv.jar (PagedKvCache), nixl-native.jar
+#       (NIXL's bundle; a folder is zipped into a jar: either a folder with META-INF/ or the
+#       META-INF/nixl4j/native folder itself) and gpucheck.jar. Fails when DIR is over 64 MiB.
+#       Defaults: the jars under nixl-core/target, nixl-kv/target and
+#       nixl-native-linux-x86_64-cu13/target (NIXL for CUDA 13, the lent machine's; built
+#       offline when missing).
 #   src/gpu/check.sh run [--pack DIR]
 #       Runs the check with the packed runtime and prints its JSON summary (one line) on stdout.
 #       nixl-core unpacks the packed bundle into a fresh temporary NIXL4J_CACHE.
@@ -17,7 +19,8 @@
 #       3 no usable GPU ({"gpu": false, "reason": "..."}).
 #   src/gpu/check.sh dry-run [--pack DIR]
 #       Runs every step of the check on a host without a GPU: src/gpu/stand-in-cudart.c (built
-#       with cc) hands out host memory as "device" memory, registered as DRAM. Needs ~3.5 GiB of memory.
+#       with cc, loaded through -Dnixl.cuda.library) hands out host memory as "device" memory,
+#       registered as DRAM; the KV caches are PagedKvCache in host memory. Needs ~3.5 GiB of memory.
 #   src/gpu/check.sh ci
 #       What CI runs: packs into a temporary folder (checking the size) and runs the check,
 #       which must answer with a JSON summary and exit 0 or 3 (3 where there is no GPU); then,
@@ -40,23 +43,30 @@ newest_jar() {
 }
 
 pack() {
-  local out="$root/.gpucheck/pack" native="" core="" runtime=""
+  local out="$root/.gpucheck/pack" native="" core="" kv="" runtime=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --out) out=$2; shift 2 ;;
       --native) native=$2; shift 2 ;;
       --core) core=$2; shift 2 ;;
+      --kv) kv=$2; shift 2 ;;
       --runtime) runtime=$2; shift 2 ;;
       *) usage ;;
     esac
   done
   source "$root/bin/lib/java-home.sh"
-  if [[ -z "$core" ]]; then
-    core=$(newest_jar "$root/nixl-core" nixl-core)
-    if [[ -z "$core" ]]; then
-      (cd "$root" && ./mvnw -o -q -B -pl nixl-core package -DskipTests -Djacoco.skip=true)
-      core=$(newest_jar "$root/nixl-core" nixl-core)
+  if [[ -z "$core" || -z "$kv" ]]; then
+    local built_core built_kv
+    built_core=$(newest_jar "$root/nixl-core" nixl-core)
+    built_kv=$(newest_jar "$root/nixl-kv" nixl-kv)
+    if [[ ( -z "$core" && -z "$built_core" ) || ( -z "$kv" && -z "$built_kv" ) ]]; then
+      # nixl-kv is built in the same reactor as the nixl-core it compiles against
+      (cd "$root" && ./mvnw -o -q -B -pl nixl-core,nixl-kv package -Dmaven.test.skip=true -Djacoco.skip=true)
+      built_core=$(newest_jar "$root/nixl-core" nixl-core)
+      built_kv=$(newest_jar "$root/nixl-kv" nixl-kv)
     fi
+    core=${core:-$built_core}
+    kv=${kv:-$built_kv}
   fi
   if [[ -z "$native" ]]; then
     # the machine to plan for runs CUDA 13 (driver 580): NIXL's cu13 build
@@ -67,6 +77,7 @@ pack() {
     fi
   fi
   [[ -f "$core" ]] || { echo "check.sh: no nixl-core jar ($core)" >&2; exit 1; }
+  [[ -f "$kv" ]] || { echo "check.sh: no nixl-kv jar ($kv)" >&2; exit 1; }
   [[ -e "$native" ]] || { echo "check.sh: no native bundle ($native)" >&2; exit 1; }
 
   rm -rf "$out"
@@ -78,9 +89,10 @@ pack() {
   if [[ -n "$runtime" ]]; then
     cp -a "$runtime" "$out/runtime"
   else
-    # nixl-core requires java.base and java.net.http; the JDK's own jdk.unsupported is kept
+    # nixl-core requires java.base and java.net.http, nixl-kv jdk.management (a host cache's
+    # size is checked against the machine's memory); the JDK's own jdk.unsupported is kept
     # for libraries that look for sun.misc.Unsafe. Debug symbols off libjvm.so save ~5 MB.
-    "$JAVA_HOME/bin/jlink" --add-modules java.base,java.net.http,jdk.unsupported \
+    "$JAVA_HOME/bin/jlink" --add-modules java.base,java.net.http,jdk.management,jdk.unsupported \
       --strip-java-debug-attributes --strip-native-debug-symbols=exclude-debuginfo-files \
       --no-header-files --no-man-pages --compress=zip-9 --output "$out/runtime"
     if command -v strip >/dev/null; then
@@ -89,6 +101,7 @@ pack() {
   fi
 
   cp "$core" "$out/nixl-core.jar"
+  cp "$kv" "$out/nixl-kv.jar"
   if [[ -d "$native" ]]; then
     if [[ -d "$native/META-INF" ]]; then
       (cd "$native" && "$JAVA_HOME/bin/jar" --create --file "$out/nixl-native.jar" -C . .)
@@ -102,7 +115,7 @@ pack() {
   fi
 
   mkdir -p "$work/classes"
-  "$JAVA_HOME/bin/javac" -nowarn --release 25 -cp "$out/nixl-core.jar" -d "$work/classes" "$root/src/gpu/GpuCheck.java"
+  "$JAVA_HOME/bin/javac" -nowarn --release 25 -cp "$out/nixl-core.jar:$out/nixl-kv.jar" -d "$work/classes" "$root/src/gpu/GpuCheck.java"
   "$JAVA_HOME/bin/jar" --create --file "$out/gpucheck.jar" -C "$work/classes" .
   "$out/runtime/bin/java" -version >/dev/null 2>&1 || { echo "check.sh: the packed runtime does not start" >&2; exit 1; }
 
@@ -162,8 +175,8 @@ run() {
   local status=0
   NIXL4J_CACHE=$cache UCX_PROTO_INFO=${UCX_PROTO_INFO:-y} UCX_LOG_FILE=${UCX_LOG_FILE:-$logs/ucx.%p.log} \
     timeout 290 "$pack/runtime/bin/java" --enable-native-access=ALL-UNNAMED \
-    -cp "$pack/gpucheck.jar:$pack/nixl-core.jar:$pack/nixl-native.jar" \
-    -Dgpucheck.summary="$logs/summary.json" -Dgpucheck.logs="$logs" -Dgpucheck.sitepackages="$sites" \
+    -cp "$pack/gpucheck.jar:$pack/nixl-core.jar:$pack/nixl-kv.jar:$pack/nixl-native.jar" \
+    -Dgpucheck.summary="$logs/summary.json" -Dgpucheck.logs="$logs" \
     ${GPUCHECK_JAVA_OPTS:-} GpuCheck >"$logs/java.log" 2>&1 || status=$?
   rm -rf "$cache"
   if [[ -s "$logs/summary.json" ]]; then
@@ -183,7 +196,7 @@ dry_run() {
   work=$(mktemp -d)
   temporary+=("$work")
   cc -shared -fPIC -O2 -o "$work/libcudart.so" "$root/src/gpu/stand-in-cudart.c"
-  GPUCHECK_JAVA_OPTS="-Dgpucheck.cudart=$work/libcudart.so -Dgpucheck.memoryType=DRAM ${GPUCHECK_JAVA_OPTS:-}" \
+  GPUCHECK_JAVA_OPTS="-Dnixl.cuda.library=$work/libcudart.so -Dgpucheck.memoryType=DRAM ${GPUCHECK_JAVA_OPTS:-}" \
     run "$@" || status=$?
   rm -rf "$work"
   return "$status"

@@ -91,6 +91,24 @@ public final class Cuda {
 		return new GpuMemory(binding, device, binding.malloc(device, byteSize), byteSize);
 	}
 
+	/**
+	 * Waits until all work issued to a device is done ({@code cudaDeviceSynchronize} with
+	 * the device current on the calling thread): the copies of {@link GpuMemory} already
+	 * wait for themselves, so this is for timing work on the device, or before handing
+	 * memory to another engine, such as NIXL's, that reads it outside CUDA's streams.
+	 * @param device the device ordinal
+	 * @throws CudaException when there is no CUDA runtime, driver or device, the ordinal
+	 * is beyond the devices ({@link dev.nixl4j.NixlStatus#ERROR_INVALID_PARAM}), or work
+	 * on the device failed (its error, for example an illegal address, surfaces here)
+	 * @throws IllegalArgumentException when the ordinal is negative
+	 */
+	public static void synchronize(int device) {
+		if (device < 0) {
+			throw new IllegalArgumentException("device ordinal must not be negative, was " + device);
+		}
+		binding().synchronize(device);
+	}
+
 	private static final String NO_BINDING = "no CUDA binding is on the class path (nixl-core provides one)";
 
 	private static Binding binding() {
@@ -196,6 +214,12 @@ public final class Cuda {
 		 * @param byteSize the number of bytes
 		 */
 		void memset(int device, long address, int value, long byteSize);
+
+		/**
+		 * Waits until all work issued to a device is done.
+		 * @param device the device
+		 */
+		void synchronize(int device);
 
 	}
 

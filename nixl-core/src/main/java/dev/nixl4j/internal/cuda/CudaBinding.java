@@ -90,4 +90,9 @@ public final class CudaBinding implements Cuda.Binding {
 		CudaRuntime.memset(device, address, value, byteSize);
 	}
 
+	@Override
+	public void synchronize(int device) {
+		CudaRuntime.synchronize(device);
+	}
+
 }

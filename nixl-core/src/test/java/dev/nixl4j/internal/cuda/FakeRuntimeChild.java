@@ -50,6 +50,16 @@ public final class FakeRuntimeChild {
 		catch (NixlException ex) {
 			System.out.println("ALLOCATE FAILED " + ex.status() + " " + ex.getMessage());
 		}
+		for (int device : new int[] { 0, 1, 7 }) {
+			try {
+				Cuda.synchronize(device);
+				System.out.println("SYNCHRONIZE " + device + " done");
+			}
+			catch (CudaException ex) {
+				System.out.println("SYNCHRONIZE " + device + " FAILED " + ex.status() + " " + ex.cudaError() + " "
+						+ ex.getMessage());
+			}
+		}
 		try {
 			Cuda.allocate(7, 4096).close();
 		}

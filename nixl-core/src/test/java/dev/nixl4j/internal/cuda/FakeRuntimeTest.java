@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Assumptions;
@@ -19,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The binding end to end on a host without a GPU: a stand-in {@code libcudart} built from
  * {@code fake-cudart.c} (host memory for device memory) is loaded through
  * {@code -Dnixl.cuda.library} in a fresh JVM, so that every downcall's signature, the
- * error mapping and a missing function are exercised for real.
+ * error mapping (a failed synchronize included) and a missing function are exercised for
+ * real.
  */
 class FakeRuntimeTest {
 
@@ -35,6 +37,7 @@ class FakeRuntimeTest {
 					+ "(no CUDA-capable device is detected); driver 13.0, runtime 12.8, libcudart " + library
 					+ " (system property nixl.cuda.library)")
 			.contains("COUNT FAILED UNAVAILABLE 100 ")
+			.contains("SYNCHRONIZE 0 FAILED UNAVAILABLE 100 ")
 			.contains("ALLOCATE FAILED UNAVAILABLE");
 	}
 
@@ -48,7 +51,20 @@ class FakeRuntimeTest {
 			.contains("COUNT 1")
 			.contains("ROUND TRIP true true")
 			.contains("DESCRIPTOR VRAM 0")
+			.contains("SYNCHRONIZE 0 done")
+			.contains("SYNCHRONIZE 1 FAILED ERROR_INVALID_PARAM 101 cudaSetDevice")
 			.contains("ORDINAL FAILED ERROR_INVALID_PARAM 101");
+	}
+
+	@Test
+	void synchronizeWaitsOnTheDeviceItNamesAndReportsItsFailure() throws Exception {
+		Path library = compile("libcudart.so.13");
+		String output = run(library, 2, Map.of("FAKE_CUDA_SYNC_FAILS_ON", "1"));
+		assertThat(output).as(output)
+			.contains("SYNCHRONIZE 0 done")
+			.contains("SYNCHRONIZE 1 FAILED ERROR_BACKEND 700 cudaDeviceSynchronize failed with ERROR_BACKEND: "
+					+ "CUDA error 700 cudaErrorIllegalAddress (an illegal memory access was encountered)")
+			.contains("SYNCHRONIZE 7 FAILED ERROR_INVALID_PARAM 101 ");
 	}
 
 	@Test
@@ -86,6 +102,10 @@ class FakeRuntimeTest {
 	}
 
 	private String run(Path library, int devices) throws Exception {
+		return run(library, devices, Map.of());
+	}
+
+	private String run(Path library, int devices, Map<String, String> environment) throws Exception {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.addAll(List.of("-Xmx64m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
@@ -94,6 +114,7 @@ class FakeRuntimeTest {
 		Path output = this.dir.resolve("child-" + devices + ".out");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
 		builder.environment().put("FAKE_CUDA_DEVICES", Integer.toString(devices));
+		builder.environment().putAll(environment);
 		Process child = builder.start();
 		assertThat(child.waitFor(60, TimeUnit.SECONDS)).as("the child finished").isTrue();
 		String text = Files.readString(output, StandardCharsets.UTF_8);

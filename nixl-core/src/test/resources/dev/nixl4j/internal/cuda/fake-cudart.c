@@ -1,7 +1,9 @@
 /*
  * A stand-in for libcudart, for tests on hosts without a GPU: it exports the functions
  * nixl4j binds with the CUDA runtime's signatures, and "device memory" is host memory.
- * FAKE_CUDA_DEVICES sets the device count (0 answers cudaErrorNoDevice). Built with
+ * FAKE_CUDA_DEVICES sets the device count (0 answers cudaErrorNoDevice);
+ * FAKE_CUDA_SYNC_FAILS_ON=N makes cudaDeviceSynchronize answer cudaErrorIllegalAddress
+ * while device N is current, as after a kernel's bad access. Built with
  * -DNO_MALLOC it lacks cudaMalloc, as a runtime that misses a function would.
  */
 #include <stdlib.h>
@@ -61,6 +63,10 @@ int cudaMemset(void *pointer, int value, size_t count) {
 }
 
 int cudaDeviceSynchronize(void) {
+	const char *failing = getenv("FAKE_CUDA_SYNC_FAILS_ON");
+	if (failing && atoi(failing) == current) {
+		return 700;
+	}
 	return 0;
 }
 
@@ -89,6 +95,7 @@ const char *cudaGetErrorName(int error) {
 	switch (error) {
 	case 100: return "cudaErrorNoDevice";
 	case 101: return "cudaErrorInvalidDevice";
+	case 700: return "cudaErrorIllegalAddress";
 	default: return "cudaErrorUnknown";
 	}
 }
@@ -97,6 +104,7 @@ const char *cudaGetErrorString(int error) {
 	switch (error) {
 	case 100: return "no CUDA-capable device is detected";
 	case 101: return "invalid device ordinal";
+	case 700: return "an illegal memory access was encountered";
 	default: return "unknown error";
 	}
 }
