@@ -75,8 +75,8 @@ class ReadmeKvExampleTest {
 		Path classes = Files.createDirectories(this.temp.resolve("classes"));
 		Path file = Files.writeString(sources.resolve("ReadmeKvExample.java"), source);
 		JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-		int status = javac.run(null, null, null, "-d", classes.toString(), "-cp",
-				System.getProperty("java.class.path"), file.toString());
+		int status = javac.run(null, null, null, "-d", classes.toString(), "-cp", System.getProperty("java.class.path"),
+				file.toString());
 		assertThat(status).as("javac of README's example\n%s", source).isZero();
 		try (URLClassLoader loader = new URLClassLoader(new URL[] { classes.toUri().toURL() },
 				getClass().getClassLoader());
