@@ -21,8 +21,10 @@ module dev.nixl4j.core {
 	exports dev.nixl4j.readiness;
 
 	// The strict JSON reader and writer of the wire forms (cache handles, lease parameters,
-	// Dynamo's RDMA metadata), for nixl4j's own modules only: not an API for users.
-	exports dev.nixl4j.json to dev.nixl4j.kv, dev.nixl4j.connect;
+	// Dynamo's RDMA metadata) and of the CLI's and the etcd launcher's documents, for
+	// nixl4j's own modules only: not an API for users. (The last two are automatic modules,
+	// named by their manifests.)
+	exports dev.nixl4j.json to dev.nixl4j.kv, dev.nixl4j.connect, dev.nixl4j.cli, dev.nixl4j.etcd.launcher;
 
 	// The seam through which nixl-test-support's FaultInjectingDriver wraps a real engine's
 	// driver; no other module reads internal packages.

@@ -105,9 +105,8 @@ abstract class KvPullRefusalTests {
 				Bytes.fill(this.prefill.block(r, blocks[i]), seed + r * 100 + i);
 			}
 		}
-		KvLease lease = this.producer.lease(requestId, blocks, 1, Duration.ofMinutes(5));
-		this.prefill.allocator().release(blocks);
-		return lease;
+		// the lease takes over the blocks' references
+		return this.producer.lease(requestId, blocks, KvLease.options().ttl(Duration.ofMinutes(5)));
 	}
 
 	private void assertPulled(KvConsumer consumer, long seed) {

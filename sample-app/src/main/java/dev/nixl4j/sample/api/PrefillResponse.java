@@ -1,13 +1,10 @@
 package dev.nixl4j.sample.api;
 
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
-import dev.nixl4j.json.JsonReader;
-import dev.nixl4j.json.JsonWriter;
 import dev.nixl4j.kv.KvTransferParams;
-import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The answer of {@code POST /prefill}: the transfer parameters of the leased blocks
@@ -22,8 +19,10 @@ import org.jspecify.annotations.Nullable;
  * @param kvCrc32c CRC32C of the blocks' bytes, region by region, blocks in token order
  * @param fillMillis how long filling the blocks took
  */
-public record PrefillResponse(Map<String, @Nullable Object> kvTransferParams, long leaseTtlMillis, int promptTokens,
-		long kvCrc32c, double fillMillis) {
+public record PrefillResponse(JsonNode kvTransferParams, long leaseTtlMillis, int promptTokens, long kvCrc32c,
+		double fillMillis) {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
 
 	/**
 	 * Describes a lease and what the prefill worker computed.
@@ -34,12 +33,9 @@ public record PrefillResponse(Map<String, @Nullable Object> kvTransferParams, lo
 	 * @param fillMillis how long filling the blocks took
 	 * @return the answer
 	 */
-	@SuppressWarnings("unchecked")
 	public static PrefillResponse of(KvTransferParams params, long leaseTtlMillis, int promptTokens, long kvCrc32c,
 			double fillMillis) {
-		Object json = Objects.requireNonNull(JsonReader.strict().read(params.toJson()));
-		return new PrefillResponse((Map<String, @Nullable Object>) json, leaseTtlMillis, promptTokens, kvCrc32c,
-				fillMillis);
+		return new PrefillResponse(JSON.readTree(params.toJson()), leaseTtlMillis, promptTokens, kvCrc32c, fillMillis);
 	}
 
 	/**
@@ -49,7 +45,7 @@ public record PrefillResponse(Map<String, @Nullable Object> kvTransferParams, lo
 	 * @throws IllegalArgumentException naming what is wrong with them
 	 */
 	public KvTransferParams transferParams() {
-		return KvTransferParams.fromJson(JsonWriter.write(this.kvTransferParams));
+		return KvTransferParams.fromJson(JSON.writeValueAsString(this.kvTransferParams));
 	}
 
 	/**

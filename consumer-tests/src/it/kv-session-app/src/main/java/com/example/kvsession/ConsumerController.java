@@ -14,6 +14,7 @@ import java.util.UUID;
 
 import dev.nixl4j.NixlAgent;
 import dev.nixl4j.NixlException;
+import dev.nixl4j.kv.KvBlocks;
 import dev.nixl4j.kv.KvConsumer;
 import dev.nixl4j.kv.KvTransferParams;
 import dev.nixl4j.kv.PagedKvCache;
@@ -148,24 +149,16 @@ class ConsumerController {
 
 	private ResponseEntity<?> pullAndCheck(KvTransferParams params, long seed) {
 		long start = System.nanoTime();
-		int[] local;
-		try {
-			local = this.cache.allocator().allocate(params.blockIds().size());
-		}
-		catch (NixlException ex) {
-			this.consumer.release(params);
-			return Problems.of(ex);
-		}
-		try {
-			long bytes = this.consumer.pull(params, local, this.pullTimeout);
-			KvPattern.Mismatch mismatch = KvPattern.check(this.cache, local, seed);
+		// the consumer takes the blocks from its cache and gives them back when they close
+		try (KvBlocks blocks = this.consumer.pull(params, this.pullTimeout)) {
+			KvPattern.Mismatch mismatch = KvPattern.check(this.cache, blocks.blockIds(), seed);
 			if (mismatch != null) {
 				return Problems.of(HttpStatus.INTERNAL_SERVER_ERROR, "PatternMismatch",
 						"the pulled blocks differ from the pattern: " + mismatch);
 			}
 			Map<String, Object> verified = new LinkedHashMap<>();
 			verified.put("verified", true);
-			verified.put("bytes", bytes);
+			verified.put("bytes", blocks.bytes());
 			verified.put("producer", params.producerAgent());
 			verified.put("incarnation", params.producerIncarnation());
 			verified.put("requestId", params.requestId());
@@ -177,9 +170,6 @@ class ConsumerController {
 			ResponseEntity<Map<String, Object>> problem = Problems.of(ex);
 			problem.getBody().put("millis", Duration.ofNanos(System.nanoTime() - start).toMillis());
 			return problem;
-		}
-		finally {
-			this.cache.allocator().release(local);
 		}
 	}
 
