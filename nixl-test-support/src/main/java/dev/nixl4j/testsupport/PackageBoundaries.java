@@ -5,6 +5,7 @@ import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReference;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,6 +39,39 @@ public final class PackageBoundaries {
 	public static final String INTERNAL = "dev.nixl4j.internal..";
 
 	private PackageBoundaries() {
+	}
+
+	/**
+	 * Checks the module descriptor of one of nixl4j's named modules beside nixl-core: its
+	 * name, that it exports the package of the given type to every module and nothing
+	 * else, opens nothing, and requires {@code dev.nixl4j.core}.
+	 * @param type a type of the module's one API package
+	 * @param moduleName the module's expected name
+	 * @throws AssertionError naming what differs
+	 */
+	public static void requireApiModule(Class<?> type, String moduleName) {
+		ModuleDescriptor module = descriptorOf(type);
+		List<String> problems = new ArrayList<>();
+		if (!module.name().equals(moduleName)) {
+			problems.add("its name is " + module.name());
+		}
+		List<String> exported = module.exports()
+			.stream()
+			.map((exports) -> exports.source() + (exports.isQualified() ? " to " + exports.targets() : ""))
+			.sorted()
+			.toList();
+		if (!exported.equals(List.of(type.getPackageName()))) {
+			problems.add("it exports " + exported + " instead of [" + type.getPackageName() + "] alone");
+		}
+		if (!module.opens().isEmpty()) {
+			problems.add("it opens " + module.opens());
+		}
+		if (module.requires().stream().noneMatch((requires) -> requires.name().equals("dev.nixl4j.core"))) {
+			problems.add("it does not require dev.nixl4j.core");
+		}
+		if (!problems.isEmpty()) {
+			throw new AssertionError("module " + moduleName + ": " + String.join("; ", problems));
+		}
 	}
 
 	/**
