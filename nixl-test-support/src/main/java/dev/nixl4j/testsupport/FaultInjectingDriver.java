@@ -224,14 +224,16 @@ public final class FaultInjectingDriver implements EngineDriver {
 		if (take(this.drainFaults)) {
 			throw this.drainError;
 		}
-		if (this.notificationDrops.get() == 0) {
-			return this.engine.drainNotifications(sink);
-		}
+		// Every message is checked when it arrives, not once per drain: an engine's drain
+		// hands over what arrives while it runs, so a drop armed after a drain began
+		// still
+		// applies to the messages that drain delivers later.
 		return this.engine.drainNotifications(new NotificationSink() {
 
 			@Override
 			public void accept(String remoteAgent, byte[] message) {
-				if (startsWith(message, FaultInjectingDriver.this.dropPrefix)
+				if (FaultInjectingDriver.this.notificationDrops.get() > 0
+						&& startsWith(message, FaultInjectingDriver.this.dropPrefix)
 						&& take(FaultInjectingDriver.this.notificationDrops)) {
 					FaultInjectingDriver.this.droppedNotifications.add(message.clone());
 					return;
