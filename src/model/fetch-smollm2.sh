@@ -46,7 +46,8 @@ verified() {
 
 if verified "$dest"; then echo "$dest"; exit 0; fi
 if [[ $cached_only == true ]]; then
-  echo "fetch-smollm2: $dest is not in the cache (run src/model/fetch-smollm2.sh)" >&2
+  echo "fetch-smollm2: $dest is missing or does not match its pinned size and SHA-256" >&2
+  echo "               (run src/model/fetch-smollm2.sh)" >&2
   exit 3
 fi
 

@@ -93,13 +93,16 @@ class GgufHostileFileTest {
 
 	@Test
 	void randomCorruptionGivesOnlyTheTypedException() throws IOException {
-		byte[] bytes = valid().write();
+		GgufWriter writer = valid();
+		byte[] bytes = writer.write();
+		// The header, the metadata and the tensor infos.
+		int end = writer.boundaries.get(8);
 		Random random = new Random(11);
 		for (int i = 0; i < 300; i++) {
 			byte[] corrupt = bytes.clone();
 			int flips = 1 + random.nextInt(4);
 			for (int f = 0; f < flips; f++) {
-				int at = random.nextInt(writerMetadataEnd(bytes));
+				int at = random.nextInt(end);
 				corrupt[at] = (byte) random.nextInt(256);
 			}
 			Path path = file(corrupt);
@@ -115,12 +118,6 @@ class GgufHostileFileTest {
 				assertThat(ex.getMessage()).isNotBlank();
 			}
 		}
-	}
-
-	private static int writerMetadataEnd(byte[] bytes) {
-		GgufWriter writer = valid();
-		writer.write();
-		return writer.boundaries.get(8);
 	}
 
 	@Test
