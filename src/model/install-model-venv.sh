@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the independent references that the model's tests compare the Java engine with into a
 # virtual environment outside the repository, and prints the path of its python: Hugging Face's
-# `tokenizers` (the tokenizer check), and numpy with the `gguf` package (the float32 logit
+# `tokenizers` (the tokenizer check), jinja2 (the chat template check), and numpy with the `gguf` package (the float32 logit
 # reference reads and dequantizes the same GGUF file). Versions are pinned in
 # src/model/requirements.txt.
 #
@@ -34,6 +34,6 @@ rm -rf "$venv"
 echo "install-model-venv: installing $(grep -v '^#' "$here/requirements.txt" | tr '\n' ' ')into $venv" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
   -r "$here/requirements.txt" >&2
-"$venv/bin/python" -c 'import tokenizers, gguf, numpy' >&2
+"$venv/bin/python" -c 'import tokenizers, gguf, numpy, jinja2' >&2
 touch "$stamp"
 echo "$venv/bin/python"
