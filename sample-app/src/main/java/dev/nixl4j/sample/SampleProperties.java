@@ -1,6 +1,7 @@
 package dev.nixl4j.sample;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +32,9 @@ public class SampleProperties implements Validator {
 
 	/** The most requests a worker may be configured to serve at once. */
 	public static final int MAX_CONCURRENT = 1 << 16;
+
+	/** The most threads the model's matrix products may be configured to use. */
+	public static final int MAX_MODEL_THREADS = 256;
 
 	/**
 	 * This worker's own bearer token: the decode worker sends it to the prefill worker,
@@ -80,6 +84,8 @@ public class SampleProperties implements Validator {
 	private final Generate generate = new Generate();
 
 	private final Prefill prefill = new Prefill();
+
+	private final Model model = new Model();
 
 	public @Nullable String getToken() {
 		return this.token;
@@ -145,6 +151,10 @@ public class SampleProperties implements Validator {
 		return this.prefill;
 	}
 
+	public Model getModel() {
+		return this.model;
+	}
+
 	@Override
 	public boolean supports(Class<?> type) {
 		return SampleProperties.class.isAssignableFrom(type);
@@ -201,6 +211,7 @@ public class SampleProperties implements Validator {
 			range(errors, "generate.maxAnonymousBlocks", generate.getMaxAnonymousBlocks(), 1, Integer.MAX_VALUE);
 		}
 		positive(errors, "retry-after", properties.getRetryAfter());
+		range(errors, "model.threads", properties.getModel().getThreads(), 0, MAX_MODEL_THREADS);
 	}
 
 	private static void range(Errors errors, String field, int value, int min, int max) {
@@ -450,6 +461,46 @@ public class SampleProperties implements Validator {
 
 		public void setMaxBlocksPerConsumer(@Nullable Integer maxBlocksPerConsumer) {
 			this.maxBlocksPerConsumer = maxBlocksPerConsumer;
+		}
+
+	}
+
+	/**
+	 * The language model both workers run (SmolLM2-135M-Instruct, a GGUF file): the
+	 * prefill worker computes a prompt's KV cache into leased blocks and its first token,
+	 * the decode worker generates over the blocks it pulled. Without a path, the workers
+	 * serve the toy model, whose KV bytes are a function of the prompt (the synthetic
+	 * load). The {@code smollm2} profile sets the path and the cache layout the model
+	 * needs.
+	 */
+	public static class Model {
+
+		/**
+		 * The model file (GGUF). Its shape must match {@code nixl.kv.*}: one K and one V
+		 * region per layer, its KV heads and head dimension, 4-byte elements, HND order;
+		 * another shape stops the start, naming the value that differs.
+		 */
+		private @Nullable Path path;
+
+		/**
+		 * Threads of the model's matrix products; 0 for one per available processor.
+		 */
+		private int threads;
+
+		public @Nullable Path getPath() {
+			return this.path;
+		}
+
+		public void setPath(@Nullable Path path) {
+			this.path = path;
+		}
+
+		public int getThreads() {
+			return this.threads;
+		}
+
+		public void setThreads(int threads) {
+			this.threads = threads;
 		}
 
 	}

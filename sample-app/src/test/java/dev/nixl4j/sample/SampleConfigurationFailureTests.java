@@ -6,6 +6,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
+import dev.nixl4j.sample.llm.SmolLm2;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -63,6 +64,19 @@ class SampleConfigurationFailureTests {
 	void aPrefillUrlWithoutAHostIsNamedWithItsValue() {
 		String output = startFails("decode", "NIXL_DECODE_TOKEN=" + TOKEN, "sample.decode.prefill-url=prefill-worker");
 		assertThat(output).contains("Property: sample.decode.prefill-url").contains("prefill-worker");
+	}
+
+	@Test
+	void aModelFileThatCannotBeReadIsNamed() {
+		String output = startFails("decode", "NIXL_DECODE_TOKEN=" + TOKEN, "sample.model.path=/nonexistent/model.gguf");
+		assertThat(output).contains("sample.model.path").contains("/nonexistent/model.gguf");
+	}
+
+	@Test
+	void aKvCacheOfAnotherShapeThanTheModelsNamesThePropertyThatDiffers() {
+		String output = startFails("decode", "NIXL_DECODE_TOKEN=" + TOKEN, "sample.model.path=" + SmolLm2.path(),
+				"nixl.kv.layers=30", "nixl.kv.kv-heads=4", "nixl.kv.head-dim=64", "nixl.kv.dtype-size=4");
+		assertThat(output).contains("nixl.kv.kv-heads is 4, the model needs 3");
 	}
 
 	/**

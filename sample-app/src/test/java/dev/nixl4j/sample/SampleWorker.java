@@ -117,8 +117,8 @@ final class SampleWorker implements AutoCloseable {
 			command.addAll(List.of("ip", "netns", "exec", host.namespace()));
 		}
 		command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-				"--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar,
-				"--spring.profiles.active=" + role, "--server.port=" + port));
+				"--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector", "-Xmx256m",
+				"-XX:+UseSerialGC", "-jar", jar, "--spring.profiles.active=" + role, "--server.port=" + port));
 		if (Arrays.stream(args).noneMatch(arg -> arg.startsWith("--nixl.kv.blocks="))) {
 			command.add("--nixl.kv.blocks=64");
 		}

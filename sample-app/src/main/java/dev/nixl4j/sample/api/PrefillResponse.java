@@ -3,6 +3,7 @@ package dev.nixl4j.sample.api;
 import java.util.List;
 
 import dev.nixl4j.kv.KvTransferParams;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -17,10 +18,13 @@ import tools.jackson.databind.json.JsonMapper;
  * @param leaseTtlMillis how long the lease holds the blocks
  * @param promptTokens the prompt's length in tokens
  * @param kvCrc32c CRC32C of the blocks' bytes, region by region, blocks in token order
- * @param fillMillis how long filling the blocks took
+ * @param fillMillis how long filling the blocks took: with the language model, its
+ * prefill computation (the prompt through every layer, K and V into the blocks)
+ * @param firstToken the language model's first generated token, picked from the prompt's
+ * last logits; {@code null} with the toy model
  */
 public record PrefillResponse(JsonNode kvTransferParams, long leaseTtlMillis, int promptTokens, long kvCrc32c,
-		double fillMillis) {
+		double fillMillis, @Nullable Integer firstToken) {
 
 	private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -35,7 +39,23 @@ public record PrefillResponse(JsonNode kvTransferParams, long leaseTtlMillis, in
 	 */
 	public static PrefillResponse of(KvTransferParams params, long leaseTtlMillis, int promptTokens, long kvCrc32c,
 			double fillMillis) {
-		return new PrefillResponse(JSON.readTree(params.toJson()), leaseTtlMillis, promptTokens, kvCrc32c, fillMillis);
+		return of(params, leaseTtlMillis, promptTokens, kvCrc32c, fillMillis, null);
+	}
+
+	/**
+	 * Describes a lease, what the prefill worker computed and the first token.
+	 * @param params the lease's transfer parameters
+	 * @param leaseTtlMillis how long the lease holds the blocks
+	 * @param promptTokens the prompt's length in tokens
+	 * @param kvCrc32c CRC32C of the blocks' bytes
+	 * @param fillMillis how long filling the blocks took
+	 * @param firstToken the first generated token, or {@code null}
+	 * @return the answer
+	 */
+	public static PrefillResponse of(KvTransferParams params, long leaseTtlMillis, int promptTokens, long kvCrc32c,
+			double fillMillis, @Nullable Integer firstToken) {
+		return new PrefillResponse(JSON.readTree(params.toJson()), leaseTtlMillis, promptTokens, kvCrc32c, fillMillis,
+				firstToken);
 	}
 
 	/**

@@ -18,10 +18,13 @@ import dev.nixl4j.sample.api.GenerateResponse;
 import dev.nixl4j.sample.api.LayoutDocument;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
+import dev.nixl4j.sample.llm.Generation;
+import dev.nixl4j.sample.llm.LanguageModel;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
@@ -53,18 +56,22 @@ public class DecodeService {
 
 	private final ToyModel model;
 
+	private final @Nullable LanguageModel languageModel;
+
 	private final PrefillClient prefill;
 
 	private final SampleProperties properties;
 
 	private final MeterRegistry meters;
 
-	DecodeService(NixlAgent agent, PagedKvCache cache, KvConsumer consumer, ToyModel model, PrefillClient prefill,
-			SampleProperties properties, MeterRegistry meters) {
+	DecodeService(NixlAgent agent, PagedKvCache cache, KvConsumer consumer, ToyModel model,
+			ObjectProvider<LanguageModel> languageModel, PrefillClient prefill, SampleProperties properties,
+			MeterRegistry meters) {
 		this.agent = agent;
 		this.cache = cache;
 		this.consumer = consumer;
 		this.model = model;
+		this.languageModel = languageModel.getIfAvailable();
 		this.prefill = prefill;
 		this.properties = properties;
 		this.meters = meters;
@@ -100,6 +107,22 @@ public class DecodeService {
 		}
 	}
 
+	NixlAgent agent() {
+		return this.agent;
+	}
+
+	PagedKvCache cache() {
+		return this.cache;
+	}
+
+	PrefillClient prefillClient() {
+		return this.prefill;
+	}
+
+	SampleProperties properties() {
+		return this.properties;
+	}
+
 	/**
 	 * Counts the KV blocks a request's prompt needs, before anything is asked of the
 	 * prefill worker.
@@ -108,11 +131,21 @@ public class DecodeService {
 	 * @throws SampleException 400 for a bad prompt
 	 */
 	public int blocksFor(GenerateRequest request) {
+		if (this.languageModel != null) {
+			int prompt = this.languageModel.promptTokens(request.prompt(), request.tokens(),
+					this.properties.getMaxPromptTokens()).length;
+			return Generation.pagesFor(
+					Math.max(prompt, Generation.positions(prompt, Math.max(0, generatedLength(request.maxTokens())))),
+					this.cache.layout().blockSize());
+		}
 		return this.model.blocksFor(
 				ToyModel.tokens(request.prompt(), request.tokens(), this.properties.getMaxPromptTokens()).length);
 	}
 
 	private GenerateResponse serve(GenerateRequest request, long start) {
+		if (this.languageModel != null) {
+			return ModelDecode.serve(this, this.languageModel, request, start);
+		}
 		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.properties.getMaxPromptTokens());
 		String requestId = (request.requestId() != null) ? RequestIds.require(request.requestId())
 				: RequestIds.generate();
@@ -153,7 +186,7 @@ public class DecodeService {
 	 * has given the lease and the blocks back (holding back those a late READ may still
 	 * write), and what is left is the answer.
 	 */
-	private KvBlocks pull(PrefillResponse prefilled, Duration timeout) {
+	KvBlocks pull(PrefillResponse prefilled, Duration timeout) {
 		try {
 			return this.consumer.pull(prefilled.transferParams(), timeout);
 		}
@@ -162,7 +195,7 @@ public class DecodeService {
 		}
 	}
 
-	private int generatedLength(@Nullable Integer requested) {
+	int generatedLength(@Nullable Integer requested) {
 		int length = Objects.requireNonNullElse(requested, this.properties.getDecode().getMaxTokens());
 		if (length < 0 || length > MAX_GENERATED) {
 			throw SampleException.badRequest("maxTokens must lie in [0, " + MAX_GENERATED + "], was " + length);
@@ -173,11 +206,11 @@ public class DecodeService {
 	/**
 	 * The engine, e.g. "native: NIXL 1.5.1 (...)" or "embedded: embedded engine (...)".
 	 */
-	private String engine() {
+	String engine() {
 		return this.agent.engine().name().toLowerCase(Locale.ROOT) + ": " + this.agent.engineDescription();
 	}
 
-	private static double millis(long nanos) {
+	static double millis(long nanos) {
 		return nanos / 1e6;
 	}
 

@@ -78,8 +78,7 @@ public class PrefillClient {
 	 * @return the transfer parameters
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
-		PrefillRequest named = new PrefillRequest(request.requestId(), request.prompt(), request.tokens(),
-				this.consumerAgent);
+		PrefillRequest named = request.withConsumer(this.consumerAgent);
 		PrefillResponse answer = call("POST /prefill",
 				() -> this.client.post()
 					.uri("/prefill")

@@ -49,6 +49,8 @@ public final class LoadGenerator {
 
 	private final @Nullable String token;
 
+	private @Nullable ModelCheck modelCheck;
+
 	/**
 	 * Creates a load generator that presents the decode worker's token from the
 	 * environment ({@code NIXL_DECODE_TOKEN}, as the workers get it), when it is set.
@@ -141,6 +143,31 @@ public final class LoadGenerator {
 	 * @throws InterruptedException when interrupted
 	 */
 	public LoadReport run() throws InterruptedException {
+		Path model = this.options.model();
+		if (model == null) {
+			return runLoad(null);
+		}
+		try (ModelCheck check = loadModel(model)) {
+			// one-process runs before the workers' load: they do not share the processors
+			check.prepare();
+			this.modelCheck = check;
+			return runLoad(check);
+		}
+		finally {
+			this.modelCheck = null;
+		}
+	}
+
+	private ModelCheck loadModel(Path model) {
+		try {
+			return ModelCheck.load(model, this.options);
+		}
+		catch (IOException | RuntimeException ex) {
+			throw new LoadException("cannot load the model " + model + " to compare the answers with: " + ex);
+		}
+	}
+
+	private LoadReport runLoad(@Nullable ModelCheck check) throws InterruptedException {
 		long deadline = System.nanoTime() + this.options.readyWait().toNanos();
 		awaitReady(this.options.decode(), deadline);
 		if (this.options.prefill() != null) {
@@ -169,7 +196,8 @@ public final class LoadGenerator {
 		double readAfter = bytesRead();
 		return new LoadReport(this.options, results, start, wallNanos, health(this.options.decode()),
 				(this.options.prefill() != null) ? health(this.options.prefill()) : null,
-				Double.isNaN(readBefore) || Double.isNaN(readAfter) ? -1 : (long) (readAfter - readBefore));
+				Double.isNaN(readBefore) || Double.isNaN(readAfter) ? -1 : (long) (readAfter - readBefore),
+				(check != null) ? new LoadReport.ModelRun(check.name(), check.references()) : null);
 	}
 
 	private RequestResult result(Future<RequestResult> future) throws InterruptedException {
@@ -191,11 +219,13 @@ public final class LoadGenerator {
 	 * @return what happened
 	 */
 	public RequestResult send(int index) {
+		ModelCheck check = this.modelCheck;
 		int tokens = Math.max(1, this.options.promptTokens() - Math.floorMod(index, 16));
-		String prompt = prompt(index, tokens);
+		String prompt = (check != null) ? "" : prompt(index, tokens);
 		// the decode worker makes the id: only a holder of the workers' token may choose
 		// one
-		GenerateRequest request = new GenerateRequest(null, prompt, null, this.options.maxTokens(), null);
+		GenerateRequest request = (check != null) ? check.request(index)
+				: new GenerateRequest(null, prompt, null, this.options.maxTokens(), null);
 		long start = System.nanoTime();
 		HttpResponse<String> response;
 		try {
@@ -227,7 +257,7 @@ public final class LoadGenerator {
 		catch (RuntimeException ex) {
 			return new RequestResult(index, end - start, end, null, "unreadable answer: " + ex.getMessage());
 		}
-		String wrong = check(prompt, tokens, answer);
+		String wrong = (check != null) ? check.check(index, answer) : check(prompt, tokens, answer);
 		return new RequestResult(index, end - start, end, (wrong != null) ? null : answer, wrong);
 	}
 

@@ -26,9 +26,14 @@ import org.jspecify.annotations.Nullable;
  * @param json whether to print one JSON document instead of text
  * @param plot the PNG of latency over the run that the command line writes, or
  * {@code null} for none
+ * @param model the language model file the workers serve, to run each prompt in this
+ * process too and compare the tokens; {@code null} for the toy model
+ * @param tokenPrompts with the model, whether to send prompts of exactly
+ * {@code promptTokens} token ids instead of chat prompts
  */
 public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int concurrency, int promptTokens,
-		int warmup, int maxTokens, Duration readyWait, Duration timeout, boolean json, @Nullable Path plot) {
+		int warmup, int maxTokens, Duration readyWait, Duration timeout, boolean json, @Nullable Path plot,
+		@Nullable Path model, boolean tokenPrompts) {
 
 	/** Where the latency plot goes without {@code --plot}: the working directory. */
 	public static final String DEFAULT_PLOT = "nixl4j-load-latency.png";
@@ -59,10 +64,14 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 			                       transfer latency, rolling p50 and p99 (default
 			                       ./nixl4j-load-latency.png; the report names it)
 			  --no-plot            no PNG (the last of --plot and --no-plot counts)
+			  --model FILE         the language model (GGUF) the workers serve: chat prompts,
+			                       each answer's tokens compared with the same model run in this
+			                       process (greedy); --max-tokens counts tokens
+			  --token-prompts      with --model: prompts of exactly --prompt-tokens token ids
 			""";
 
 	private static final Set<String> VALUED = Set.of("--url", "--prefill", "--requests", "--concurrency",
-			"--prompt-tokens", "--warmup", "--max-tokens", "--wait", "--timeout", "--plot");
+			"--prompt-tokens", "--warmup", "--max-tokens", "--wait", "--timeout", "--plot", "--model");
 
 	/**
 	 * Parses the command line.
@@ -75,10 +84,14 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 		Map<String, String> values = new TreeMap<>();
 		boolean json = false;
 		boolean noPlot = false;
+		boolean tokenPrompts = false;
 		for (int i = 0; i < args.length; i++) {
 			String arg = args[i];
 			if (arg.equals("--json")) {
 				json = true;
+			}
+			else if (arg.equals("--token-prompts")) {
+				tokenPrompts = true;
 			}
 			else if (arg.equals("--no-plot")) {
 				// the last of --plot and --no-plot counts, so that a script's default
@@ -104,7 +117,20 @@ public record LoadOptions(URI decode, @Nullable URI prefill, int requests, int c
 				count(values, "--concurrency", 4, 1, 1024), count(values, "--prompt-tokens", 512, 1, 1 << 20),
 				count(values, "--warmup", 2, 0, 1_000_000), count(values, "--max-tokens", 32, 0, 4096),
 				Duration.ofSeconds(count(values, "--wait", 60, 0, 3600)),
-				Duration.ofSeconds(count(values, "--timeout", 60, 1, 3600)), json, plot);
+				Duration.ofSeconds(count(values, "--timeout", 60, 1, 3600)), json, plot, model(values.get("--model")),
+				tokenPrompts);
+	}
+
+	private static @Nullable Path model(@Nullable String value) {
+		if (value == null) {
+			return null;
+		}
+		try {
+			return Path.of(value).toAbsolutePath().normalize();
+		}
+		catch (InvalidPathException ex) {
+			throw new IllegalArgumentException("--model is not a file name: '" + value + "'", ex);
+		}
 	}
 
 	private static Path path(String value, String name) {

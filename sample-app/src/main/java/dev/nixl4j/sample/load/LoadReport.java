@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.function.ToDoubleFunction;
 
 import dev.nixl4j.sample.api.GenerateResponse;
+import dev.nixl4j.sample.api.ModelAnswer;
 import dev.nixl4j.sample.load.LoadGenerator.RequestResult;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
@@ -28,9 +29,26 @@ import tools.jackson.databind.json.JsonMapper;
  * @param prefillHealth the prefill worker's, or {@code null} when not asked
  * @param bytesReadByDecode growth of the decode worker's {@code nixl.transfer.bytes} of
  * completed READs over the run, warm-up included, or -1 when it could not be read
+ * @param model the language model's one-process runs the answers were compared with, or
+ * {@code null} for the toy model
  */
 public record LoadReport(LoadOptions options, List<RequestResult> results, long startNanos, long wallNanos,
-		String decodeHealth, @Nullable String prefillHealth, long bytesReadByDecode) {
+		String decodeHealth, @Nullable String prefillHealth, long bytesReadByDecode, @Nullable ModelRun model) {
+
+	/**
+	 * A report of the toy model's load.
+	 * @param options what was run
+	 * @param results every timed request
+	 * @param startNanos when the timed requests began
+	 * @param wallNanos wall time of the timed requests
+	 * @param decodeHealth the decode worker's health status after the run
+	 * @param prefillHealth the prefill worker's, or {@code null}
+	 * @param bytesReadByDecode growth of the decode worker's bytes read, or -1
+	 */
+	public LoadReport(LoadOptions options, List<RequestResult> results, long startNanos, long wallNanos,
+			String decodeHealth, @Nullable String prefillHealth, long bytesReadByDecode) {
+		this(options, results, startNanos, wallNanos, decodeHealth, prefillHealth, bytesReadByDecode, null);
+	}
 
 	/**
 	 * Returns whether every request checked out.
@@ -163,9 +181,14 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 				String.format(Locale.ROOT, "requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n",
 						this.results.size(), this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
 						this.options.promptTokens(), this.options.warmup()));
-		text.append(String.format(Locale.ROOT,
-				"verified: %d of %d answers byte for byte (KV CRC32C and text recomputed from each prompt), %d failed%n",
-				answers.size(), this.results.size(), failed().size()));
+		if (this.model != null) {
+			appendModel(text);
+		}
+		else {
+			text.append(String.format(Locale.ROOT,
+					"verified: %d of %d answers byte for byte (KV CRC32C and text recomputed from each prompt), %d failed%n",
+					answers.size(), this.results.size(), failed().size()));
+		}
 		text.append(String.format(Locale.ROOT, "throughput: %.1f requests/s, %.3f GB/s (%.1f MiB pulled in %.2f s)%n",
 				requestsPerSecond(), throughputGBps(), bytes() / 1048576.0, this.wallNanos / 1e9));
 		text.append(String.format(Locale.ROOT,
@@ -197,6 +220,70 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		return text.toString();
 	}
 
+	private void appendModel(StringBuilder text) {
+		ModelRun run = Objects.requireNonNull(this.model);
+		List<RequestResult> ok = this.results.stream().filter((r) -> r.answer() != null).toList();
+		text.append(String.format(Locale.ROOT, "model: %s, greedy, up to %d tokens per request%n", run.name(),
+				this.options.maxTokens()));
+		text.append(String.format(Locale.ROOT,
+				"tokens equal to a one-process run: %d of %d (the decode worker checked each pull's KV CRC32C), %d failed%n",
+				ok.size(), this.results.size(), failed().size()));
+		text.append(String.format(Locale.ROOT,
+				"time to first token, mean: %.1f ms = prefill call %.1f (prefill compute %.1f) + transfer %.1f"
+						+ " + CRC check %.1f + first decode step %.1f%n",
+				mean((a) -> modelOf(a).timeToFirstTokenMillis()), mean((a) -> a.timings().prefillCall()),
+				mean((a) -> modelOf(a).prefillComputeMillis()), mean((a) -> a.timings().transfer()),
+				mean((a) -> a.timings().verification()), mean((a) -> modelOf(a).firstDecodeStepMillis())));
+		double oneProcess = ok.stream()
+			.mapToDouble((r) -> run.reference(r.index()).timeToFirstTokenMillis())
+			.average()
+			.orElse(Double.NaN);
+		text.append(String.format(Locale.ROOT,
+				"one process, same prompts: time to first token %.1f ms (prefill %.1f + first decode step %.1f);"
+						+ " disaggregated / one process: %.2fx; transfer share of the time to first token: %.1f %%%n",
+				oneProcess,
+				ok.stream().mapToDouble((r) -> run.reference(r.index()).prefillMillis()).average().orElse(Double.NaN),
+				ok.stream().mapToDouble((r) -> run.reference(r.index()).firstStepMillis()).average().orElse(Double.NaN),
+				mean((a) -> modelOf(a).timeToFirstTokenMillis()) / oneProcess,
+				100 * mean((a) -> a.timings().transfer()) / mean((a) -> modelOf(a).timeToFirstTokenMillis())));
+		text.append(String.format(Locale.ROOT, "decode: %.1f tokens/s per request (mean); one process %.1f tokens/s%n",
+				mean((a) -> modelOf(a).decodeTokensPerSecond()),
+				run.oneProcess().stream().mapToDouble(OneProcessRun::tokensPerSecond).average().orElse(Double.NaN)));
+		int shown = 0;
+		for (int p = 0; p < run.oneProcess().size() && shown < 3; p++) {
+			int prompt = p;
+			RequestResult sample = ok.stream()
+				.filter((r) -> Math.floorMod(r.index(), run.oneProcess().size()) == prompt)
+				.findFirst()
+				.orElse(null);
+			if (sample == null) {
+				continue;
+			}
+			GenerateResponse answer = Objects.requireNonNull(sample.answer());
+			ModelAnswer generated = modelOf(answer);
+			text.append(String.format(Locale.ROOT, "prompt: %s (%d tokens)%n  -> %s%n",
+					quote(run.oneProcess().get(p).prompt()), answer.promptTokens(), quote(answer.text())));
+			text.append(String.format(Locale.ROOT,
+					"     time to first token %.1f ms = prefill compute %.1f + transfer %.1f + first decode step %.1f"
+							+ " (+ calls and checks %.1f); %d tokens at %.1f tokens/s%n",
+					generated.timeToFirstTokenMillis(), generated.prefillComputeMillis(), generated.transferMillis(),
+					generated.firstDecodeStepMillis(),
+					generated.timeToFirstTokenMillis() - generated.prefillComputeMillis() - generated.transferMillis()
+							- generated.firstDecodeStepMillis(),
+					generated.tokenIds().size(), generated.decodeTokensPerSecond()));
+			shown++;
+		}
+	}
+
+	private static ModelAnswer modelOf(GenerateResponse answer) {
+		return Objects.requireNonNull(answer.model(), "an answer of the language model");
+	}
+
+	private static String quote(String text) {
+		String flat = text.replace("\n", "\\n");
+		return "\"" + ((flat.length() > 160) ? flat.substring(0, 160) + "..." : flat) + "\"";
+	}
+
 	/**
 	 * Returns the report as one JSON document.
 	 * @return the JSON
@@ -226,6 +313,21 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		document.put("decodeHealth", this.decodeHealth);
 		document.put("prefillHealth", this.prefillHealth);
 		document.put("bytesReadByDecode", this.bytesReadByDecode);
+		if (this.model != null) {
+			document.put("model", this.model.name());
+			document.put("tokensEqualToOneProcess", answers.size());
+			document.put("timeToFirstTokenMs", mean((a) -> modelOf(a).timeToFirstTokenMillis()));
+			document.put("prefillComputeMs", mean((a) -> modelOf(a).prefillComputeMillis()));
+			document.put("firstDecodeStepMs", mean((a) -> modelOf(a).firstDecodeStepMillis()));
+			document.put("decodeTokensPerSecond", mean((a) -> modelOf(a).decodeTokensPerSecond()));
+			ModelRun run = this.model;
+			document.put("oneProcessTimeToFirstTokenMs",
+					this.results.stream()
+						.filter((r) -> r.answer() != null)
+						.mapToDouble((r) -> run.reference(r.index()).timeToFirstTokenMillis())
+						.average()
+						.orElse(Double.NaN));
+		}
 		Path plot = this.options.plot();
 		document.put("plot", (plot != null) ? plot.toString() : null);
 		List<String> errors = new ArrayList<>();
@@ -233,6 +335,60 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 		document.put("errors", errors);
 		document.put("ok", ok());
 		return JsonMapper.builder().build().writeValueAsString(document);
+	}
+
+	/**
+	 * The language model's runs in the load generator's own process.
+	 *
+	 * @param name the model
+	 * @param oneProcess one run per distinct prompt, in prompt order: request {@code i}
+	 * sent prompt {@code i % size}
+	 */
+	public record ModelRun(String name, List<OneProcessRun> oneProcess) {
+
+		/**
+		 * Keeps a copy of the runs.
+		 * @param name the model
+		 * @param oneProcess the runs
+		 */
+		public ModelRun {
+			oneProcess = List.copyOf(oneProcess);
+		}
+
+		/**
+		 * Returns the run of a request's prompt.
+		 * @param index the request's index
+		 * @return the run
+		 */
+		public OneProcessRun reference(int index) {
+			return this.oneProcess.get(Math.floorMod(index, this.oneProcess.size()));
+		}
+
+	}
+
+	/**
+	 * One prompt run through the language model in one process: what the workers together
+	 * must answer, and how long it took there.
+	 *
+	 * @param prompt the prompt as sent
+	 * @param promptTokens its tokens
+	 * @param ids the generated tokens
+	 * @param text their text
+	 * @param prefillMillis the prompt through the model and the first token
+	 * @param firstStepMillis the first decode step
+	 * @param tokensPerSecond the decode steps' speed
+	 */
+	public record OneProcessRun(String prompt, int promptTokens, List<Integer> ids, String text, double prefillMillis,
+			double firstStepMillis, double tokensPerSecond) {
+
+		/**
+		 * Returns the time to the first decode step's token.
+		 * @return the prefill and the first decode step, in milliseconds
+		 */
+		public double timeToFirstTokenMillis() {
+			return this.prefillMillis + this.firstStepMillis;
+		}
+
 	}
 
 }

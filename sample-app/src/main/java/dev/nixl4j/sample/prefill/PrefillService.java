@@ -20,11 +20,16 @@ import dev.nixl4j.sample.SampleProperties;
 import dev.nixl4j.sample.ToyModel;
 import dev.nixl4j.sample.api.PrefillRequest;
 import dev.nixl4j.sample.api.PrefillResponse;
+import dev.nixl4j.sample.api.Sampling;
+import dev.nixl4j.sample.llm.Generation;
+import dev.nixl4j.sample.llm.LanguageModel;
+import dev.nixl4j.sample.llm.PagedKvPages;
 import org.jspecify.annotations.Nullable;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Profile;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
@@ -48,6 +53,8 @@ public class PrefillService {
 
 	private final ToyModel model;
 
+	private final @Nullable LanguageModel languageModel;
+
 	private final int maxPromptTokens;
 
 	private final BlockShares shares;
@@ -56,11 +63,12 @@ public class PrefillService {
 
 	private final Map<LeaseOutcome, Counter> leases = new EnumMap<>(LeaseOutcome.class);
 
-	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, SampleProperties properties,
-			MeterRegistry meters) {
+	PrefillService(PagedKvCache cache, KvProducer producer, ToyModel model, ObjectProvider<LanguageModel> languageModel,
+			SampleProperties properties, MeterRegistry meters) {
 		this.cache = cache;
 		this.producer = producer;
 		this.model = model;
+		this.languageModel = languageModel.getIfAvailable();
 		this.maxPromptTokens = properties.getMaxPromptTokens();
 		this.retryAfter = properties.getRetryAfter();
 		this.shares = new BlockShares(cache.allocator().capacity(), properties.getPrefill(),
@@ -88,12 +96,15 @@ public class PrefillService {
 	 */
 	public PrefillResponse prefill(PrefillRequest request) {
 		String requestId = RequestIds.require(request.requestId());
-		int[] tokens = ToyModel.tokens(request.prompt(), request.tokens(), this.maxPromptTokens);
+		Sampling sampling = request.sampling().validate();
+		int[] tokens = (this.languageModel != null)
+				? this.languageModel.promptTokens(request.prompt(), request.tokens(), this.maxPromptTokens)
+				: ToyModel.tokens(request.prompt(), request.tokens(), this.maxPromptTokens);
 		int count = this.model.blocksFor(tokens.length);
 		BlockShares.Share share = this.shares.take(request.consumerAgent(), requestId, count);
 		boolean leased = false;
 		try {
-			PrefillResponse response = fillAndLease(requestId, request.consumerAgent(), tokens, count, share);
+			PrefillResponse response = fillAndLease(requestId, request.consumerAgent(), tokens, count, share, sampling);
 			// the lease gives the share back when it ends
 			leased = true;
 			return response;
@@ -106,7 +117,7 @@ public class PrefillService {
 	}
 
 	private PrefillResponse fillAndLease(String requestId, @Nullable String consumer, int[] tokens, int count,
-			BlockShares.Share share) {
+			BlockShares.Share share, Sampling sampling) {
 		int[] blocks;
 		try {
 			blocks = this.cache.allocator().allocate(count);
@@ -119,10 +130,20 @@ public class PrefillService {
 		KvLease lease;
 		long crc;
 		double fillMillis;
+		Integer firstToken = null;
 		try {
 			long start = System.nanoTime();
-			crc = fill(tokens, blocks);
-			fillMillis = (System.nanoTime() - start) / 1e6;
+			if (this.languageModel != null) {
+				// the prompt's K and V go straight into the blocks that NIXL reads
+				firstToken = Generation.prefill(this.languageModel.model(), tokens,
+						new PagedKvPages(this.cache, blocks), sampling);
+				fillMillis = (System.nanoTime() - start) / 1e6;
+				crc = PagedKvPages.crc32c(this.cache, blocks);
+			}
+			else {
+				crc = fill(tokens, blocks);
+				fillMillis = (System.nanoTime() - start) / 1e6;
+			}
 			// the lease takes over the blocks: they go back to the pool when it ends
 			lease = lease(requestId, consumer, blocks);
 		}
@@ -134,7 +155,7 @@ public class PrefillService {
 		lease.outcome().whenComplete((outcome, failure) -> share.close());
 		// the constructor registered a counter for every outcome
 		lease.outcome().thenAccept((outcome) -> Objects.requireNonNull(this.leases.get(outcome)).increment());
-		return PrefillResponse.of(lease.params(), lease.ttl().toMillis(), tokens.length, crc, fillMillis);
+		return PrefillResponse.of(lease.params(), lease.ttl().toMillis(), tokens.length, crc, fillMillis, firstToken);
 	}
 
 	private long fill(int[] tokens, int[] blocks) {
