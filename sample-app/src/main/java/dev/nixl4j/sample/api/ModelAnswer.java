@@ -6,7 +6,7 @@ import java.util.List;
  * What the language model generated for a request, and where its time to the first token
  * went.
  *
- * @param name the model (its GGUF {@code general.name})
+ * @param name the model (its file's name)
  * @param tokenIds the generated token ids, the prefill worker's first token first; an
  * end-of-turn token, when one was generated, is the last
  * @param stoppedAtEos whether generation stopped at the model's end-of-turn token rather

@@ -36,9 +36,8 @@ public final class LanguageModel implements AutoCloseable {
 		this.model = model;
 		this.tokenizer = BpeTokenizer.fromGguf(model.file());
 		this.template = ChatTemplate.fromGguf(model.file());
-		String general = model.file().metadata().contains("general.name")
-				? model.file().metadata().getString("general.name") : "";
-		this.name = general.isBlank() ? String.valueOf(model.file().path().getFileName()) : general;
+		String file = String.valueOf(model.file().path().getFileName());
+		this.name = file.endsWith(".gguf") ? file.substring(0, file.length() - ".gguf".length()) : file;
 	}
 
 	/**
@@ -225,7 +224,7 @@ public final class LanguageModel implements AutoCloseable {
 
 	/**
 	 * Returns the model's name.
-	 * @return its GGUF {@code general.name}, else the file's name
+	 * @return the file's name without {@code .gguf}
 	 */
 	public String name() {
 		return this.name;

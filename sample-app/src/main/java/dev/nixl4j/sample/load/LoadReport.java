@@ -177,10 +177,19 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 			text.append(String.format(Locale.ROOT, "KV cache: %s, %d KiB per block (all layers, K and V)%n",
 					first.layout().fingerprint(), first.bytes() / first.blocks() >> 10));
 		}
-		text.append(
-				String.format(Locale.ROOT, "requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n",
-						this.results.size(), this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
-						this.options.promptTokens(), this.options.warmup()));
+		if (this.model != null) {
+			text.append(String.format(Locale.ROOT, "requests: %d (concurrency %d, %d distinct prompts of %d to %d tokens,"
+					+ " %d warm-up)%n", this.results.size(), this.options.concurrency(), this.model.oneProcess().size(),
+					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).min().orElse(0),
+					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).max().orElse(0),
+					this.options.warmup()));
+		}
+		else {
+			text.append(String.format(Locale.ROOT,
+					"requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n", this.results.size(),
+					this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
+					this.options.promptTokens(), this.options.warmup()));
+		}
 		if (this.model != null) {
 			appendModel(text);
 		}

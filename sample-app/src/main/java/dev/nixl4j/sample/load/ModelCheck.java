@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * The load generator's check of the language model's answers: the same model run in this
  * one process, on the same prompt, greedily, must give the decode worker's tokens, token
  * for token. Each distinct prompt runs here twice before the timed requests (the second
- * run's times are the one-process figures, with the JIT warm).
+ * round's times are the one-process figures, with the JIT warmer).
  */
 final class ModelCheck implements AutoCloseable {
 
@@ -92,11 +92,16 @@ final class ModelCheck implements AutoCloseable {
 		return this.model.promptTokens(PROMPTS.get(p), null, Integer.MAX_VALUE);
 	}
 
-	/** Runs every distinct prompt here, twice. */
+	/**
+	 * Runs every distinct prompt here: each once to warm the JIT up, then each again,
+	 * timed.
+	 */
 	void prepare() {
 		for (int p = 0; p < distinctPrompts(); p++) {
+			run(promptIds(p));
+		}
+		for (int p = 0; p < distinctPrompts(); p++) {
 			int[] ids = promptIds(p);
-			run(ids);
 			long start = System.nanoTime();
 			Generation.Decoded decoded = run(ids);
 			long total = System.nanoTime() - start;
