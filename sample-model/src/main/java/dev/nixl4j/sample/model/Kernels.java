@@ -8,6 +8,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -28,7 +29,38 @@ final class Kernels {
 
 	private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+	/** Shuffles that pair lane i with lane i ^ stride (8, 4, 2, 1). */
+	private static final VectorShuffle<Float> FOLD8 = fold(8);
+
+	private static final VectorShuffle<Float> FOLD4 = fold(4);
+
+	private static final VectorShuffle<Float> FOLD2 = fold(2);
+
+	private static final VectorShuffle<Float> FOLD1 = fold(1);
+
 	private Kernels() {
+	}
+
+	private static VectorShuffle<Float> fold(int stride) {
+		return VectorShuffle.fromOp(F, (lane) -> (lane ^ stride) & (L - 1));
+	}
+
+	/**
+	 * Adds a vector's lanes in a fixed order (halves, quarters, ...), the same whether
+	 * the code runs compiled or interpreted: {@code reduceLanes(ADD)} leaves the order
+	 * open, and it differs between the two, which would make results depend on the JIT.
+	 */
+	static float sum(FloatVector v) {
+		FloatVector s = v;
+		if (L == 16) {
+			s = s.add(s.rearrange(FOLD8));
+		}
+		if (L >= 8) {
+			s = s.add(s.rearrange(FOLD4));
+		}
+		s = s.add(s.rearrange(FOLD2));
+		s = s.add(s.rearrange(FOLD1));
+		return s.lane(0);
 	}
 
 	private static VectorSpecies<Float> floatSpecies() {
@@ -52,7 +84,7 @@ final class Kernels {
 			for (int c = L; c < 32; c += L) {
 				acc = acc.add(FloatVector.fromArray(F, x, o + c));
 			}
-			sums[b] = acc.reduceLanes(VectorOperators.ADD);
+			sums[b] = sum(acc);
 		}
 	}
 
@@ -80,7 +112,7 @@ final class Kernels {
 			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
 			mins += half(w, o + 2) * sums[b];
 		}
-		return acc.reduceLanes(VectorOperators.ADD) + mins;
+		return sum(acc) + mins;
 	}
 
 	/**
@@ -100,7 +132,7 @@ final class Kernels {
 			}
 			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
 		}
-		return acc.reduceLanes(VectorOperators.ADD);
+		return sum(acc);
 	}
 
 	/** Dequantizes a Q4_1 row of {@code blocks} blocks into {@code dst[0 ..]}. */
@@ -157,10 +189,10 @@ final class Kernels {
 				a2 = wv.fma(FloatVector.fromArray(F, x, x2 + i), a2);
 				a3 = wv.fma(FloatVector.fromArray(F, x, x3 + i), a3);
 			}
-			out[t * outStride + outIndex] = a0.reduceLanes(VectorOperators.ADD);
-			out[(t + 1) * outStride + outIndex] = a1.reduceLanes(VectorOperators.ADD);
-			out[(t + 2) * outStride + outIndex] = a2.reduceLanes(VectorOperators.ADD);
-			out[(t + 3) * outStride + outIndex] = a3.reduceLanes(VectorOperators.ADD);
+			out[t * outStride + outIndex] = sum(a0);
+			out[(t + 1) * outStride + outIndex] = sum(a1);
+			out[(t + 2) * outStride + outIndex] = sum(a2);
+			out[(t + 3) * outStride + outIndex] = sum(a3);
 		}
 		for (; t < to; t++) {
 			out[t * outStride + outIndex] = dot(w, 0, x, t * n, n);
@@ -174,7 +206,7 @@ final class Kernels {
 		for (; i <= n - L; i += L) {
 			acc = FloatVector.fromArray(F, a, aOffset + i).fma(FloatVector.fromArray(F, b, bOffset + i), acc);
 		}
-		float sum = acc.reduceLanes(VectorOperators.ADD);
+		float sum = sum(acc);
 		for (; i < n; i++) {
 			sum += a[aOffset + i] * b[bOffset + i];
 		}
@@ -191,7 +223,7 @@ final class Kernels {
 			acc = FloatVector.fromArray(F, q, qOffset + i)
 				.fma(FloatVector.fromMemorySegment(F, k, byteOffset + 4L * i, ByteOrder.nativeOrder()), acc);
 		}
-		float sum = acc.reduceLanes(VectorOperators.ADD);
+		float sum = sum(acc);
 		for (; i < n; i++) {
 			sum += q[qOffset + i] * k.get(ValueLayout.JAVA_FLOAT_UNALIGNED, byteOffset + 4L * i);
 		}
