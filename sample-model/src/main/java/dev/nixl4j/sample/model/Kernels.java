@@ -94,25 +94,38 @@ final class Kernels {
 	 * block sums of that part of {@code x} ({@link #blockSums}).
 	 */
 	static float dotQ41(MemorySegment w, long offset, int blocks, float[] x, int xOffset, float[] sums) {
-		FloatVector acc = FloatVector.zero(F);
+		// Two accumulators, even and odd blocks, to halve the chain of dependent adds.
+		FloatVector even = FloatVector.zero(F);
+		FloatVector odd = FloatVector.zero(F);
 		float mins = 0;
-		for (int b = 0; b < blocks; b++) {
+		int b = 0;
+		for (; b + 2 <= blocks; b += 2) {
 			long o = offset + 20L * b;
-			int xo = xOffset + 32 * b;
-			FloatVector block = FloatVector.zero(F);
-			for (int c = 0; c < 16; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
-				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
-					.and((byte) 0x0F)
-					.convertShape(VectorOperators.B2F, F, 0);
-				block = lo.fma(FloatVector.fromArray(F, x, xo + c), block);
-				block = hi.fma(FloatVector.fromArray(F, x, xo + 16 + c), block);
-			}
-			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
+			even = blockQ41(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+			odd = blockQ41(w, o + 20, x, xOffset + 32 * b + 32).fma(FloatVector.broadcast(F, half(w, o + 20)), odd);
+			mins += half(w, o + 2) * sums[b] + half(w, o + 22) * sums[b + 1];
+		}
+		if (b < blocks) {
+			long o = offset + 20L * b;
+			even = blockQ41(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
 			mins += half(w, o + 2) * sums[b];
 		}
-		return sum(acc) + mins;
+		return sum(even.add(odd)) + mins;
+	}
+
+	/** The dot product of a Q4_1 block's quants (not yet scaled) with 32 values of x. */
+	private static FloatVector blockQ41(MemorySegment w, long o, float[] x, int xo) {
+		FloatVector block = FloatVector.zero(F);
+		for (int c = 0; c < 16; c += L) {
+			ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
+			FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
+			FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
+				.and((byte) 0x0F)
+				.convertShape(VectorOperators.B2F, F, 0);
+			block = lo.fma(FloatVector.fromArray(F, x, xo + c), block);
+			block = hi.fma(FloatVector.fromArray(F, x, xo + 16 + c), block);
+		}
+		return block;
 	}
 
 	/**
@@ -120,19 +133,30 @@ final class Kernels {
 	 * {@code offset} of {@code w}) with {@code x[xOffset ..]}.
 	 */
 	static float dotQ80(MemorySegment w, long offset, int blocks, float[] x, int xOffset) {
-		FloatVector acc = FloatVector.zero(F);
-		for (int b = 0; b < blocks; b++) {
+		FloatVector even = FloatVector.zero(F);
+		FloatVector odd = FloatVector.zero(F);
+		int b = 0;
+		for (; b + 2 <= blocks; b += 2) {
 			long o = offset + 34L * b;
-			int xo = xOffset + 32 * b;
-			FloatVector block = FloatVector.zero(F);
-			for (int c = 0; c < 32; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 2 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector v = (FloatVector) q.convertShape(VectorOperators.B2F, F, 0);
-				block = v.fma(FloatVector.fromArray(F, x, xo + c), block);
-			}
-			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
+			even = blockQ80(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+			odd = blockQ80(w, o + 34, x, xOffset + 32 * b + 32).fma(FloatVector.broadcast(F, half(w, o + 34)), odd);
 		}
-		return sum(acc);
+		if (b < blocks) {
+			long o = offset + 34L * b;
+			even = blockQ80(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+		}
+		return sum(even.add(odd));
+	}
+
+	/** The dot product of a Q8_0 block's quants (not yet scaled) with 32 values of x. */
+	private static FloatVector blockQ80(MemorySegment w, long o, float[] x, int xo) {
+		FloatVector block = FloatVector.zero(F);
+		for (int c = 0; c < 32; c += L) {
+			ByteVector q = ByteVector.fromMemorySegment(B, w, o + 2 + c, ByteOrder.LITTLE_ENDIAN);
+			FloatVector v = (FloatVector) q.convertShape(VectorOperators.B2F, F, 0);
+			block = v.fma(FloatVector.fromArray(F, x, xo + c), block);
+		}
+		return block;
 	}
 
 	/** Dequantizes a Q4_1 row of {@code blocks} blocks into {@code dst[0 ..]}. */
