@@ -382,7 +382,9 @@ public final class LlamaModel implements AutoCloseable {
 			float scale = (float) (1 / Math.sqrt(headDim));
 			MemorySegment[] keys = this.keys[layer];
 			MemorySegment[] values = this.values[layer];
-			parallel(n * heads, (from, to) -> {
+			// Short contexts: one thread, cheaper than a hand-off.
+			long work = (long) n * heads * (this.start + n);
+			parallel(n * heads, (work < 2048) ? 1 : n * heads, (from, to) -> {
 				float[] scores = new float[this.start + n];
 				for (int item = from; item < to; item++) {
 					int t = item / heads;
@@ -451,7 +453,7 @@ public final class LlamaModel implements AutoCloseable {
 		if (n == 1) {
 			Kernels.blockSums(in, 0, columns, sums);
 		}
-		parallel(total, (from, to) -> {
+		parallel(total, total, (from, to) -> {
 			float[] row = (n == 1) ? sums : new float[columns];
 			int m = 0;
 			for (int r = from; r < to; r++) {
@@ -479,10 +481,13 @@ public final class LlamaModel implements AutoCloseable {
 
 	}
 
-	/** Runs {@code body} over {@code [0, count)} split into chunks on the pool. */
-	private void parallel(int count, RangeBody body) {
-		int chunks = Math.min(count, this.threads * 4);
-		if (this.threads == 1 || chunks <= 1) {
+	/**
+	 * Runs {@code body} over {@code [0, count)} split into at most {@code maxChunks}
+	 * chunks on the pool.
+	 */
+	private void parallel(int count, int maxChunks, RangeBody body) {
+		int chunks = Math.min(Math.min(count, maxChunks), this.threads * 2);
+		if (chunks <= 1) {
 			body.run(0, count);
 			return;
 		}
