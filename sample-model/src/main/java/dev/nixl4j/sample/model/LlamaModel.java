@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
@@ -15,11 +16,18 @@ import java.util.concurrent.RecursiveAction;
  * float32. A fixed pool of platform threads, owned by the model, runs the products in
  * parallel over rows and the attention over heads. Keys and values live in
  * {@link KvPages} that the caller provides.
+ * <p>
+ * Calls may run concurrently as long as they write different pages; each call takes its
+ * scratch memory of its own. The Vector API is an incubator module: the JVM needs
+ * {@code --add-modules jdk.incubator.vector}.
  */
 public final class LlamaModel implements AutoCloseable {
 
 	/** The most threads a model may use. */
 	public static final int MAX_THREADS = 256;
+
+	/** Tokens whose logits {@link #forwardAll} computes at a time. */
+	private static final int LOGIT_CHUNK = 32;
 
 	private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
@@ -320,11 +328,18 @@ public final class LlamaModel implements AutoCloseable {
 				return new float[][] { logits };
 			}
 			rmsNorm(x, LlamaModel.this.outputNorm, h, n);
-			float[] logits = new float[n * vocabulary];
-			matmul(new Matrix[] { LlamaModel.this.head }, h, n, new float[][] { logits });
+			// The logits of a few tokens at a time: the flat buffer stays small.
 			float[][] result = new float[n][];
-			for (int t = 0; t < n; t++) {
-				result[t] = java.util.Arrays.copyOfRange(logits, t * vocabulary, (t + 1) * vocabulary);
+			int chunk = Math.min(n, LOGIT_CHUNK);
+			float[] logits = new float[chunk * vocabulary];
+			float[] in = new float[chunk * e];
+			for (int first = 0; first < n; first += chunk) {
+				int count = Math.min(chunk, n - first);
+				System.arraycopy(h, first * e, in, 0, count * e);
+				matmul(new Matrix[] { LlamaModel.this.head }, in, count, new float[][] { logits });
+				for (int t = 0; t < count; t++) {
+					result[first + t] = Arrays.copyOfRange(logits, t * vocabulary, (t + 1) * vocabulary);
+				}
 			}
 			return result;
 		}
@@ -405,7 +420,7 @@ public final class LlamaModel implements AutoCloseable {
 						scores[s] = p;
 						sum += p;
 					}
-					java.util.Arrays.fill(out, qOffset, qOffset + headDim, 0f);
+					Arrays.fill(out, qOffset, qOffset + headDim, 0f);
 					float inverse = 1 / sum;
 					for (int s = 0; s < positions; s++) {
 						long offset = 4L * ((long) g * this.blockSize + s % this.blockSize) * headDim;
