@@ -149,9 +149,9 @@ public final class BpeTokenizer {
 					"metadata key 'tokenizer.ggml.add_bos_token' is true; this tokenizer never adds a BOS");
 		}
 		int n = m.arrayLength(TOKENS);
-		if (n < 256 || n > MAX_VOCABULARY) {
-			throw new GgufFormatException("metadata key '" + TOKENS + "' has " + n
-					+ " tokens; a byte-level vocabulary has 256 to " + MAX_VOCABULARY);
+		if (n < 1 || n > MAX_VOCABULARY) {
+			throw new GgufFormatException(
+					"metadata key '" + TOKENS + "' has " + n + " tokens, not 1 to " + MAX_VOCABULARY);
 		}
 		int types = m.arrayLength(TYPES);
 		if (types != n) {

@@ -122,6 +122,8 @@ final class ModelReference {
 		}
 	}
 
+	private static final char[] HEX = "0123456789abcdef".toCharArray();
+
 	/** A JSON string literal, ASCII only (other chars as UTF-16 escapes). */
 	static String jsonString(String s) {
 		StringBuilder b = new StringBuilder(s.length() + 2).append('"');
@@ -134,7 +136,11 @@ final class ModelReference {
 				b.append(c);
 			}
 			else {
-				b.append(String.format("\\u%04x", (int) c));
+				b.append("\\u")
+					.append(HEX[c >>> 12])
+					.append(HEX[(c >>> 8) & 15])
+					.append(HEX[(c >>> 4) & 15])
+					.append(HEX[c & 15]);
 			}
 		}
 		return b.append('"').toString();
