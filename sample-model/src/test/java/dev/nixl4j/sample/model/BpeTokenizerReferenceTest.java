@@ -96,6 +96,45 @@ class BpeTokenizerReferenceTest {
 		}
 	}
 
+	/**
+	 * Every code point (surrogates aside) in contexts where its class (letter, number,
+	 * space, other) decides the split: Java's Unicode tables against those of Oniguruma
+	 * and Rust under Hugging Face.
+	 */
+	@Test
+	void splitsEveryCodePointAsHuggingFaceTokenizersDoes() throws IOException, InterruptedException {
+		List<String> strings = new ArrayList<>();
+		StringBuilder b = new StringBuilder();
+		for (int cp = 0; cp <= Character.MAX_CODE_POINT; cp++) {
+			if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
+				continue;
+			}
+			b.append("a").appendCodePoint(cp).append(' ').appendCodePoint(cp).append("'s").appendCodePoint(cp);
+			if (b.length() > 2000) {
+				strings.add(b.toString());
+				b.setLength(0);
+			}
+		}
+		strings.add(b.toString());
+		List<String> json = new ArrayList<>();
+		for (String s : strings) {
+			json.add(ModelReference.jsonString(s));
+		}
+		List<String> requests = ModelReference.requests("encode", json);
+		List<String> answers = ModelReference.jsonLines(python, ModelReference.script("hf_tokenize.py"), model,
+				requests, 300);
+		List<String> disagreements = new ArrayList<>();
+		for (int i = 0; i < strings.size(); i++) {
+			int[] expected = ModelReference.ids(answers.get(i), requests.get(i));
+			if (!Arrays.equals(tokenizer.encode(strings.get(i)), expected) && disagreements.size() < 5) {
+				disagreements.add(requests.get(i));
+			}
+		}
+		assertThat(disagreements).isEmpty();
+		System.out.printf("Tokenizer: all %d code points split as Hugging Face splits them (%d strings)%n",
+				Character.MAX_CODE_POINT + 1 - 2048, strings.size());
+	}
+
 	@Test
 	void decodesRandomIdsAsHuggingFaceTokenizersDoes() throws IOException, InterruptedException {
 		Random random = new Random(7);
