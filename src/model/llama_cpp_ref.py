@@ -32,8 +32,10 @@ def load(path, threads, context):
 
 
 def last_logits(llm):
-    # with logits_all=False, eval() keeps the last evaluated position's row
-    return np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+    # with logits_all=False the context holds one row of logits: the last evaluated position's
+    # (llama-cpp-python 0.3.x no longer copies it into llm.scores)
+    row = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+    return np.array(row, dtype=np.float32)
 
 
 def greedy(llm, ids, steps):

@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.fail;
  * Finds the real model file and the Python venv with the independent references for the
  * tests that compare the engine with them. The scripts' paths come from surefire's system
  * properties ({@code smollm2.fetch.script}, {@code model.venv.script}). Missing model or
- * venv: the test is skipped with the reason, unless {@code CI=true}, where the scripts fetch
- * and install them and a failure fails the test.
+ * venv: the test is skipped with the reason, unless {@code CI=true}, where the scripts
+ * fetch and install them and a failure fails the test.
  */
 final class ReferenceScripts {
 
@@ -51,7 +51,9 @@ final class ReferenceScripts {
 		return Path.of(fetched.output());
 	}
 
-	/** The install script of the references' venv (its directory also holds the scripts). */
+	/**
+	 * The install script of the references' venv (its directory also holds the scripts).
+	 */
 	static Path venvScript() {
 		Path script = Path.of(System.getProperty("model.venv.script", "../src/model/install-model-venv.sh"));
 		assertThat(script).as("the venv install script").isRegularFile();
@@ -75,8 +77,8 @@ final class ReferenceScripts {
 	}
 
 	/**
-	 * Runs a command with {@code input} on its stdin; its stderr goes to the build's output.
-	 * Fails the test if it runs longer than {@code timeoutSeconds}.
+	 * Runs a command with {@code input} on its stdin; its stderr goes to the build's
+	 * output. Fails the test if it runs longer than {@code timeoutSeconds}.
 	 */
 	static Result run(List<String> command, String input, long timeoutSeconds)
 			throws IOException, InterruptedException {

@@ -15,22 +15,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * Compares the Java engine with an independent float32 forward pass of the same GGUF file,
- * {@code src/model/reference.py} (numpy; the {@code gguf} package dequantizes the weights),
- * on the real SmolLM2-135M-Instruct model.
+ * Compares the Java engine with an independent float32 forward pass of the same GGUF
+ * file, {@code src/model/reference.py} (numpy; the {@code gguf} package dequantizes the
+ * weights), on the real SmolLM2-135M-Instruct model.
  * <p>
- * The reference tokenizes {@value #PROMPT_COUNT_TEXT} text prompts (English, code, non-ASCII
- * text, digit and whitespace runs, ChatML turns, one of about 300 tokens) with a tokenizer
- * built from the file's vocabulary and merges, and answers, for each, the logits at the last
- * prompt position and {@value #STEPS} ids picked greedily, each fed back, with the smallest
- * gap between the best and second-best logit over those steps. The engine runs the same ids.
+ * The reference tokenizes {@value #PROMPT_COUNT_TEXT} text prompts (English, code,
+ * non-ASCII text, digit and whitespace runs, ChatML turns, one of about 300 tokens) with
+ * a tokenizer built from the file's vocabulary and merges, and answers, for each, the
+ * logits at the last prompt position and {@value #STEPS} ids picked greedily, each fed
+ * back, with the smallest gap between the best and second-best logit over those steps.
+ * The engine runs the same ids.
  * <p>
  * Asserted per prompt: the largest absolute difference between the engine's and the
  * reference's logits over the whole vocabulary at the last prompt position is at most
- * {@value #TOLERANCE} (both compute in float32 with the same dequantized weights, so they
- * differ only by the order of float32 rounding; see the measured figures the test prints),
- * and the {@value #STEPS} greedy ids are identical. Prints each prompt's largest difference
- * and gap.
+ * {@value #TOLERANCE}, and the {@value #STEPS} greedy ids are identical. Both sides
+ * compute in float32 from the same dequantized weights, so they differ only by the order
+ * of float32 rounding: measured on this machine, the largest difference over all prompts
+ * was 9.0e-5 (logits up to about 34 in magnitude), so the tolerance leaves a margin of
+ * about 5; the smallest gap between the best and second-best logit over all greedy steps
+ * was 0.0037, more than twice the tolerance, so a different greedy id is an error, not a
+ * tie. Prints each prompt's largest difference and gap. Takes a minute or more: the
+ * reference is numpy.
  */
 class SmolLm2ReferenceLogitsTest {
 
@@ -39,7 +44,7 @@ class SmolLm2ReferenceLogitsTest {
 	static final int STEPS = 16;
 
 	/** The largest absolute logit difference allowed at the last prompt position. */
-	static final double TOLERANCE = 2e-3;
+	static final double TOLERANCE = 5e-4;
 
 	private static final int BLOCK_SIZE = 16;
 
@@ -53,11 +58,10 @@ class SmolLm2ReferenceLogitsTest {
 					+ "<|im_start|>user\nWhat is the boiling point of water?<|im_end|>\n<|im_start|>assistant\n",
 			"<|im_start|>user\nWrite a haiku about autumn.<|im_end|>\n<|im_start|>assistant\n",
 			"1, 2, 3, 4, 5, 6, 7, 8,", "3.14159265358979323846 is the beginning of", "12345 + 67890 =",
-			"Le café est très chaud, et la crème brûlée", "Grüße aus München: Straße, Größe,",
-			"日本の首都は", "Привет, как дела? Сегодня", "emoji: 🙂🚀✨ and then",
-			"a    b        c\n\n\n\n\td\t\t\te     ", "   leading spaces and trailing   ",
-			"x", "\n", "<html>\n  <body>\n    <div class=\"main\">", "{\"key\": [1, 2, {\"nested\": null}],",
-			"To be, or not to be, that is the question:", longPrompt());
+			"Le café est très chaud, et la crème brûlée", "Grüße aus München: Straße, Größe,", "日本の首都は",
+			"Привет, как дела? Сегодня", "emoji: 🙂🚀✨ and then", "a    b        c\n\n\n\n\td\t\t\te     ",
+			"   leading spaces and trailing   ", "x", "\n", "<html>\n  <body>\n    <div class=\"main\">",
+			"{\"key\": [1, 2, {\"nested\": null}],", "To be, or not to be, that is the question:", longPrompt());
 
 	private static Path model;
 
@@ -73,9 +77,9 @@ class SmolLm2ReferenceLogitsTest {
 	}
 
 	@AfterAll
-	static void closeEngine() throws Exception {
-		if (engine instanceof AutoCloseable closeable) {
-			closeable.close();
+	static void closeEngine() {
+		if (engine != null) {
+			engine.close();
 		}
 	}
 
@@ -114,8 +118,11 @@ class SmolLm2ReferenceLogitsTest {
 		assertThat(PROMPTS).hasSize(Integer.parseInt(PROMPT_COUNT_TEXT));
 		StringBuilder requests = new StringBuilder();
 		for (String prompt : PROMPTS) {
-			requests.append("{\"text\": ").append(ReferenceScripts.jsonString(prompt)).append(", \"steps\": ")
-				.append(STEPS).append("}\n");
+			requests.append("{\"text\": ")
+				.append(ReferenceScripts.jsonString(prompt))
+				.append(", \"steps\": ")
+				.append(STEPS)
+				.append("}\n");
 		}
 		Path script = ReferenceScripts.venvScript().resolveSibling("reference.py");
 		long start = System.nanoTime();
@@ -134,8 +141,9 @@ class SmolLm2ReferenceLogitsTest {
 			Compared compared = compare(answer);
 			worstDiff = Math.max(worstDiff, compared.maxDiff());
 			smallestGap = Math.min(smallestGap, answer.gap());
-			System.out.printf("prompt %2d (%3d tokens): max |logit diff| %.3e (logit scale %.1f), greedy gap %.4f, %s%n",
-					p, answer.ids().length, compared.maxDiff(), compared.scale(), answer.gap(),
+			System.out.printf(
+					"prompt %2d (%3d tokens): max |logit diff| %.3e (logit scale %.1f), greedy gap %.4f, %s%n", p,
+					answer.ids().length, compared.maxDiff(), compared.scale(), answer.gap(),
 					(compared.mismatch() == null) ? "greedy ids identical" : compared.mismatch());
 			if (compared.maxDiff() > TOLERANCE) {
 				failures.add("prompt " + p + ": max |logit diff| " + compared.maxDiff() + " > " + TOLERANCE
@@ -156,7 +164,7 @@ class SmolLm2ReferenceLogitsTest {
 	private static Compared compare(Answer answer) {
 		int[] ids = answer.ids();
 		int pages = (ids.length + STEPS + BLOCK_SIZE - 1) / BLOCK_SIZE;
-		try (Arena arena = Arena.ofConfined()) {
+		try (Arena arena = Arena.ofShared()) {
 			KvPages kv = KvPages.allocate(arena, engine.config(), BLOCK_SIZE, pages);
 			float[] logits = engine.forward(ids, 0, kv);
 			assertThat(logits).as("logits").hasSameSizeAs(answer.logits());
@@ -175,7 +183,7 @@ class SmolLm2ReferenceLogitsTest {
 			String mismatch = null;
 			int position = ids.length;
 			for (int s = 0; s < STEPS; s++) {
-				int next = greedy.sample(logits);
+				int next = greedy.next(logits);
 				if (next != answer.greedy()[s]) {
 					mismatch = "greedy step " + s + ": engine " + next + ", reference " + answer.greedy()[s]
 							+ " (engine logits " + logits[next] + " vs " + logits[answer.greedy()[s]]
