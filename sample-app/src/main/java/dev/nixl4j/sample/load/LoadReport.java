@@ -178,8 +178,9 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 					first.layout().fingerprint(), first.bytes() / first.blocks() >> 10));
 		}
 		if (this.model != null) {
-			text.append(String.format(Locale.ROOT, "requests: %d (concurrency %d, %d distinct prompts of %d to %d tokens,"
-					+ " %d warm-up)%n", this.results.size(), this.options.concurrency(), this.model.oneProcess().size(),
+			text.append(String.format(Locale.ROOT,
+					"requests: %d (concurrency %d, %d distinct prompts of %d to %d tokens," + " %d warm-up)%n",
+					this.results.size(), this.options.concurrency(), this.model.oneProcess().size(),
 					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).min().orElse(0),
 					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).max().orElse(0),
 					this.options.warmup()));
