@@ -51,7 +51,7 @@ public final class LanguageModel implements AutoCloseable {
 	 * run in the file
 	 */
 	public static LanguageModel load(Path path, int threads) throws IOException {
-		if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+		if (!vectorApiAvailable()) {
 			throw new IllegalStateException("the language model needs the JDK's Vector API: start the JVM with "
 					+ "--add-modules jdk.incubator.vector");
 		}
@@ -63,6 +63,15 @@ public final class LanguageModel implements AutoCloseable {
 			model.close();
 			throw ex;
 		}
+	}
+
+	/**
+	 * Returns whether this JVM has the Vector API the engine's kernels use
+	 * ({@code --add-modules jdk.incubator.vector}).
+	 * @return {@code true} when it has
+	 */
+	public static boolean vectorApiAvailable() {
+		return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
 	}
 
 	/**
