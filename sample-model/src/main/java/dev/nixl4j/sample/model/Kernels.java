@@ -262,17 +262,29 @@ final class Kernels {
 	}
 
 	/**
-	 * Adds {@code p} times {@code n} floats of a segment to {@code out[outOffset ..]}.
+	 * Adds to {@code out[outOffset .. + n)} the rows {@code 0 .. count} of a segment
+	 * ({@code n} floats each, from {@code byteOffset}, {@code strideBytes} apart), row
+	 * {@code s} weighted by {@code weights[weightOffset + s]}.
 	 */
-	static void addScaled(float[] out, int outOffset, float p, MemorySegment v, long byteOffset, int n) {
+	static void addWeighted(float[] out, int outOffset, float[] weights, int weightOffset, int count,
+			MemorySegment rows, long byteOffset, long strideBytes, int n) {
 		int i = 0;
 		for (; i <= n - L; i += L) {
-			FloatVector.fromMemorySegment(F, v, byteOffset + 4L * i, ByteOrder.nativeOrder())
-				.fma(FloatVector.broadcast(F, p), FloatVector.fromArray(F, out, outOffset + i))
-				.intoArray(out, outOffset + i);
+			FloatVector acc = FloatVector.fromArray(F, out, outOffset + i);
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc = FloatVector.fromMemorySegment(F, rows, offset, ByteOrder.nativeOrder())
+					.fma(FloatVector.broadcast(F, weights[weightOffset + s]), acc);
+			}
+			acc.intoArray(out, outOffset + i);
 		}
 		for (; i < n; i++) {
-			out[outOffset + i] += p * v.get(ValueLayout.JAVA_FLOAT_UNALIGNED, byteOffset + 4L * i);
+			float acc = out[outOffset + i];
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc += weights[weightOffset + s] * rows.get(ValueLayout.JAVA_FLOAT_UNALIGNED, offset);
+			}
+			out[outOffset + i] = acc;
 		}
 	}
 
