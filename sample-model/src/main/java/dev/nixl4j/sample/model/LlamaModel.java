@@ -509,7 +509,7 @@ public final class LlamaModel implements AutoCloseable {
 	 */
 	private void parallel(int count, int maxChunks, RangeBody body) {
 		int chunks = Math.min(Math.min(count, maxChunks), this.threads * 2);
-		if (chunks <= 1) {
+		if (chunks <= 1 || this.threads == 1) {
 			body.run(0, count);
 			return;
 		}
