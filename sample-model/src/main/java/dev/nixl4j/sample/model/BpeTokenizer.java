@@ -16,9 +16,11 @@ import java.util.Map;
  *
  * <p>
  * A lone surrogate in the text is encoded as U+FFFD (the bytes EF BF BD), as if the text
- * held U+FFFD there. A byte that has no token in the vocabulary ({@link #hasByteToken})
- * is dropped, as Hugging Face's BPE without an unknown token drops it, so
- * {@code decode(encode(s))} gives back {@code s} when all of its bytes have tokens.
+ * held U+FFFD there ({@code String.getBytes(UTF_8)} would write '?' instead; Hugging
+ * Face's tokenizers refuses such a string). A byte that has no token in the vocabulary
+ * ({@link #hasByteToken}) is dropped, as Hugging Face's BPE without an unknown token
+ * drops it, so {@code decode(encode(s))} gives back {@code s} when all of its bytes have
+ * tokens.
  */
 public final class BpeTokenizer {
 

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
@@ -24,6 +25,9 @@ final class Kernels {
 
 	/** The byte species with as many lanes as {@link #F}. */
 	static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.length() * 8));
+
+	/** The int species with as many lanes as {@link #F}. */
+	static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
 
 	private static final int L = F.length();
 
@@ -117,11 +121,13 @@ final class Kernels {
 	private static FloatVector blockQ41(MemorySegment w, long o, float[] x, int xo) {
 		FloatVector block = FloatVector.zero(F);
 		for (int c = 0; c < 16; c += L) {
-			ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
-			FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
-			FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
-				.and((byte) 0x0F)
-				.convertShape(VectorOperators.B2F, F, 0);
+			// One widening of the bytes to ints; the nibbles are cut out of the ints.
+			IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN)
+				.convertShape(VectorOperators.B2I, I, 0);
+			FloatVector lo = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+			FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4)
+				.and(0x0F)
+				.convert(VectorOperators.I2F, 0);
 			block = lo.fma(FloatVector.fromArray(F, x, xo + c), block);
 			block = hi.fma(FloatVector.fromArray(F, x, xo + 16 + c), block);
 		}
@@ -166,11 +172,12 @@ final class Kernels {
 			float d = half(w, o);
 			float m = half(w, o + 2);
 			for (int c = 0; c < 16; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
-				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
-					.and((byte) 0x0F)
-					.convertShape(VectorOperators.B2F, F, 0);
+				IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN)
+					.convertShape(VectorOperators.B2I, I, 0);
+				FloatVector lo = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4)
+					.and(0x0F)
+					.convert(VectorOperators.I2F, 0);
 				lo.fma(d, m).intoArray(dst, 32 * b + c);
 				hi.fma(d, m).intoArray(dst, 32 * b + 16 + c);
 			}
@@ -255,17 +262,29 @@ final class Kernels {
 	}
 
 	/**
-	 * Adds {@code p} times {@code n} floats of a segment to {@code out[outOffset ..]}.
+	 * Adds to {@code out[outOffset .. + n)} the rows {@code 0 .. count} of a segment
+	 * ({@code n} floats each, from {@code byteOffset}, {@code strideBytes} apart), row
+	 * {@code s} weighted by {@code weights[weightOffset + s]}.
 	 */
-	static void addScaled(float[] out, int outOffset, float p, MemorySegment v, long byteOffset, int n) {
+	static void addWeighted(float[] out, int outOffset, float[] weights, int weightOffset, int count,
+			MemorySegment rows, long byteOffset, long strideBytes, int n) {
 		int i = 0;
 		for (; i <= n - L; i += L) {
-			FloatVector.fromMemorySegment(F, v, byteOffset + 4L * i, ByteOrder.nativeOrder())
-				.fma(FloatVector.broadcast(F, p), FloatVector.fromArray(F, out, outOffset + i))
-				.intoArray(out, outOffset + i);
+			FloatVector acc = FloatVector.fromArray(F, out, outOffset + i);
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc = FloatVector.fromMemorySegment(F, rows, offset, ByteOrder.nativeOrder())
+					.fma(FloatVector.broadcast(F, weights[weightOffset + s]), acc);
+			}
+			acc.intoArray(out, outOffset + i);
 		}
 		for (; i < n; i++) {
-			out[outOffset + i] += p * v.get(ValueLayout.JAVA_FLOAT_UNALIGNED, byteOffset + 4L * i);
+			float acc = out[outOffset + i];
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc += weights[weightOffset + s] * rows.get(ValueLayout.JAVA_FLOAT_UNALIGNED, offset);
+			}
+			out[outOffset + i] = acc;
 		}
 	}
 

@@ -407,12 +407,17 @@ public final class LlamaModel implements AutoCloseable {
 					int g = hd / group;
 					int positions = this.start + t + 1;
 					int qOffset = t * c.embedding() + hd * headDim;
+					long headBase = 4L * g * this.blockSize * headDim;
+					long slotBytes = 4L * headDim;
 					float max = Float.NEGATIVE_INFINITY;
-					for (int s = 0; s < positions; s++) {
-						long offset = 4L * ((long) g * this.blockSize + s % this.blockSize) * headDim;
-						float score = Kernels.dot(q, qOffset, keys[s / this.blockSize], offset, headDim) * scale;
-						scores[s] = score;
-						max = Math.max(max, score);
+					for (int page = 0, s = 0; s < positions; page++) {
+						MemorySegment block = keys[page];
+						int end = Math.min(positions, s + this.blockSize);
+						for (long offset = headBase; s < end; s++, offset += slotBytes) {
+							float score = Kernels.dot(q, qOffset, block, offset, headDim) * scale;
+							scores[s] = score;
+							max = Math.max(max, score);
+						}
 					}
 					float sum = 0;
 					for (int s = 0; s < positions; s++) {
@@ -420,12 +425,14 @@ public final class LlamaModel implements AutoCloseable {
 						scores[s] = p;
 						sum += p;
 					}
-					Arrays.fill(out, qOffset, qOffset + headDim, 0f);
 					float inverse = 1 / sum;
 					for (int s = 0; s < positions; s++) {
-						long offset = 4L * ((long) g * this.blockSize + s % this.blockSize) * headDim;
-						Kernels.addScaled(out, qOffset, scores[s] * inverse, values[s / this.blockSize], offset,
-								headDim);
+						scores[s] *= inverse;
+					}
+					Arrays.fill(out, qOffset, qOffset + headDim, 0f);
+					for (int page = 0, s = 0; s < positions; page++, s += this.blockSize) {
+						int count = Math.min(this.blockSize, positions - s);
+						Kernels.addWeighted(out, qOffset, scores, s, count, values[page], headBase, slotBytes, headDim);
 					}
 				}
 			});
@@ -502,7 +509,7 @@ public final class LlamaModel implements AutoCloseable {
 	 */
 	private void parallel(int count, int maxChunks, RangeBody body) {
 		int chunks = Math.min(Math.min(count, maxChunks), this.threads * 2);
-		if (chunks <= 1) {
+		if (chunks <= 1 || this.threads == 1) {
 			body.run(0, count);
 			return;
 		}

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,8 +36,15 @@ class BpeTokenizerHostileTest {
 
 	private static BpeTokenizer tokenizer;
 
-	@BeforeAll
-	static void open() throws IOException, InterruptedException {
+	/**
+	 * Opens the file once; per test, so that a missing model or venv shows as each test
+	 * skipped with the reason.
+	 */
+	@BeforeEach
+	void open() throws IOException, InterruptedException {
+		if (file != null) {
+			return;
+		}
 		model = ModelReference.model();
 		python = ModelReference.python();
 		file = GgufFile.open(model);

@@ -1,6 +1,7 @@
 package dev.nixl4j.sample.model;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Random;
 
 import org.junit.jupiter.params.ParameterizedTest;
@@ -127,24 +128,37 @@ class KernelsTest {
 
 	@ParameterizedTest
 	@ValueSource(ints = { 1, 3, 16, 17, 64, 70 })
-	void dotsAndScaledAddsOverSegmentsMatchPlainLoops(int n) {
+	void dotsOverSegmentsMatchPlainLoops(int n) {
 		Random random = new Random(n);
 		float[] q = vector(random, n + 2);
 		float[] k = vector(random, n);
 		MemorySegment segment = MemorySegment.ofArray(new float[n + 3]);
-		MemorySegment.copy(k, 0, segment, java.lang.foreign.ValueLayout.JAVA_FLOAT, 12, n);
-		float[] expected = new float[n];
-		for (int i = 0; i < n; i++) {
-			expected[i] = k[i];
-		}
-		assertThat((double) Kernels.dot(q, 2, segment, 12, n)).isCloseTo(dot(expected, q, 2),
-				within(1e-5 * magnitude(expected, q, 2)));
+		MemorySegment.copy(k, 0, segment, ValueLayout.JAVA_FLOAT, 12, n);
+		assertThat((double) Kernels.dot(q, 2, segment, 12, n)).isCloseTo(dot(k, q, 2),
+				within(1e-5 * magnitude(k, q, 2)));
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "64, 1", "64, 5", "17, 3", "3, 16", "70, 9" })
+	void weightedRowsOfASegmentAddUpLikePlainLoops(int n, int count) {
+		Random random = new Random(n * 31L + count);
+		int stride = n + 5;
+		float[] rows = vector(random, 3 + count * stride);
+		MemorySegment segment = MemorySegment.ofArray(rows);
+		float[] weights = vector(random, count + 2);
 		float[] out = vector(random, n + 1);
 		float[] before = out.clone();
-		Kernels.addScaled(out, 1, 0.5f, segment, 12, n);
+		Kernels.addWeighted(out, 1, weights, 2, count, segment, 12, 4L * stride, n);
 		assertThat(out[0]).isEqualTo(before[0]);
 		for (int i = 0; i < n; i++) {
-			assertThat(out[i + 1]).isCloseTo(before[i + 1] + 0.5f * k[i], within(1e-5f));
+			double expected = before[i + 1];
+			double magnitude = Math.abs(expected);
+			for (int s = 0; s < count; s++) {
+				double term = (double) weights[2 + s] * rows[3 + s * stride + i];
+				expected += term;
+				magnitude += Math.abs(term);
+			}
+			assertThat((double) out[i + 1]).as("value %d", i).isCloseTo(expected, within(1e-6 * magnitude));
 		}
 	}
 
