@@ -25,8 +25,9 @@ public class ModelConfiguration {
 	LanguageModel languageModel(SampleProperties properties, KvCacheLayout layout) {
 		Path path = Objects.requireNonNull(properties.getModel().getPath(), "sample.model.path");
 		if (!LanguageModel.vectorApiAvailable()) {
-			throw new ModelStartException("the language model (sample.model.path) needs the JDK's Vector API, "
-					+ "which this JVM was started without",
+			throw new ModelStartException(
+					"the language model (sample.model.path) needs the JDK's Vector API, "
+							+ "which this JVM was started without",
 					"Start the JVM with --add-modules jdk.incubator.vector (bin/sample does).", null);
 		}
 		LanguageModel model;
@@ -40,8 +41,9 @@ public class ModelConfiguration {
 					ex);
 		}
 		catch (GgufFormatException ex) {
-			throw new ModelStartException("sample.model.path: the model file " + path + " cannot be run: "
-					+ ex.getMessage(), "Give a llama-architecture GGUF file the engine reads (SmolLM2-135M-Instruct,"
+			throw new ModelStartException(
+					"sample.model.path: the model file " + path + " cannot be run: " + ex.getMessage(),
+					"Give a llama-architecture GGUF file the engine reads (SmolLM2-135M-Instruct,"
 							+ " src/model/fetch-smollm2.sh), or leave sample.model.path unset for the toy model.",
 					ex);
 		}
