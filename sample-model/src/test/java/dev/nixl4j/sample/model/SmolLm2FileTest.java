@@ -1,13 +1,9 @@
 package dev.nixl4j.sample.model;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -26,55 +22,7 @@ class SmolLm2FileTest {
 
 	@BeforeAll
 	static void findModel() throws IOException, InterruptedException {
-		model = locate();
-	}
-
-	/**
-	 * Returns the cached model file, aborts the calling test when it is not cached
-	 * (unless {@code CI=true}, where it fetches the file or fails).
-	 */
-	static Path locate() throws IOException, InterruptedException {
-		Path script = Path.of(System.getProperty("smollm2.fetch.script", "../src/model/fetch-smollm2.sh"));
-		assertThat(script).as("the fetch script").isRegularFile();
-		Fetched cached = run(script, "--cached-only", 60);
-		if (cached.exit() == 0) {
-			return Path.of(cached.output());
-		}
-		if (cached.exit() != 3) {
-			fail(script + " --cached-only exited with " + cached.exit() + ": " + cached.output());
-		}
-		if (!"true".equals(System.getenv("CI"))) {
-			Assumptions.abort("SmolLM2's model file is not in the cache (fetch it: " + script + ")");
-		}
-		Fetched fetched = run(script, null, 600);
-		if (fetched.exit() != 0) {
-			fail(script + " exited with " + fetched.exit() + " (see the build's output): " + fetched.output());
-		}
-		return Path.of(fetched.output());
-	}
-
-	private record Fetched(int exit, String output) {
-	}
-
-	/** Runs the script; its stderr goes to the build's output, its stdout is the path. */
-	private static Fetched run(Path script, String argument, long timeoutSeconds)
-			throws IOException, InterruptedException {
-		List<String> command = (argument != null) ? List.of("bash", script.toString(), argument)
-				: List.of("bash", script.toString());
-		Path out = Files.createTempFile("fetch-smollm2", ".out");
-		try {
-			Process process = new ProcessBuilder(command).redirectOutput(out.toFile())
-				.redirectError(ProcessBuilder.Redirect.INHERIT)
-				.start();
-			if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-				process.destroyForcibly();
-				fail(script + " did not finish within " + timeoutSeconds + " s");
-			}
-			return new Fetched(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8).strip());
-		}
-		finally {
-			Files.deleteIfExists(out);
-		}
+		model = ModelReference.model();
 	}
 
 	@Test

@@ -25,7 +25,7 @@ class SmolLm2ModelTest {
 
 	@BeforeAll
 	static void findModel() throws IOException, InterruptedException {
-		model = SmolLm2FileTest.locate();
+		model = ModelReference.model();
 	}
 
 	/** The prompt's ids, looked up in the file's own vocabulary. */

@@ -71,8 +71,8 @@ class SmolLm2ReferenceLogitsTest {
 
 	@BeforeAll
 	static void findModelAndReference() throws Exception {
-		model = ReferenceScripts.model();
-		python = ReferenceScripts.python();
+		model = ModelReference.model();
+		python = ModelReference.python();
 		engine = LlamaModel.load(model);
 	}
 
@@ -116,21 +116,13 @@ class SmolLm2ReferenceLogitsTest {
 	@Test
 	void logitsAndGreedyIdsMatchTheFloat32Reference() throws Exception {
 		assertThat(PROMPTS).hasSize(Integer.parseInt(PROMPT_COUNT_TEXT));
-		StringBuilder requests = new StringBuilder();
+		List<String> requests = new ArrayList<>();
 		for (String prompt : PROMPTS) {
-			requests.append("{\"text\": ")
-				.append(ReferenceScripts.jsonString(prompt))
-				.append(", \"steps\": ")
-				.append(STEPS)
-				.append("}\n");
+			requests.add("{\"text\": " + ModelReference.jsonString(prompt) + ", \"steps\": " + STEPS + "}");
 		}
-		Path script = ReferenceScripts.venvScript().resolveSibling("reference.py");
 		long start = System.nanoTime();
-		ReferenceScripts.Result reference = ReferenceScripts
-			.run(List.of(python.toString(), script.toString(), model.toString()), requests.toString(), 1200);
-		assertThat(reference.exit()).as(script + " exit status (its stderr is in the build's output)").isZero();
-		String[] lines = reference.output().split("\n");
-		assertThat(lines).as("answer lines").hasSize(PROMPTS.size());
+		String[] lines = ModelReference.jsonLines(python, ModelReference.script("reference.py"), model, requests, 1200)
+			.toArray(String[]::new);
 		System.out.printf("reference.py: %d prompts in %.1f s%n", PROMPTS.size(), (System.nanoTime() - start) / 1e9);
 
 		double worstDiff = 0;
