@@ -129,6 +129,17 @@ class SmolLm2PrefillDecodeIT {
 	}
 
 	@Test
+	void aPromptLongerThanTheCacheLeasesToOneRequestIsRefusedWithWhatToDo() {
+		// 64 blocks of 16 tokens: one request may lease a quarter of them, 256 tokens
+		HttpResponse<String> response = this.decode.post("/generate",
+				new GenerateRequest(null, null, Collections.nCopies(300, 42), 4, null), REQUEST_TIMEOUT,
+				SampleWorker.WORKER_AUTHORIZATION);
+
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(429);
+		assertThat(response.body()).contains("needs 19 KV blocks", "shorten the prompt");
+	}
+
+	@Test
 	void promptsBeyondTheContextAndTokensBeyondTheBoundAreRefusedWithWhatWasWrong() {
 		Map<GenerateRequest, String> cases = Map.of(
 				new GenerateRequest(null, null, Collections.nCopies(8192, 42), 4, null),
