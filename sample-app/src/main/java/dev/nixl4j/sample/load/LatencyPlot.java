@@ -303,11 +303,11 @@ public final class LatencyPlot {
 		// the engine without where its library came from
 		String engine = answers.isEmpty() ? "no answers" : answers.getFirst().engine().replaceFirst(" \\(.*", "");
 		return String.format(Locale.ROOT,
-				"nixl4j sample, %s; %d requests (%d failed), concurrency %d, prompts of %d to %d tokens; "
+				"nixl4j sample, %s; %d requests (%d failed), concurrency %d, %s; "
 						+ "request p50 %.1f ms, p99 %.1f ms; transfer p50 %.1f ms, p99 %.1f ms%s",
-				engine, report.results().size(), report.failed().size(), options.concurrency(),
-				Math.max(1, options.promptTokens() - 15), options.promptTokens(), report.clientPercentile(0.50),
-				report.clientPercentile(0.99), report.percentile((a) -> a.timings().transfer(), 0.50),
+				engine, report.results().size(), report.failed().size(), options.concurrency(), report.prompts(),
+				report.clientPercentile(0.50), report.clientPercentile(0.99),
+				report.percentile((a) -> a.timings().transfer(), 0.50),
 				report.percentile((a) -> a.timings().transfer(), 0.99),
 				(stride > 1) ? "; every " + stride + "th request drawn" : "");
 	}

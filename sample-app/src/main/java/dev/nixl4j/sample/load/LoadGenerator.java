@@ -148,8 +148,6 @@ public final class LoadGenerator {
 			return runLoad(null);
 		}
 		try (ModelCheck check = loadModel(model)) {
-			// one-process runs before the workers' load: they do not share the processors
-			check.prepare();
 			this.modelCheck = check;
 			return runLoad(check);
 		}
@@ -172,6 +170,11 @@ public final class LoadGenerator {
 		awaitReady(this.options.decode(), deadline);
 		if (this.options.prefill() != null) {
 			awaitReady(this.options.prefill(), deadline);
+		}
+		if (check != null) {
+			// the one-process runs once the workers have started (and before their load):
+			// they do not share the processors with either
+			check.prepare();
 		}
 		double readBefore = bytesRead();
 		for (int i = 0; i < this.options.warmup(); i++) {

@@ -163,6 +163,23 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 	}
 
 	/**
+	 * Describes the prompts of the run.
+	 * @return for example "prompts of 497 to 512 tokens", or with the language model
+	 * "SmolLM2-135M-Instruct.Q4_1, 8 distinct prompts of 37 to 44 tokens"
+	 */
+	public String prompts() {
+		ModelRun run = this.model;
+		if (run == null) {
+			return String.format(Locale.ROOT, "prompts of %d to %d tokens",
+					Math.max(1, this.options.promptTokens() - 15), this.options.promptTokens());
+		}
+		return String.format(Locale.ROOT, "%s, %d distinct prompts of %d to %d tokens", run.name(),
+				run.oneProcess().size(),
+				run.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).min().orElse(0),
+				run.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).max().orElse(0));
+	}
+
+	/**
 	 * Returns the report as text.
 	 * @return the text
 	 */
@@ -177,20 +194,8 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 			text.append(String.format(Locale.ROOT, "KV cache: %s, %d KiB per block (all layers, K and V)%n",
 					first.layout().fingerprint(), first.bytes() / first.blocks() >> 10));
 		}
-		if (this.model != null) {
-			text.append(String.format(Locale.ROOT,
-					"requests: %d (concurrency %d, %d distinct prompts of %d to %d tokens," + " %d warm-up)%n",
-					this.results.size(), this.options.concurrency(), this.model.oneProcess().size(),
-					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).min().orElse(0),
-					this.model.oneProcess().stream().mapToInt(OneProcessRun::promptTokens).max().orElse(0),
-					this.options.warmup()));
-		}
-		else {
-			text.append(String.format(Locale.ROOT,
-					"requests: %d (concurrency %d, prompts of %d to %d tokens, %d warm-up)%n", this.results.size(),
-					this.options.concurrency(), Math.max(1, this.options.promptTokens() - 15),
-					this.options.promptTokens(), this.options.warmup()));
-		}
+		text.append(String.format(Locale.ROOT, "requests: %d (concurrency %d, %s, %d warm-up)%n", this.results.size(),
+				this.options.concurrency(), prompts(), this.options.warmup()));
 		if (this.model != null) {
 			appendModel(text);
 		}
