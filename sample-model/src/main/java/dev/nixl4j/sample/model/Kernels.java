@@ -6,8 +6,10 @@ import java.nio.ByteOrder;
 
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -24,11 +26,45 @@ final class Kernels {
 	/** The byte species with as many lanes as {@link #F}. */
 	static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.length() * 8));
 
+	/** The int species with as many lanes as {@link #F}. */
+	static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
+
 	private static final int L = F.length();
 
 	private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+	/** Shuffles that pair lane i with lane i ^ stride (8, 4, 2, 1). */
+	private static final VectorShuffle<Float> FOLD8 = fold(8);
+
+	private static final VectorShuffle<Float> FOLD4 = fold(4);
+
+	private static final VectorShuffle<Float> FOLD2 = fold(2);
+
+	private static final VectorShuffle<Float> FOLD1 = fold(1);
+
 	private Kernels() {
+	}
+
+	private static VectorShuffle<Float> fold(int stride) {
+		return VectorShuffle.fromOp(F, (lane) -> (lane ^ stride) & (L - 1));
+	}
+
+	/**
+	 * Adds a vector's lanes in a fixed order (halves, quarters, ...), the same whether
+	 * the code runs compiled or interpreted: {@code reduceLanes(ADD)} leaves the order
+	 * open, and it differs between the two, which would make results depend on the JIT.
+	 */
+	static float sum(FloatVector v) {
+		FloatVector s = v;
+		if (L == 16) {
+			s = s.add(s.rearrange(FOLD8));
+		}
+		if (L >= 8) {
+			s = s.add(s.rearrange(FOLD4));
+		}
+		s = s.add(s.rearrange(FOLD2));
+		s = s.add(s.rearrange(FOLD1));
+		return s.lane(0);
 	}
 
 	private static VectorSpecies<Float> floatSpecies() {
@@ -52,7 +88,7 @@ final class Kernels {
 			for (int c = L; c < 32; c += L) {
 				acc = acc.add(FloatVector.fromArray(F, x, o + c));
 			}
-			sums[b] = acc.reduceLanes(VectorOperators.ADD);
+			sums[b] = sum(acc);
 		}
 	}
 
@@ -62,25 +98,40 @@ final class Kernels {
 	 * block sums of that part of {@code x} ({@link #blockSums}).
 	 */
 	static float dotQ41(MemorySegment w, long offset, int blocks, float[] x, int xOffset, float[] sums) {
-		FloatVector acc = FloatVector.zero(F);
+		// Two accumulators, even and odd blocks, to halve the chain of dependent adds.
+		FloatVector even = FloatVector.zero(F);
+		FloatVector odd = FloatVector.zero(F);
 		float mins = 0;
-		for (int b = 0; b < blocks; b++) {
+		int b = 0;
+		for (; b + 2 <= blocks; b += 2) {
 			long o = offset + 20L * b;
-			int xo = xOffset + 32 * b;
-			FloatVector block = FloatVector.zero(F);
-			for (int c = 0; c < 16; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
-				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
-					.and((byte) 0x0F)
-					.convertShape(VectorOperators.B2F, F, 0);
-				block = lo.fma(FloatVector.fromArray(F, x, xo + c), block);
-				block = hi.fma(FloatVector.fromArray(F, x, xo + 16 + c), block);
-			}
-			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
+			even = blockQ41(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+			odd = blockQ41(w, o + 20, x, xOffset + 32 * b + 32).fma(FloatVector.broadcast(F, half(w, o + 20)), odd);
+			mins += half(w, o + 2) * sums[b] + half(w, o + 22) * sums[b + 1];
+		}
+		if (b < blocks) {
+			long o = offset + 20L * b;
+			even = blockQ41(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
 			mins += half(w, o + 2) * sums[b];
 		}
-		return acc.reduceLanes(VectorOperators.ADD) + mins;
+		return sum(even.add(odd)) + mins;
+	}
+
+	/** The dot product of a Q4_1 block's quants (not yet scaled) with 32 values of x. */
+	private static FloatVector blockQ41(MemorySegment w, long o, float[] x, int xo) {
+		FloatVector block = FloatVector.zero(F);
+		for (int c = 0; c < 16; c += L) {
+			// One widening of the bytes to ints; the nibbles are cut out of the ints.
+			IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN)
+				.convertShape(VectorOperators.B2I, I, 0);
+			FloatVector lo = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+			FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4)
+				.and(0x0F)
+				.convert(VectorOperators.I2F, 0);
+			block = lo.fma(FloatVector.fromArray(F, x, xo + c), block);
+			block = hi.fma(FloatVector.fromArray(F, x, xo + 16 + c), block);
+		}
+		return block;
 	}
 
 	/**
@@ -88,19 +139,30 @@ final class Kernels {
 	 * {@code offset} of {@code w}) with {@code x[xOffset ..]}.
 	 */
 	static float dotQ80(MemorySegment w, long offset, int blocks, float[] x, int xOffset) {
-		FloatVector acc = FloatVector.zero(F);
-		for (int b = 0; b < blocks; b++) {
+		FloatVector even = FloatVector.zero(F);
+		FloatVector odd = FloatVector.zero(F);
+		int b = 0;
+		for (; b + 2 <= blocks; b += 2) {
 			long o = offset + 34L * b;
-			int xo = xOffset + 32 * b;
-			FloatVector block = FloatVector.zero(F);
-			for (int c = 0; c < 32; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 2 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector v = (FloatVector) q.convertShape(VectorOperators.B2F, F, 0);
-				block = v.fma(FloatVector.fromArray(F, x, xo + c), block);
-			}
-			acc = block.fma(FloatVector.broadcast(F, half(w, o)), acc);
+			even = blockQ80(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+			odd = blockQ80(w, o + 34, x, xOffset + 32 * b + 32).fma(FloatVector.broadcast(F, half(w, o + 34)), odd);
 		}
-		return acc.reduceLanes(VectorOperators.ADD);
+		if (b < blocks) {
+			long o = offset + 34L * b;
+			even = blockQ80(w, o, x, xOffset + 32 * b).fma(FloatVector.broadcast(F, half(w, o)), even);
+		}
+		return sum(even.add(odd));
+	}
+
+	/** The dot product of a Q8_0 block's quants (not yet scaled) with 32 values of x. */
+	private static FloatVector blockQ80(MemorySegment w, long o, float[] x, int xo) {
+		FloatVector block = FloatVector.zero(F);
+		for (int c = 0; c < 32; c += L) {
+			ByteVector q = ByteVector.fromMemorySegment(B, w, o + 2 + c, ByteOrder.LITTLE_ENDIAN);
+			FloatVector v = (FloatVector) q.convertShape(VectorOperators.B2F, F, 0);
+			block = v.fma(FloatVector.fromArray(F, x, xo + c), block);
+		}
+		return block;
 	}
 
 	/** Dequantizes a Q4_1 row of {@code blocks} blocks into {@code dst[0 ..]}. */
@@ -110,11 +172,12 @@ final class Kernels {
 			float d = half(w, o);
 			float m = half(w, o + 2);
 			for (int c = 0; c < 16; c += L) {
-				ByteVector q = ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN);
-				FloatVector lo = (FloatVector) q.and((byte) 0x0F).convertShape(VectorOperators.B2F, F, 0);
-				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4)
-					.and((byte) 0x0F)
-					.convertShape(VectorOperators.B2F, F, 0);
+				IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, o + 4 + c, ByteOrder.LITTLE_ENDIAN)
+					.convertShape(VectorOperators.B2I, I, 0);
+				FloatVector lo = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+				FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4)
+					.and(0x0F)
+					.convert(VectorOperators.I2F, 0);
 				lo.fma(d, m).intoArray(dst, 32 * b + c);
 				hi.fma(d, m).intoArray(dst, 32 * b + 16 + c);
 			}
@@ -157,10 +220,10 @@ final class Kernels {
 				a2 = wv.fma(FloatVector.fromArray(F, x, x2 + i), a2);
 				a3 = wv.fma(FloatVector.fromArray(F, x, x3 + i), a3);
 			}
-			out[t * outStride + outIndex] = a0.reduceLanes(VectorOperators.ADD);
-			out[(t + 1) * outStride + outIndex] = a1.reduceLanes(VectorOperators.ADD);
-			out[(t + 2) * outStride + outIndex] = a2.reduceLanes(VectorOperators.ADD);
-			out[(t + 3) * outStride + outIndex] = a3.reduceLanes(VectorOperators.ADD);
+			out[t * outStride + outIndex] = sum(a0);
+			out[(t + 1) * outStride + outIndex] = sum(a1);
+			out[(t + 2) * outStride + outIndex] = sum(a2);
+			out[(t + 3) * outStride + outIndex] = sum(a3);
 		}
 		for (; t < to; t++) {
 			out[t * outStride + outIndex] = dot(w, 0, x, t * n, n);
@@ -174,7 +237,7 @@ final class Kernels {
 		for (; i <= n - L; i += L) {
 			acc = FloatVector.fromArray(F, a, aOffset + i).fma(FloatVector.fromArray(F, b, bOffset + i), acc);
 		}
-		float sum = acc.reduceLanes(VectorOperators.ADD);
+		float sum = sum(acc);
 		for (; i < n; i++) {
 			sum += a[aOffset + i] * b[bOffset + i];
 		}
@@ -191,7 +254,7 @@ final class Kernels {
 			acc = FloatVector.fromArray(F, q, qOffset + i)
 				.fma(FloatVector.fromMemorySegment(F, k, byteOffset + 4L * i, ByteOrder.nativeOrder()), acc);
 		}
-		float sum = acc.reduceLanes(VectorOperators.ADD);
+		float sum = sum(acc);
 		for (; i < n; i++) {
 			sum += q[qOffset + i] * k.get(ValueLayout.JAVA_FLOAT_UNALIGNED, byteOffset + 4L * i);
 		}
@@ -199,17 +262,29 @@ final class Kernels {
 	}
 
 	/**
-	 * Adds {@code p} times {@code n} floats of a segment to {@code out[outOffset ..]}.
+	 * Adds to {@code out[outOffset .. + n)} the rows {@code 0 .. count} of a segment
+	 * ({@code n} floats each, from {@code byteOffset}, {@code strideBytes} apart), row
+	 * {@code s} weighted by {@code weights[weightOffset + s]}.
 	 */
-	static void addScaled(float[] out, int outOffset, float p, MemorySegment v, long byteOffset, int n) {
+	static void addWeighted(float[] out, int outOffset, float[] weights, int weightOffset, int count,
+			MemorySegment rows, long byteOffset, long strideBytes, int n) {
 		int i = 0;
 		for (; i <= n - L; i += L) {
-			FloatVector.fromMemorySegment(F, v, byteOffset + 4L * i, ByteOrder.nativeOrder())
-				.fma(FloatVector.broadcast(F, p), FloatVector.fromArray(F, out, outOffset + i))
-				.intoArray(out, outOffset + i);
+			FloatVector acc = FloatVector.fromArray(F, out, outOffset + i);
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc = FloatVector.fromMemorySegment(F, rows, offset, ByteOrder.nativeOrder())
+					.fma(FloatVector.broadcast(F, weights[weightOffset + s]), acc);
+			}
+			acc.intoArray(out, outOffset + i);
 		}
 		for (; i < n; i++) {
-			out[outOffset + i] += p * v.get(ValueLayout.JAVA_FLOAT_UNALIGNED, byteOffset + 4L * i);
+			float acc = out[outOffset + i];
+			long offset = byteOffset + 4L * i;
+			for (int s = 0; s < count; s++, offset += strideBytes) {
+				acc += weights[weightOffset + s] * rows.get(ValueLayout.JAVA_FLOAT_UNALIGNED, offset);
+			}
+			out[outOffset + i] = acc;
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
@@ -15,11 +16,18 @@ import java.util.concurrent.RecursiveAction;
  * float32. A fixed pool of platform threads, owned by the model, runs the products in
  * parallel over rows and the attention over heads. Keys and values live in
  * {@link KvPages} that the caller provides.
+ * <p>
+ * Calls may run concurrently as long as they write different pages; each call takes its
+ * scratch memory of its own. The Vector API is an incubator module: the JVM needs
+ * {@code --add-modules jdk.incubator.vector}.
  */
 public final class LlamaModel implements AutoCloseable {
 
 	/** The most threads a model may use. */
 	public static final int MAX_THREADS = 256;
+
+	/** Tokens whose logits {@link #forwardAll} computes at a time. */
+	private static final int LOGIT_CHUNK = 32;
 
 	private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
@@ -320,11 +328,18 @@ public final class LlamaModel implements AutoCloseable {
 				return new float[][] { logits };
 			}
 			rmsNorm(x, LlamaModel.this.outputNorm, h, n);
-			float[] logits = new float[n * vocabulary];
-			matmul(new Matrix[] { LlamaModel.this.head }, h, n, new float[][] { logits });
+			// The logits of a few tokens at a time: the flat buffer stays small.
 			float[][] result = new float[n][];
-			for (int t = 0; t < n; t++) {
-				result[t] = java.util.Arrays.copyOfRange(logits, t * vocabulary, (t + 1) * vocabulary);
+			int chunk = Math.min(n, LOGIT_CHUNK);
+			float[] logits = new float[chunk * vocabulary];
+			float[] in = new float[chunk * e];
+			for (int first = 0; first < n; first += chunk) {
+				int count = Math.min(chunk, n - first);
+				System.arraycopy(h, first * e, in, 0, count * e);
+				matmul(new Matrix[] { LlamaModel.this.head }, in, count, new float[][] { logits });
+				for (int t = 0; t < count; t++) {
+					result[first + t] = Arrays.copyOfRange(logits, t * vocabulary, (t + 1) * vocabulary);
+				}
 			}
 			return result;
 		}
@@ -382,7 +397,9 @@ public final class LlamaModel implements AutoCloseable {
 			float scale = (float) (1 / Math.sqrt(headDim));
 			MemorySegment[] keys = this.keys[layer];
 			MemorySegment[] values = this.values[layer];
-			parallel(n * heads, (from, to) -> {
+			// Short contexts: one thread, cheaper than a hand-off.
+			long work = (long) n * heads * (this.start + n);
+			parallel(n * heads, (work < 2048) ? 1 : n * heads, (from, to) -> {
 				float[] scores = new float[this.start + n];
 				for (int item = from; item < to; item++) {
 					int t = item / heads;
@@ -390,12 +407,17 @@ public final class LlamaModel implements AutoCloseable {
 					int g = hd / group;
 					int positions = this.start + t + 1;
 					int qOffset = t * c.embedding() + hd * headDim;
+					long headBase = 4L * g * this.blockSize * headDim;
+					long slotBytes = 4L * headDim;
 					float max = Float.NEGATIVE_INFINITY;
-					for (int s = 0; s < positions; s++) {
-						long offset = 4L * ((long) g * this.blockSize + s % this.blockSize) * headDim;
-						float score = Kernels.dot(q, qOffset, keys[s / this.blockSize], offset, headDim) * scale;
-						scores[s] = score;
-						max = Math.max(max, score);
+					for (int page = 0, s = 0; s < positions; page++) {
+						MemorySegment block = keys[page];
+						int end = Math.min(positions, s + this.blockSize);
+						for (long offset = headBase; s < end; s++, offset += slotBytes) {
+							float score = Kernels.dot(q, qOffset, block, offset, headDim) * scale;
+							scores[s] = score;
+							max = Math.max(max, score);
+						}
 					}
 					float sum = 0;
 					for (int s = 0; s < positions; s++) {
@@ -403,12 +425,14 @@ public final class LlamaModel implements AutoCloseable {
 						scores[s] = p;
 						sum += p;
 					}
-					java.util.Arrays.fill(out, qOffset, qOffset + headDim, 0f);
 					float inverse = 1 / sum;
 					for (int s = 0; s < positions; s++) {
-						long offset = 4L * ((long) g * this.blockSize + s % this.blockSize) * headDim;
-						Kernels.addScaled(out, qOffset, scores[s] * inverse, values[s / this.blockSize], offset,
-								headDim);
+						scores[s] *= inverse;
+					}
+					Arrays.fill(out, qOffset, qOffset + headDim, 0f);
+					for (int page = 0, s = 0; s < positions; page++, s += this.blockSize) {
+						int count = Math.min(this.blockSize, positions - s);
+						Kernels.addWeighted(out, qOffset, scores, s, count, values[page], headBase, slotBytes, headDim);
 					}
 				}
 			});
@@ -451,7 +475,7 @@ public final class LlamaModel implements AutoCloseable {
 		if (n == 1) {
 			Kernels.blockSums(in, 0, columns, sums);
 		}
-		parallel(total, (from, to) -> {
+		parallel(total, total, (from, to) -> {
 			float[] row = (n == 1) ? sums : new float[columns];
 			int m = 0;
 			for (int r = from; r < to; r++) {
@@ -479,10 +503,13 @@ public final class LlamaModel implements AutoCloseable {
 
 	}
 
-	/** Runs {@code body} over {@code [0, count)} split into chunks on the pool. */
-	private void parallel(int count, RangeBody body) {
-		int chunks = Math.min(count, this.threads * 4);
-		if (this.threads == 1 || chunks <= 1) {
+	/**
+	 * Runs {@code body} over {@code [0, count)} split into at most {@code maxChunks}
+	 * chunks on the pool.
+	 */
+	private void parallel(int count, int maxChunks, RangeBody body) {
+		int chunks = Math.min(Math.min(count, maxChunks), this.threads * 2);
+		if (chunks <= 1 || this.threads == 1) {
 			body.run(0, count);
 			return;
 		}

@@ -2,6 +2,7 @@ package dev.nixl4j.sample.model;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -54,19 +55,32 @@ public final class ModelBench {
 				try (Arena arena = Arena.ofShared()) {
 					KvPages kv = KvPages.allocate(arena, config, blockSize, pages);
 					long start = System.nanoTime();
+					long cpuStart = cpuNanos();
 					float[] logits = model.forward(tokens, 0, kv);
 					long prefilled = System.nanoTime();
+					long cpuPrefilled = cpuNanos();
 					int next = greedy.next(logits);
 					for (int i = 0; i < decode; i++) {
 						next = greedy.next(model.forward(new int[] { next }, prompt + i, kv));
 					}
 					long decoded = System.nanoTime();
-					out.printf(Locale.ROOT, "repeat %d: prefill %d tokens %.1f tok/s, decode %d tokens %.1f tok/s%n",
-							r + 1, prompt, prompt / ((prefilled - start) / 1e9), decode,
-							decode / Math.max(1e-9, (decoded - prefilled) / 1e9));
+					long cpuDecoded = cpuNanos();
+					out.printf(Locale.ROOT,
+							"repeat %d: prefill %d tokens %.1f tok/s (%.2f CPU ms/token),"
+									+ " decode %d tokens %.1f tok/s (%.2f CPU ms/token)%n",
+							r + 1, prompt, prompt / ((prefilled - start) / 1e9),
+							(cpuPrefilled - cpuStart) / 1e6 / prompt, decode,
+							decode / Math.max(1e-9, (decoded - prefilled) / 1e9),
+							(cpuDecoded - cpuPrefilled) / 1e6 / Math.max(1, decode));
 				}
 			}
 		}
+	}
+
+	/** The process's CPU time (all threads), or -1 where the JVM does not tell. */
+	private static long cpuNanos() {
+		return (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os)
+				? os.getProcessCpuTime() : -1;
 	}
 
 }

@@ -26,12 +26,19 @@ class SmolLm2FileTest {
 
 	@BeforeAll
 	static void findModel() throws IOException, InterruptedException {
+		model = locate();
+	}
+
+	/**
+	 * Returns the cached model file, aborts the calling test when it is not cached
+	 * (unless {@code CI=true}, where it fetches the file or fails).
+	 */
+	static Path locate() throws IOException, InterruptedException {
 		Path script = Path.of(System.getProperty("smollm2.fetch.script", "../src/model/fetch-smollm2.sh"));
 		assertThat(script).as("the fetch script").isRegularFile();
 		Fetched cached = run(script, "--cached-only", 60);
 		if (cached.exit() == 0) {
-			model = Path.of(cached.output());
-			return;
+			return Path.of(cached.output());
 		}
 		if (cached.exit() != 3) {
 			fail(script + " --cached-only exited with " + cached.exit() + ": " + cached.output());
@@ -43,7 +50,7 @@ class SmolLm2FileTest {
 		if (fetched.exit() != 0) {
 			fail(script + " exited with " + fetched.exit() + " (see the build's output): " + fetched.output());
 		}
-		model = Path.of(fetched.output());
+		return Path.of(fetched.output());
 	}
 
 	private record Fetched(int exit, String output) {
