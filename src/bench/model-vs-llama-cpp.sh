@@ -8,6 +8,10 @@
 #   src/bench/model-vs-llama-cpp.sh                 # SmolLM2-135M-Instruct Q4_1, 2 threads
 #   THREADS=4 ROUNDS=3 src/bench/model-vs-llama-cpp.sh
 #
+# llama.cpp's worker threads spin while they wait for one another: on a machine busier than its
+# cores its multi-threaded figures collapse (decode fell to 2 tok/s with 2 threads at load 10 on
+# 2 cores), so there THREADS=1 is the fairer comparison.
+#
 # Environment:
 #   MODEL     the GGUF (default: src/model/fetch-smollm2.sh's cached SmolLM2)
 #   THREADS   threads for both engines (default 2)
