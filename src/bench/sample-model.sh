@@ -15,9 +15,9 @@ mkdir -p "$out"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) processors; plots in $out"
 
 for tokens in 64 256 1024; do
-  echo "== time to first token, prompts of $tokens token ids, 6 requests one at a time"
+  echo "== time to first token, prompts of $tokens token ids, 6 requests one at a time after 8 warm-up ones"
   SAMPLE_LOGS="$out/ttft-$tokens" "$root/bin/sample" --token-prompts --prompt-tokens "$tokens" --requests 6 \
-    --concurrency 1 --warmup 2 --max-tokens 8 --no-plot \
+    --concurrency 1 --warmup 8 --max-tokens 8 --no-plot \
     | grep -E '^(engine|tokens equal|time to first token|one process|decode:|OK|FAILED)'
 done
 
