@@ -255,11 +255,18 @@ public record LoadReport(LoadOptions options, List<RequestResult> results, long 
 			.orElse(Double.NaN);
 		text.append(String.format(Locale.ROOT,
 				"one process, same prompts: time to first token %.1f ms (prefill %.1f + first decode step %.1f);"
-						+ " disaggregated / one process: %.2fx; transfer share of the time to first token: %.1f %%%n",
+						+ " disaggregated / one process: %s; transfer share of the time to first token: %.1f %%%n",
 				oneProcess,
 				ok.stream().mapToDouble((r) -> run.reference(r.index()).prefillMillis()).average().orElse(Double.NaN),
 				ok.stream().mapToDouble((r) -> run.reference(r.index()).firstStepMillis()).average().orElse(Double.NaN),
-				mean((a) -> modelOf(a).timeToFirstTokenMillis()) / oneProcess,
+				// one request at a time runs alone, as the one-process runs did; more
+				// share
+				// the processors
+				(this.options.concurrency() == 1)
+						? String.format(Locale.ROOT, "%.2fx",
+								mean((a) -> modelOf(a).timeToFirstTokenMillis()) / oneProcess)
+						: "not compared at concurrency " + this.options.concurrency()
+								+ " (requests share the processors; --concurrency 1 compares)",
 				100 * mean((a) -> a.timings().transfer()) / mean((a) -> modelOf(a).timeToFirstTokenMillis())));
 		text.append(String.format(Locale.ROOT, "decode: %.1f tokens/s per request (mean); one process %.1f tokens/s%n",
 				mean((a) -> modelOf(a).decodeTokensPerSecond()),
