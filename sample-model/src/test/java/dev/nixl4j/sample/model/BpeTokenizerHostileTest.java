@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -32,30 +31,14 @@ class BpeTokenizerHostileTest {
 
 	private static Path python;
 
-	private static GgufFile file;
-
 	private static BpeTokenizer tokenizer;
 
-	/**
-	 * Opens the file once; per test, so that a missing model or venv shows as each test
-	 * skipped with the reason.
-	 */
 	@BeforeEach
 	void open() throws IOException, InterruptedException {
-		if (file != null) {
-			return;
-		}
-		model = ModelReference.model();
-		python = ModelReference.python();
-		file = GgufFile.open(model);
-		tokenizer = BpeTokenizer.fromGguf(file);
-	}
-
-	@AfterAll
-	static void close() {
-		if (file != null) {
-			file.close();
-		}
+		ModelReference.Opened real = ModelReference.open();
+		model = real.model();
+		python = real.python();
+		tokenizer = real.tokenizer();
 	}
 
 	private static String repeat(int length, Random random, String alphabet) {

@@ -11,7 +11,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -33,26 +32,13 @@ class BpeTokenizerReferenceTest {
 
 	private static BpeTokenizer tokenizer;
 
-	/**
-	 * Opens the file once; per test, so that a missing model or venv shows as each test
-	 * skipped with the reason.
-	 */
 	@BeforeEach
 	void open() throws IOException, InterruptedException {
-		if (file != null) {
-			return;
-		}
-		model = ModelReference.model();
-		python = ModelReference.python();
-		file = GgufFile.open(model);
-		tokenizer = BpeTokenizer.fromGguf(file);
-	}
-
-	@AfterAll
-	static void close() {
-		if (file != null) {
-			file.close();
-		}
+		ModelReference.Opened real = ModelReference.open();
+		model = real.model();
+		python = real.python();
+		file = real.file();
+		tokenizer = real.tokenizer();
 	}
 
 	@Test

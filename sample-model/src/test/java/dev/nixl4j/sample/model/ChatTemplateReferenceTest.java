@@ -7,7 +7,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,33 +23,17 @@ class ChatTemplateReferenceTest {
 
 	private static Path python;
 
-	private static GgufFile file;
-
 	private static ChatTemplate template;
 
 	private static BpeTokenizer tokenizer;
 
-	/**
-	 * Opens the file once; per test, so that a missing model or venv shows as each test
-	 * skipped with the reason.
-	 */
 	@BeforeEach
 	void open() throws IOException, InterruptedException {
-		if (file != null) {
-			return;
-		}
-		model = ModelReference.model();
-		python = ModelReference.python();
-		file = GgufFile.open(model);
-		template = ChatTemplate.fromGguf(file);
-		tokenizer = BpeTokenizer.fromGguf(file);
-	}
-
-	@AfterAll
-	static void close() {
-		if (file != null) {
-			file.close();
-		}
+		ModelReference.Opened real = ModelReference.open();
+		model = real.model();
+		python = real.python();
+		template = real.template();
+		tokenizer = real.tokenizer();
 	}
 
 	private static List<List<ChatMessage>> conversations() {

@@ -27,6 +27,36 @@ final class ModelReference {
 		return "true".equals(System.getenv("CI"));
 	}
 
+	/**
+	 * The real model's file, tokenizer and chat template, and the references' python, for
+	 * the tests that compare them with the Python references.
+	 *
+	 * @param model the model file
+	 * @param python the venv's python
+	 * @param file the opened file
+	 * @param tokenizer its tokenizer
+	 * @param template its chat template
+	 */
+	record Opened(Path model, Path python, GgufFile file, BpeTokenizer tokenizer, ChatTemplate template) {
+	}
+
+	private static Opened opened;
+
+	/**
+	 * Opens the model file once for this JVM (it stays mapped until the JVM exits); call
+	 * it from each test ({@code @BeforeEach}), so that a missing model or venv shows as
+	 * each test skipped with the reason.
+	 */
+	static synchronized Opened open() throws IOException, InterruptedException {
+		if (opened == null) {
+			Path model = model();
+			Path python = python();
+			GgufFile file = GgufFile.open(model);
+			opened = new Opened(model, python, file, BpeTokenizer.fromGguf(file), ChatTemplate.fromGguf(file));
+		}
+		return opened;
+	}
+
 	/** The model file, fetched under CI. */
 	static Path model() throws IOException, InterruptedException {
 		Path script = Path.of(System.getProperty("smollm2.fetch.script", "../src/model/fetch-smollm2.sh"));
